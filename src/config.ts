@@ -1,0 +1,133 @@
+// Configuration: parsed once, with zod, from the environment. A bad value stops
+// the start with a message naming the variable, what was expected and what arrived.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bytes = z.coerce.number().int().positive();
+const positiveMs = z.coerce.number().int().positive();
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+/** Every setting, with its environment variable, default and meaning (the README's table is printed from this). */
+export const settings = {
+  PORT: { schema: port.default(4000), doc: 'HTTP port of the server (0 picks a free one).' },
+  HOST: { schema: z.string().min(1).default('127.0.0.1'), doc: 'Interface the server listens on.' },
+  DATA_DIR: { schema: z.string().min(1).default('./.data'), doc: 'Folder for the embedded database, blobs and keys.' },
+  DATABASE_URL: {
+    schema: url(['postgresql:', 'postgres:']).optional(),
+    doc: 'PostgreSQL to run on; unset runs on embedded PGlite in DATA_DIR.',
+  },
+  BLOB_STORE: {
+    schema: z.enum(['folder', 's3']).default('folder'),
+    doc: 'Where payloads over 256 KiB go: a local folder (DATA_DIR/blobs) or S3-compatible storage.',
+  },
+  BLOB_DIR: { schema: z.string().min(1).optional(), doc: 'Folder for large blobs (default DATA_DIR/blobs).' },
+  S3_ENDPOINT: { schema: url(['http:', 'https:']).optional(), doc: 'S3-compatible endpoint (with BLOB_STORE=s3).' },
+  S3_BUCKET: { schema: z.string().min(1).optional(), doc: 'Bucket for large blobs (with BLOB_STORE=s3).' },
+  S3_REGION: { schema: z.string().min(1).default('us-east-1'), doc: 'S3 region.' },
+  S3_ACCESS_KEY_ID: { schema: z.string().min(1).optional(), doc: 'S3 access key id.' },
+  S3_SECRET_ACCESS_KEY: { schema: z.string().min(1).optional(), doc: 'S3 secret key (registered as a secret, never logged).' },
+  SECRETS_FILE: {
+    schema: z.string().min(1).optional(),
+    doc: 'JSON file of {"SECRET_NAME": "value"}; with DIRLEDGER_SECRET_<NAME> variables, the secret registry.',
+  },
+  INLINE_MAX_BYTES: { schema: bytes.default(262_144), doc: 'Largest payload stored inline (compressed) in PostgreSQL.' },
+  PAYLOAD_MAX_BYTES: { schema: bytes.default(8_388_608), doc: 'Payloads larger than this are recorded as MISSING.' },
+  BATCH_MAX_BYTES: { schema: bytes.default(67_108_864), doc: 'Largest request body the ledger ingest door reads (413 past it).' },
+  GRAPHQL_MAX_DEPTH: { schema: z.coerce.number().int().min(1).default(12), doc: 'Deepest GraphQL selection allowed.' },
+  GRAPHQL_MAX_COST: { schema: z.coerce.number().int().min(1).default(20_000), doc: 'Highest GraphQL query cost allowed.' },
+  GRAPHQL_MAX_ALIASES: { schema: z.coerce.number().int().min(1).default(30), doc: 'Most aliases in one operation.' },
+  GRAPHQL_MAX_TOKENS: { schema: z.coerce.number().int().min(1).default(5_000), doc: 'Most tokens in one document.' },
+  SHUTDOWN_GRACE_MS: { schema: positiveMs.default(10_000), doc: 'How long shutdown waits for in-flight work.' },
+  LOG_LEVEL: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    doc: 'Structured log level.',
+  },
+  GRAPHIQL: { schema: bool.default(true), doc: 'Serve GraphiQL at /graphql.' },
+} as const;
+
+type Settings = typeof settings;
+export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> } & {
+  secrets: Record<string, string>;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const secretPrefix = 'DIRLEDGER_SECRET_';
+const secretName = /^[A-Z][A-Z0-9_]*$/;
+const minSecretLength = 6;
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = String(value);
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+/** Parses the environment once; throws ConfigError naming every bad variable. */
+export function parseConfig(
+  env: Record<string, string | undefined> = process.env,
+  readFile: (file: string) => string = (file) => readFileSync(file, 'utf8'),
+): Config {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, { schema }] of Object.entries(settings)) {
+    const raw = env[name] === '' ? undefined : env[name];
+    const parsed = (schema as z.ZodType).safeParse(raw);
+    if (parsed.success) out[name] = parsed.data;
+    else {
+      const secret = name.includes('SECRET');
+      const issue = parsed.error.issues[0]!;
+      const expected = issue.code === 'custom' ? issue.message : z.prettifyError(parsed.error).replace(/^✖ /, '');
+      problems.push(`${name}: expected ${expected.replace(/^Invalid input: expected /, '')}, got ${secret ? 'a value (hidden)' : describe(raw)}`);
+    }
+  }
+  if (out.BLOB_STORE === 's3') {
+    for (const name of ['S3_ENDPOINT', 'S3_BUCKET'] as const) {
+      if (!out[name]) problems.push(`${name}: expected a value because BLOB_STORE=s3, got nothing`);
+    }
+  }
+  const secrets: Record<string, string> = {};
+  if (out.SECRETS_FILE) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFile(out.SECRETS_FILE as string));
+    } catch (error) {
+      problems.push(`SECRETS_FILE: expected a readable JSON file, got ${describe(out.SECRETS_FILE)} (${(error as Error).message.split('\n')[0]})`);
+    }
+    if (parsed !== undefined) {
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        problems.push('SECRETS_FILE: expected a JSON object of {"NAME": "value"}, got ' + (Array.isArray(parsed) ? 'an array' : typeof parsed));
+      } else {
+        for (const [name, value] of Object.entries(parsed)) addSecret(`SECRETS_FILE entry ${name}`, name, value);
+      }
+    }
+  }
+  for (const [key, value] of Object.entries(env)) {
+    if (key.startsWith(secretPrefix) && value !== undefined) addSecret(key, key.slice(secretPrefix.length), value);
+  }
+  for (const name of ['S3_SECRET_ACCESS_KEY'] as const) {
+    if (out[name]) secrets[name] = out[name] as string;
+  }
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  out.DATA_DIR = path.resolve(out.DATA_DIR as string);
+  return { ...(out as Omit<Config, 'secrets'>), secrets };
+
+  function addSecret(source: string, name: string, value: unknown) {
+    if (!secretName.test(name)) {
+      problems.push(`${source}: expected a secret name in UPPER_SNAKE_CASE, got ${describe(name)}`);
+    } else if (typeof value !== 'string' || value.length < minSecretLength) {
+      problems.push(`${source}: expected a string value of at least ${minSecretLength} characters, got ${typeof value === 'string' ? `${value.length} characters` : typeof value}`);
+    } else secrets[name] = value;
+  }
+}

@@ -1,0 +1,35 @@
+// Expected failures, as data. Every door maps these to its own protocol: GraphQL
+// errors with `extensions.code`, HTTP statuses. Anything else is masked.
+
+export const ErrorCode = {
+  BAD_INPUT: 'BAD_INPUT',
+  NOT_FOUND: 'NOT_FOUND',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
+  BLOB_CORRUPT: 'BLOB_CORRUPT',
+  QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class DomainError extends Error {
+  override name = 'DomainError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badInput = (message: string, details?: Record<string, unknown>) =>
+  new DomainError(ErrorCode.BAD_INPUT, message, details);
+
+export const httpStatusOf: Record<ErrorCode, number> = {
+  BAD_INPUT: 400,
+  NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  DATABASE_UNAVAILABLE: 503,
+  BLOB_CORRUPT: 500,
+  QUERY_TOO_COMPLEX: 400,
+};

@@ -1,0 +1,39 @@
+// The only SchemaBuilder. No types are defined here: each domain's schema.ts defines its own.
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { getDatamodel } from '../generated/pothos-types.ts';
+import type PrismaTypes from '../generated/pothos-types.ts';
+import type { Context } from './context.ts';
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+    BigInt: { Input: bigint; Output: bigint | number | string };
+    Decimal: { Input: string; Output: Prisma.Decimal | string };
+  };
+}>({
+  plugins: [PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  prisma: {
+    client: (ctx) => ctx.services.db.prisma,
+    dmmf: getDatamodel(),
+    exposeDescriptions: true,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});

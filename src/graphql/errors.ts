@@ -1,0 +1,37 @@
+// Expected errors become GraphQL errors with a SCREAMING_SNAKE `extensions.code`;
+// everything else is masked to "Unexpected error." and logged.
+import { GraphQLError } from 'graphql';
+import { createGraphQLError, type YogaMaskedErrorOpts } from 'graphql-yoga';
+import { DomainError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+const codePattern = /^[A-Z][A-Z0-9_]*$/;
+
+export function maskError(logger: Logger): YogaMaskedErrorOpts['maskError'] {
+  return (error, message) => {
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    if (original instanceof DomainError) {
+      const g = error instanceof GraphQLError ? error : undefined;
+      return createGraphQLError(original.message, {
+        nodes: g?.nodes,
+        path: g?.path,
+        extensions: { code: original.code, ...original.details },
+      });
+    }
+    if (original instanceof GraphQLError && typeof original.extensions?.code === 'string' && codePattern.test(original.extensions.code)) {
+      return original;
+    }
+    if (error instanceof GraphQLError && !error.originalError) {
+      // Validation and parse errors from graphql-js: expected, and safe to show.
+      return createGraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        extensions: { ...error.extensions, code: (error.extensions?.code as string) ?? 'GRAPHQL_VALIDATION_FAILED' },
+      });
+    }
+    logger.error({ err: original }, 'unexpected error in a GraphQL operation');
+    return createGraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  };
+}

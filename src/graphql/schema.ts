@@ -1,0 +1,11 @@
+// Assembles the schema: each domain's schema.ts registers its types on the one builder.
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.ts';
+import './scalars.ts';
+import '../ledger/schema.ts';
+
+export const schema = builder.toSchema({ sortSchema: true });
+
+export function printedSchema(): string {
+  return `${printSchema(lexicographicSortSchema(schema)).trim()}\n`;
+}

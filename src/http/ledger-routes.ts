@@ -1,0 +1,44 @@
+// The ledger's HTTP doors: batch ingest for collectors that do not speak GraphQL,
+// and the raw bytes of a blob. Neither is recorded as an event.
+import { DomainError } from '../errors.ts';
+import { BatchInput } from '../ledger/input.ts';
+import type { Services } from '../services.ts';
+import { parseInput } from '../validation.ts';
+import { errorResponse, json, readJson } from './respond.ts';
+
+export async function ingestBatch(request: Request, services: Services): Promise<Response> {
+  try {
+    const body = await readJson(request, services.config.BATCH_MAX_BYTES);
+    const result = await services.ledger.append(parseInput(BatchInput, body, 'batch'));
+    return json({
+      batchId: result.batchId,
+      received: result.received,
+      inserted: result.inserted,
+      duplicates: result.duplicates,
+      position: result.position,
+    });
+  } catch (error) {
+    if (error instanceof DomainError) return errorResponse(error);
+    throw error;
+  }
+}
+
+const sha256Pattern = /^[0-9a-f]{64}$/;
+
+export async function serveBlob(request: Request, sha256: string, services: Services): Promise<Response> {
+  const hash = sha256.toLowerCase();
+  if (!sha256Pattern.test(hash)) {
+    return json({ error: { code: 'BAD_INPUT', message: `Expected a SHA-256 as 64 hex digits, got ${JSON.stringify(sha256.slice(0, 80))}.` } }, 400);
+  }
+  const etag = `"${hash}"`;
+  try {
+    const bytes = await services.ledger.readBlob(hash);
+    if (!bytes) return json({ error: { code: 'NOT_FOUND', message: `No blob with SHA-256 ${hash}.` } }, 404);
+    const headers = { etag, 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'application/octet-stream' };
+    if (request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
+    return new Response(request.method === 'HEAD' ? null : bytes, { status: 200, headers: { ...headers, 'content-length': String(bytes.length) } });
+  } catch (error) {
+    if (error instanceof DomainError) return errorResponse(error);
+    throw error;
+  }
+}

@@ -1,0 +1,57 @@
+// Small helpers every HTTP door shares: JSON answers, error bodies, bounded body reads.
+import { DomainError, ErrorCode, httpStatusOf } from '../errors.ts';
+
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+export function errorResponse(error: DomainError, headers: Record<string, string> = {}): Response {
+  const extra: Record<string, string> = error.code === ErrorCode.DATABASE_UNAVAILABLE ? { 'retry-after': '5' } : {};
+  return json({ error: { code: error.code, message: error.message, ...error.details } }, httpStatusOf[error.code], {
+    ...extra,
+    ...headers,
+  });
+}
+
+/** Reads a request body, refusing (413) as soon as it passes `limit` bytes. */
+export async function readBody(request: Request, limit: number): Promise<Buffer> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > limit) throw tooLarge(limit, declared);
+  if (!request.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit, size);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number, size: number): DomainError {
+  return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body too large: expected at most ${limit} bytes, got ${size === size ? `at least ${size}` : 'more'}.`, {
+    limit,
+  });
+}
+
+export async function readJson(request: Request, limit: number): Promise<unknown> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^application\/(.+\+)?json\b/i.test(type)) {
+    throw new DomainError(ErrorCode.BAD_INPUT, `Expected content-type application/json, got ${JSON.stringify(type || 'nothing')}.`);
+  }
+  const body = await readBody(request, limit);
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new DomainError(ErrorCode.BAD_INPUT, `Expected a JSON body, got invalid JSON (${(error as Error).message}).`);
+  }
+}

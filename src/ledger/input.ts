@@ -1,0 +1,77 @@
+// The shape of an appended batch, validated with zod at every door.
+import { z } from 'zod';
+
+export const Direction = z.enum(['IN', 'OUT']);
+export const PayloadState = z.enum(['COMPLETE', 'PARTIAL', 'NONE', 'ARTIFACT', 'MISSING']);
+export type PayloadState = z.output<typeof PayloadState>;
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 as 64 lowercase hex digits');
+const shortText = (max = 512) => z.string().min(1).max(max);
+const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64 text').refine((s) => s.length % 4 === 0, 'base64 text (length a multiple of 4)');
+const decimal = z.union([z.string(), z.number()]).transform(String).pipe(
+  z.string().regex(/^-?\d{1,10}(\.\d{1,10})?$/, 'an exact decimal with up to 10 digits before and after the point'),
+);
+const headerValue = z.union([z.string(), z.array(z.string())]);
+
+export const PayloadInput = z
+  .object({
+    state: PayloadState,
+    text: z.string().optional(),
+    base64: base64.optional(),
+    size: z.number().int().nonnegative().optional(),
+    artifactUri: z.string().min(1).max(4096).optional(),
+    artifactSha256: sha256.optional(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    const bodies = Number(p.text !== undefined) + Number(p.base64 !== undefined);
+    const carries = p.state === 'COMPLETE' || p.state === 'PARTIAL';
+    if (carries && bodies !== 1) {
+      ctx.addIssue({ code: 'custom', path: ['text'], message: `exactly one of text or base64 for a ${p.state} payload` });
+    }
+    if (!carries && bodies > 0) {
+      ctx.addIssue({ code: 'custom', path: [p.text !== undefined ? 'text' : 'base64'], message: `no bytes for a ${p.state} payload` });
+    }
+    if (p.state === 'ARTIFACT' && !p.artifactUri) {
+      ctx.addIssue({ code: 'custom', path: ['artifactUri'], message: 'a URI for an ARTIFACT payload' });
+    }
+    if (p.state !== 'ARTIFACT' && (p.artifactUri || p.artifactSha256)) {
+      ctx.addIssue({ code: 'custom', path: ['artifactUri'], message: 'an artifact reference only with state ARTIFACT' });
+    }
+  });
+export type PayloadInput = z.output<typeof PayloadInput>;
+
+export const EventInput = z
+  .object({
+    id: shortText(256),
+    kind: shortText(128),
+    direction: Direction,
+    actionId: shortText(256),
+    tool: shortText().optional(),
+    session: shortText().optional(),
+    turn: shortText().optional(),
+    task: shortText().optional(),
+    agent: shortText().optional(),
+    model: shortText().optional(),
+    status: shortText(128).optional(),
+    method: shortText(32).optional(),
+    url: z.string().min(1).max(16_384).optional(),
+    headers: z.record(z.string(), headerValue).optional(),
+    costUsd: decimal.optional(),
+    inputTokens: z.number().int().nonnegative().optional(),
+    outputTokens: z.number().int().nonnegative().optional(),
+    occurredAt: z.union([z.iso.datetime({ offset: true }), z.date()]).transform((v) => new Date(v)),
+    payload: PayloadInput.default({ state: 'NONE' }),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+export type EventInput = z.output<typeof EventInput>;
+
+export const BatchInput = z
+  .object({
+    collector: shortText(256),
+    position: z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,19}$/, 'a whole number')]).transform((v) => BigInt(v)).optional(),
+    events: z.array(EventInput).min(1).max(10_000),
+  })
+  .strict();
+export type BatchInput = z.output<typeof BatchInput>;

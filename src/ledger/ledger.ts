@@ -1,0 +1,304 @@
+// The Ledger core: append() is the only write path; reads verify every byte they serve.
+import { randomUUID } from 'node:crypto';
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { DomainError, ErrorCode } from '../errors.ts';
+import type { BatchInput, EventInput, PayloadState } from './input.ts';
+import { objectKey, type ObjectStore } from './object-store.ts';
+import { decodeInline, encodeInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
+import type { SecretRedactor } from './redact.ts';
+
+export type LedgerLimits = { inlineMaxBytes: number; payloadMaxBytes: number };
+
+export type AppendResult = {
+  batchId: string;
+  received: number;
+  inserted: number;
+  duplicates: number;
+  /** The collector's delivered position after this batch. */
+  position: bigint | null;
+  /** Events this batch added, in position order. */
+  appended: { id: string; position: bigint }[];
+};
+
+type PreparedEvent = {
+  input: EventInput;
+  state: PayloadState;
+  sha256: string | null;
+  size: bigint | null;
+  encoding: PayloadEncoding | null;
+  url: string | null;
+  headers: unknown;
+  metadata: unknown;
+  redacted: string[];
+};
+
+type PreparedBlob = { sha256: string; bytes: Buffer; encoding: PayloadEncoding };
+
+/** Transaction-scoped advisory lock that orders commits; its key is an arbitrary constant. */
+const COMMIT_LOCK_KEY = 7_431_280_911;
+
+export class Ledger {
+  private readonly listeners = new Set<(result: AppendResult) => void>();
+  private readonly knownBlobs = new Set<string>();
+
+  constructor(
+    readonly prisma: PrismaClient,
+    readonly objects: ObjectStore,
+    private readonly redactor: SecretRedactor,
+    readonly limits: LedgerLimits,
+  ) {}
+
+  /** Called after each commit that added events (never before, never for a rolled-back batch). */
+  onAppended(listener: (result: AppendResult) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Appends one batch in one transaction: blobs, events (a known id adds nothing and
+   * counts as a duplicate), the batch's accounting row and the collector's position.
+   */
+  async append(batch: BatchInput): Promise<AppendResult> {
+    const batchId = randomUUID();
+    const seen = new Set<string>();
+    const blobs = new Map<string, PreparedBlob>();
+    const events: PreparedEvent[] = [];
+    let bytes = 0;
+    for (const input of batch.events) {
+      if (seen.has(input.id)) continue;
+      seen.add(input.id);
+      const prepared = this.prepare(input, blobs);
+      bytes += prepared.receivedBytes;
+      events.push(prepared.event);
+    }
+    try {
+      const blobRows = await this.storeBlobs([...blobs.values()]);
+      const appended = await this.prisma.$transaction(
+        async (tx) => {
+          if (blobRows.length) await insertBlobs(tx as unknown as PrismaClient, blobRows);
+          await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY})`);
+          return insertEvents(tx as unknown as PrismaClient, batchId, batch, events, bytes);
+        },
+        { timeout: 60_000, maxWait: 30_000 },
+      );
+      for (const row of blobRows) this.rememberBlob(row.sha256);
+      const result: AppendResult = {
+        batchId,
+        received: batch.events.length,
+        inserted: appended.events.length,
+        duplicates: batch.events.length - appended.events.length,
+        position: appended.collectorPosition,
+        appended: appended.events,
+      };
+      if (result.inserted > 0) for (const listener of this.listeners) listener(result);
+      return result;
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) {
+        throw new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger database is unavailable; nothing was written. Retry later.');
+      }
+      throw error;
+    }
+  }
+
+  private prepare(input: EventInput, blobs: Map<string, PreparedBlob>): { event: PreparedEvent; receivedBytes: number } {
+    const found = new Set<string>();
+    const url = input.url === undefined ? null : this.redactor.text(input.url, found);
+    const headers = input.headers === undefined ? null : this.redactor.json(input.headers, found);
+    const metadata = input.metadata === undefined ? null : this.redactor.json(input.metadata, found);
+    const payload = input.payload;
+    let state: PayloadState = payload.state;
+    let sha256: string | null = null;
+    let size: bigint | null = payload.size === undefined ? null : BigInt(payload.size);
+    let encoding: PayloadEncoding | null = null;
+    let receivedBytes = 0;
+    if (state === 'COMPLETE' || state === 'PARTIAL') {
+      const raw = payload.text !== undefined ? Buffer.from(payload.text, 'utf8') : Buffer.from(payload.base64!, 'base64');
+      receivedBytes = raw.length;
+      if (raw.length > this.limits.payloadMaxBytes) {
+        state = 'MISSING';
+        size = BigInt(raw.length);
+      } else {
+        const bytes = this.redactor.bytes(raw, found);
+        sha256 = sha256Hex(bytes);
+        size = BigInt(bytes.length);
+        encoding = labelEncoding(bytes);
+        if (!blobs.has(sha256)) blobs.set(sha256, { sha256, bytes, encoding });
+      }
+    }
+    return {
+      receivedBytes,
+      event: { input, state, sha256, size, encoding, url, headers, metadata, redacted: [...found].sort() },
+    };
+  }
+
+  /** Encodes new blobs: small ones compressed for inline rows, large ones written to the object store. */
+  private async storeBlobs(blobs: PreparedBlob[]): Promise<BlobRow[]> {
+    const unknown = blobs.filter((b) => !this.knownBlobs.has(b.sha256));
+    if (unknown.length === 0) return [];
+    const existing = new Set(
+      (
+        await this.prisma.$queryRawUnsafe<{ sha256: string }[]>(
+          'SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[])',
+          unknown.map((b) => b.sha256),
+        )
+      ).map((r) => r.sha256),
+    );
+    const fresh = unknown.filter((b) => !existing.has(b.sha256)).sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1));
+    for (const sha of existing) this.rememberBlob(sha);
+    return Promise.all(
+      fresh.map(async (blob): Promise<BlobRow> => {
+        if (blob.bytes.length > this.limits.inlineMaxBytes) {
+          const key = objectKey(blob.sha256);
+          await this.objects.put(key, blob.bytes);
+          return { ...blob, storage: 'OBJECT', codec: 'identity', data: null, objectKey: key, storedSize: blob.bytes.length };
+        }
+        const { codec, data } = await encodeInline(blob.bytes);
+        return { ...blob, storage: 'INLINE', codec, data, objectKey: null, storedSize: data.length };
+      }),
+    );
+  }
+
+  private rememberBlob(sha256: string): void {
+    if (this.knownBlobs.size >= 200_000) this.knownBlobs.clear();
+    this.knownBlobs.add(sha256);
+  }
+
+  /** The exact stored bytes of a blob, verified against its hash; null for an unknown hash. */
+  async readBlob(sha256: string): Promise<Buffer | null> {
+    const rows = await this.prisma.$queryRawUnsafe<
+      { storage: 'INLINE' | 'OBJECT'; codec: string; data: Uint8Array | null; object_key: string | null }[]
+    >('SELECT storage::text AS storage, codec, data, object_key FROM blob WHERE sha256 = $1', sha256);
+    const row = rows[0];
+    if (!row) return null;
+    let bytes: Buffer | null;
+    if (row.storage === 'INLINE') bytes = await decodeInline(row.codec, row.data!);
+    else bytes = await this.objects.get(row.object_key!);
+    if (!bytes) {
+      throw new DomainError(ErrorCode.BLOB_CORRUPT, `Blob ${sha256} is recorded but its object is missing from the ${this.objects.kind} store.`);
+    }
+    if (sha256Hex(bytes) !== sha256) {
+      throw new DomainError(ErrorCode.BLOB_CORRUPT, `Blob ${sha256} failed verification: the stored bytes no longer match their hash.`);
+    }
+    return bytes;
+  }
+}
+
+type BlobRow = PreparedBlob & {
+  storage: 'INLINE' | 'OBJECT';
+  codec: string;
+  data: Buffer | null;
+  objectKey: string | null;
+  storedSize: number;
+};
+
+async function insertBlobs(tx: PrismaClient, rows: BlobRow[]): Promise<void> {
+  await tx.$executeRawUnsafe(
+    `INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
+     SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size, b.data, b.object_key
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::text[])
+       AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key)
+     ON CONFLICT (sha256) DO NOTHING`,
+    rows.map((r) => r.sha256),
+    rows.map((r) => BigInt(r.bytes.length)),
+    rows.map((r) => r.encoding),
+    rows.map((r) => r.storage),
+    rows.map((r) => r.codec),
+    rows.map((r) => BigInt(r.storedSize)),
+    rows.map((r) => r.data),
+    rows.map((r) => r.objectKey),
+  );
+}
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+async function insertEvents(
+  tx: PrismaClient,
+  batchId: string,
+  batch: BatchInput,
+  events: PreparedEvent[],
+  bytes: number,
+): Promise<{ events: { id: string; position: bigint }[]; collectorPosition: bigint | null }> {
+  const col = <T>(f: (e: PreparedEvent) => T) => events.map(f);
+  // One statement: the events, the batch's accounting row and the collector's position.
+  const rows = await tx.$queryRawUnsafe<{ id: string | null; position: bigint | null; collector_position: bigint | null }[]>(
+    `WITH input AS (
+       SELECT * FROM unnest(
+         $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+         $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::numeric[], $16::int[], $17::int[],
+         $18::timestamptz[], $19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[], $26::jsonb[]
+       ) WITH ORDINALITY AS e(id, kind, direction, action_id, tool, session, turn, task, agent, model, status, method, url,
+         headers, cost_usd, input_tokens, output_tokens, occurred_at, payload_state, payload_sha256, payload_size,
+         payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, ord)
+       ORDER BY ord
+     ),
+     inserted AS (
+       INSERT INTO ledger_event (id, position, kind, direction, action_id, tool, session, turn, task, agent, model, status,
+         method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, batch_id, payload_state, payload_sha256,
+         payload_size, payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata)
+       SELECT id, nextval('ledger_position_seq'), kind, direction::"Direction", action_id, tool, session, turn, task, agent,
+         model, status, method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, $27::uuid,
+         payload_state::"PayloadState", payload_sha256, payload_size, payload_encoding::"PayloadEncoding", artifact_uri,
+         artifact_sha256, coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata
+       FROM input ORDER BY ord
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id, position
+     ),
+     accounted AS (
+       INSERT INTO ledger_batch (id, collector, position, received, inserted, duplicates, bytes)
+       SELECT $27::uuid, $28, $29::bigint, $30::int, count(*), $30::int - count(*), $31::bigint FROM inserted
+     ),
+     delivered AS (
+       INSERT INTO collector AS c (id, delivered_position)
+       SELECT $28, $29::bigint WHERE $29::bigint IS NOT NULL
+       ON CONFLICT (id) DO UPDATE SET delivered_position = GREATEST(c.delivered_position, EXCLUDED.delivered_position),
+         updated_at = now()
+       RETURNING delivered_position
+     )
+     SELECT i.id, i.position, (SELECT delivered_position FROM delivered) AS collector_position
+     FROM (SELECT 1) AS one LEFT JOIN inserted i ON true
+     ORDER BY i.position`,
+    col((e) => e.input.id),
+    col((e) => e.input.kind),
+    col((e) => e.input.direction),
+    col((e) => e.input.actionId),
+    col((e) => e.input.tool ?? null),
+    col((e) => e.input.session ?? null),
+    col((e) => e.input.turn ?? null),
+    col((e) => e.input.task ?? null),
+    col((e) => e.input.agent ?? null),
+    col((e) => e.input.model ?? null),
+    col((e) => e.input.status ?? null),
+    col((e) => e.input.method ?? null),
+    col((e) => e.url),
+    col((e) => json(e.headers)),
+    col((e) => e.input.costUsd ?? null),
+    col((e) => e.input.inputTokens ?? null),
+    col((e) => e.input.outputTokens ?? null),
+    col((e) => e.input.occurredAt),
+    col((e) => e.state),
+    col((e) => e.sha256),
+    col((e) => e.size),
+    col((e) => e.encoding),
+    col((e) => (e.state === 'ARTIFACT' ? e.input.payload.artifactUri! : null)),
+    col((e) => (e.state === 'ARTIFACT' ? (e.input.payload.artifactSha256 ?? null) : null)),
+    col((e) => e.redacted.join(',')),
+    col((e) => json(e.metadata)),
+    batchId,
+    batch.collector,
+    batch.position ?? null,
+    batch.events.length,
+    bytes,
+  );
+  const collectorPosition =
+    rows[0]?.collector_position ?? (batch.position === undefined ? null : await currentCollectorPosition(tx, batch.collector));
+  return {
+    events: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, position: r.position! })),
+    collectorPosition,
+  };
+}
+
+async function currentCollectorPosition(tx: PrismaClient, collector: string): Promise<bigint | null> {
+  const rows = await tx.$queryRawUnsafe<{ p: bigint }[]>('SELECT delivered_position AS p FROM collector WHERE id = $1', collector);
+  return rows[0]?.p ?? null;
+}

@@ -1,0 +1,130 @@
+// Where blobs larger than the inline limit live: one small interface, two stores.
+import { randomUUID } from 'node:crypto';
+import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+
+export type ObjectStoreKind = 'folder' | 's3';
+
+export interface ObjectStore {
+  readonly kind: ObjectStoreKind;
+  /** Stores bytes under a key; storing the same key again is harmless (content-addressed). */
+  put(key: string, bytes: Buffer): Promise<void>;
+  /** The bytes under a key, or null when there are none. */
+  get(key: string): Promise<Buffer | null>;
+  has(key: string): Promise<boolean>;
+}
+
+export function objectKey(sha256: string): string {
+  return `sha256/${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}`;
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+/** A local folder: files named by hash, written atomically through a temp file and rename. */
+export class FolderObjectStore implements ObjectStore {
+  readonly kind = 'folder' as const;
+  constructor(private readonly root: string) {}
+
+  private file(key: string): string {
+    const file = path.resolve(this.root, key);
+    if (!file.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`object key escapes the store: ${key}`);
+    return file;
+  }
+
+  async put(key: string, bytes: Buffer): Promise<void> {
+    const file = this.file(key);
+    if (await this.has(key)) return;
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${randomUUID()}.tmp`;
+    try {
+      await writeFile(temp, bytes, { flag: 'wx' });
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.file(key));
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async has(key: string): Promise<boolean> {
+    return access(this.file(key)).then(
+      () => true,
+      () => false,
+    );
+  }
+}
+
+export type S3Settings = {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+};
+
+/** S3-compatible storage through the AWS SDK (path-style, so local servers work). */
+export class S3ObjectStore implements ObjectStore {
+  readonly kind = 's3' as const;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(settings: S3Settings) {
+    this.bucket = settings.bucket;
+    this.client = new S3Client({
+      endpoint: settings.endpoint,
+      region: settings.region,
+      forcePathStyle: true,
+      credentials:
+        settings.accessKeyId && settings.secretAccessKey
+          ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey }
+          : undefined,
+    });
+  }
+
+  async put(key: string, bytes: Buffer): Promise<void> {
+    if (await this.has(key)) return;
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes }));
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return Buffer.from(await out.Body!.transformToByteArray());
+    } catch (error) {
+      if (error instanceof NoSuchKey || error instanceof NotFound) return null;
+      throw error;
+    }
+  }
+
+  async has(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if (error instanceof NotFound || error instanceof NoSuchKey) return false;
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}

@@ -1,0 +1,59 @@
+// Starts the real app on a free port, against a fresh test database.
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp, type App } from '../../src/app.ts';
+import { parseConfig, type Config } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createTestDatabase, type DatabaseKind, type TestDatabase } from './database.ts';
+
+export type TestApp = {
+  app: App;
+  config: Config;
+  db: TestDatabase;
+  /** http://127.0.0.1:PORT */
+  origin: string;
+  /** The GraphQL endpoint. */
+  url: string;
+  dataDir: string;
+  /** POSTs a GraphQL operation and returns the parsed JSON. */
+  gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<{ data?: T; errors?: any[] }>;
+  /** Runs a typed document (test/gql) and returns its typed result. */
+  op<R, V>(document: TypedDocumentNode<R, V>, variables?: V): Promise<{ data?: R; errors?: any[] }>;
+  stop(): Promise<void>;
+};
+
+export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-app-'));
+  const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...env });
+  const db = await createTestDatabase(kind);
+  const app = await buildApp(config, { db, logger: createLogger('silent') });
+  const { url, port } = await app.start(0, '127.0.0.1');
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    app,
+    config,
+    db,
+    origin,
+    url,
+    dataDir,
+    async gql(query, variables) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await response.json()) as any;
+    },
+    op(document, variables) {
+      return this.gql(print(document), variables as Record<string, unknown>);
+    },
+    async stop() {
+      await app.stop();
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

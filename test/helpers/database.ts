@@ -1,0 +1,59 @@
+// Each test file makes and drops its own database: embedded PGlite always, and
+// the machine's PostgreSQL when TEST_DATABASE_URL is set.
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { inject } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/client.ts';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+/** The database kinds this run covers: PGlite always, PostgreSQL when its URL is set. */
+export const databaseKinds: DatabaseKind[] = process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+
+export function templateName(): string {
+  return `dirledger_template_${process.pid}`;
+}
+
+export function adminUrl(url: string): string {
+  return withDatabase(url, 'postgres');
+}
+
+export function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export type TestDatabase = Database & {
+  /** A URL for a second connection, when the database is PostgreSQL. */
+  url?: string;
+  drop(): Promise<void>;
+};
+
+/** A fresh, migrated database of the given kind; drop() closes and removes it. */
+export async function createTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<TestDatabase> {
+  if (kind === 'pglite') {
+    const dump = await readFile(inject('pgliteTemplate'));
+    const db = await openDatabase({ memory: true, loadDataDir: new Blob([dump]) });
+    return Object.assign(db, { drop: () => db.close() });
+  }
+  const base = process.env.TEST_DATABASE_URL;
+  const template = inject('postgresTemplate');
+  if (!base || !template) throw new Error('PostgreSQL tests need TEST_DATABASE_URL');
+  const name = `dirledger_test_${randomBytes(6).toString('hex')}`;
+  const admin = await openDatabase({ url: adminUrl(base) }, { poolSize: 1 });
+  await admin.prisma.$executeRawUnsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  const url = withDatabase(base, name);
+  const db = await openDatabase({ url }, options);
+  let dropped = false;
+  return Object.assign(db, {
+    url,
+    drop: async () => {
+      if (dropped) return;
+      dropped = true;
+      await db.close().catch(() => {});
+      await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.close();
+    },
+  });
+}
