@@ -36,7 +36,7 @@ export async function serveBlob(request: Request, sha256: string, services: Serv
     if (!bytes) return json({ error: { code: 'NOT_FOUND', message: `No blob with SHA-256 ${hash}.` } }, 404);
     const headers = { etag, 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'application/octet-stream' };
     if (request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
-    return new Response(request.method === 'HEAD' ? null : bytes, { status: 200, headers: { ...headers, 'content-length': String(bytes.length) } });
+    return new Response(request.method === 'HEAD' ? null : new Uint8Array(bytes), { status: 200, headers: { ...headers, 'content-length': String(bytes.length) } });
   } catch (error) {
     if (error instanceof DomainError) return errorResponse(error);
     throw error;

@@ -32,6 +32,14 @@ export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<st
   const app = await buildApp(config, { db, logger: createLogger('silent') });
   const { url, port } = await app.start(0, '127.0.0.1');
   const origin = `http://127.0.0.1:${port}`;
+  const gql: TestApp['gql'] = async (query, variables) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await response.json()) as any;
+  };
   return {
     app,
     config,
@@ -39,17 +47,8 @@ export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<st
     origin,
     url,
     dataDir,
-    async gql(query, variables) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ query, variables }),
-      });
-      return (await response.json()) as any;
-    },
-    op(document, variables) {
-      return this.gql(print(document), variables as Record<string, unknown>);
-    },
+    gql,
+    op: (document, variables) => gql(print(document), variables as Record<string, unknown>),
     async stop() {
       await app.stop();
       await db.drop();
