@@ -142,17 +142,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (stopping) return;
     stopping = true;
     const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
-    server?.closeIdleConnections();
     await disposeWs?.();
     wsServer?.close();
+    // Connections finish their current exchange; each is closed as soon as it goes idle.
+    const sweep = setInterval(() => server?.closeIdleConnections(), 25);
+    server?.closeIdleConnections();
+    await Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS).unref())]);
+    clearInterval(sweep);
+    server?.closeAllConnections();
+    await closed;
     if (inFlight > 0) {
       await Promise.race([
         new Promise<void>((resolve) => (idle = resolve)),
         new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS).unref()),
       ]);
     }
-    server?.closeAllConnections();
-    await closed;
     await services.db.close();
   }
 

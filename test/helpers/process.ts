@@ -1,0 +1,65 @@
+// Runs the real `dirledger` entry points as child processes.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const cliBin = path.join(repoRoot, 'src/cli/bin.js');
+
+export type Child = {
+  child: ChildProcessWithoutNullStreams;
+  output(): string;
+  /** Resolves with the first match of the pattern in stdout+stderr. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+export function runCli(args: string[], env: Record<string, string | undefined> = {}): Child {
+  const child = spawn(process.execPath, [cliBin, ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+  });
+  let out = '';
+  const waiters = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const w of waiters) w();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      resolve({ code, signal });
+      for (const w of waiters) w();
+    }),
+  );
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.match(pattern);
+          if (m) {
+            cleanup();
+            resolve(m);
+          } else if (child.exitCode !== null) {
+            cleanup();
+            reject(new Error(`process exited (${child.exitCode}) before printing ${pattern}:\n${out}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${pattern}:\n${out}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// The server as a user runs it: a real process, started on a bare data folder, stopped by a signal.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/process.ts';
+
+describe('dirledger serve', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-serve-'));
+  });
+  afterAll(async () => rm(dataDir, { recursive: true, force: true }));
+
+  it('starts on embedded PGlite in a fresh folder, serves GraphiQL, and stops cleanly on SIGTERM', async () => {
+    const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
+    try {
+      const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/);
+      const page = await fetch(url!, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('graphiql');
+      const answer = await fetch(url!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ event(id: "nothing") { id } }' }),
+      });
+      expect(await answer.json()).toEqual({ data: { event: null } });
+      expect(await readdir(dataDir)).toContain('pglite');
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('finishes an in-flight request before stopping', async () => {
+    const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
+    const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/);
+    const origin = new URL(url!).origin;
+    const events = Array.from({ length: 200 }, (_, i) => ({
+      id: `inflight-${i}`,
+      kind: 'TEST',
+      direction: 'IN',
+      actionId: 'inflight',
+      occurredAt: '2026-11-30T00:00:00Z',
+      payload: { state: 'COMPLETE', text: `payload ${i} `.repeat(200) },
+    }));
+    const pending = fetch(`${origin}/ledger/batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ collector: 'inflight', events }),
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    server.child.kill('SIGTERM');
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ received: 200, inserted: 200 });
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('refuses a bad setting before starting, naming the variable, what was expected and what arrived', async () => {
+    const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: 'http' });
+    const { code } = await server.exited;
+    expect(code).toBe(2);
+    expect(server.output()).toMatch(/PORT: expected .*number.*, got "http"/);
+  });
+
+  it('applies migrations on their own with `dirledger migrate`, and a second run applies nothing', async () => {
+    const fresh = await mkdtemp(path.join(os.tmpdir(), 'dirledger-migrate-'));
+    try {
+      const first = runCli(['migrate'], { DATA_DIR: fresh });
+      expect((await first.exited).code).toBe(0);
+      expect(first.output()).toMatch(/applied: \d{14}_ledger_core/);
+      const second = runCli(['migrate'], { DATA_DIR: fresh });
+      expect((await second.exited).code).toBe(0);
+      expect(second.output()).toContain('no pending migrations');
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
+});
