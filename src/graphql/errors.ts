@@ -2,7 +2,8 @@
 // everything else is masked to "Unexpected error." and logged.
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, type YogaMaskedErrorOpts } from 'graphql-yoga';
-import { DomainError } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 const codePattern = /^[A-Z][A-Z0-9_]*$/;
@@ -30,6 +31,9 @@ export function maskError(logger: Logger): YogaMaskedErrorOpts['maskError'] {
         path: error.path,
         extensions: { ...error.extensions, code: (error.extensions?.code as string) ?? 'GRAPHQL_VALIDATION_FAILED' },
       });
+    }
+    if (isDatabaseUnavailable(original)) {
+      return createGraphQLError('The database is unavailable. Retry later.', { extensions: { code: ErrorCode.DATABASE_UNAVAILABLE } });
     }
     logger.error({ err: original }, 'unexpected error in a GraphQL operation');
     return createGraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
