@@ -195,7 +195,8 @@ type BlobRow = PreparedBlob & {
 async function insertBlobs(tx: PrismaClient, rows: BlobRow[]): Promise<void> {
   await tx.$executeRawUnsafe(
     `INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
-     SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size, b.data, b.object_key
+     SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size,
+       CASE WHEN b.storage = 'INLINE' THEN b.data END, b.object_key
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::text[])
        AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key)
      ON CONFLICT (sha256) DO NOTHING`,
@@ -205,7 +206,9 @@ async function insertBlobs(tx: PrismaClient, rows: BlobRow[]): Promise<void> {
     rows.map((r) => r.storage),
     rows.map((r) => r.codec),
     rows.map((r) => BigInt(r.storedSize)),
-    rows.map((r) => r.data),
+    // Prisma types a list parameter by its first element: a leading null would send the
+    // rest as base64 text, so OBJECT rows carry an empty placeholder instead.
+    rows.map((r) => r.data ?? Buffer.alloc(0)),
     rows.map((r) => r.objectKey),
   );
 }
