@@ -14,7 +14,7 @@ const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).diges
 
 async function tableRows(sql: RawSql): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  for (const [table, order] of [['ledger_event', 'position'], ['blob', 'sha256'], ['ledger_batch', 'id'], ['collector', 'id']]) {
+  for (const [table, order] of [['ledger_event', 'position'], ['blob', 'sha256'], ['ledger_batch', 'id'], ['collector', 'id']] as const) {
     out[table] = (await sql.query<{ r: string }>(`SELECT row_to_json(t)::text AS r FROM ${table} t ORDER BY ${order}`)).map((x) => x.r);
   }
   return out;
