@@ -1,6 +1,7 @@
 // The ledger's HTTP doors: batch ingest for collectors that do not speak GraphQL,
 // and the raw bytes of a blob. Neither is recorded as an event.
-import { DomainError } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { DomainError, ErrorCode } from '../errors.ts';
 import { BatchInput } from '../ledger/input.ts';
 import type { Services } from '../services.ts';
 import { parseInput } from '../validation.ts';
@@ -35,10 +36,20 @@ export async function serveBlob(request: Request, sha256: string, services: Serv
     const bytes = await services.ledger.readBlob(hash);
     if (!bytes) return json({ error: { code: 'NOT_FOUND', message: `No blob with SHA-256 ${hash}.` } }, 404);
     const headers = { etag, 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'application/octet-stream' };
-    if (request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
+    if (matchesEtag(request.headers.get('if-none-match'), hash)) return new Response(null, { status: 304, headers });
     return new Response(request.method === 'HEAD' ? null : new Uint8Array(bytes), { status: 200, headers: { ...headers, 'content-length': String(bytes.length) } });
   } catch (error) {
     if (error instanceof DomainError) return errorResponse(error);
+    if (isDatabaseUnavailable(error)) {
+      return errorResponse(new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger database is unavailable. Retry later.'));
+    }
     throw error;
   }
+}
+
+/** If-None-Match uses the weak comparison (RFC 9110 13.1.2): a list, W/ tags and `*` all match. */
+function matchesEtag(header: string | null, hash: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === `"${hash}"`);
 }

@@ -43,14 +43,23 @@ function tooLarge(limit: number, size: number): DomainError {
   });
 }
 
+// Never coerce: replacing invalid bytes with U+FFFD would record bytes nobody sent.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 export async function readJson(request: Request, limit: number): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/(.+\+)?json\b/i.test(type)) {
     throw new DomainError(ErrorCode.BAD_INPUT, `Expected content-type application/json, got ${JSON.stringify(type || 'nothing')}.`);
   }
   const body = await readBody(request, limit);
+  let text: string;
   try {
-    return JSON.parse(body.toString('utf8'));
+    text = strictUtf8.decode(body);
+  } catch {
+    throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a JSON body in UTF-8, got bytes that are not valid UTF-8 (send such payloads as base64).');
+  }
+  try {
+    return JSON.parse(text);
   } catch (error) {
     throw new DomainError(ErrorCode.BAD_INPUT, `Expected a JSON body, got invalid JSON (${(error as Error).message}).`);
   }
