@@ -1,0 +1,131 @@
+// Reading the ledger: pages of events by commit-ordered position, and counts
+// summed in SQL from rows. Writers only ever add positions above every committed
+// one, so "position after the cursor" never skips or repeats an event.
+import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
+import { badInput } from '../errors.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { filterSql, filterWhere, type LedgerFilter } from './filter.ts';
+
+export const PAGE_DEFAULT = 50;
+export const PAGE_MAX = 500;
+
+export const LedgerOrder = ['ASC', 'DESC'] as const;
+export type LedgerOrder = (typeof LedgerOrder)[number];
+
+export type PageArgs = { first?: number | null; after?: string | null; order?: LedgerOrder | null };
+
+export type Page<T> = {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+};
+
+type PageQuery = { select?: object; include?: object };
+
+/** The page size asked for, or BAD_INPUT beyond the cap. */
+export function pageSize(first: number | null | undefined): number {
+  if (first === null || first === undefined) return PAGE_DEFAULT;
+  if (!Number.isInteger(first) || first < 0 || first > PAGE_MAX) {
+    throw badInput(`Invalid first: expected a whole number from 0 to ${PAGE_MAX}, got ${first}`);
+  }
+  return first;
+}
+
+/**
+ * One page of events matching `where`, in position order, after the cursor.
+ * `query` is the selection planned from the GraphQL document (queryFromInfo), so
+ * nested relations load in one statement per relation, not one per event.
+ */
+export async function eventPage<T extends { position: bigint }>(
+  prisma: PrismaClient,
+  where: Prisma.LedgerEventWhereInput,
+  args: PageArgs,
+  query: PageQuery = {},
+): Promise<Page<T>> {
+  const take = pageSize(args.first);
+  const order = args.order ?? 'ASC';
+  const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
+  const select = 'select' in query && query.select ? { select: { ...query.select, position: true } } : query;
+  const rows = (await prisma.ledgerEvent.findMany({
+    ...(select as object),
+    where: after === undefined ? where : { AND: [where, { position: order === 'ASC' ? { gt: after } : { lt: after } }] },
+    orderBy: { position: order === 'ASC' ? 'asc' : 'desc' },
+    take: take + 1,
+  })) as unknown as T[];
+  return toPage(rows, take, args.after ?? undefined);
+}
+
+/** A page from rows fetched with one more than `take`, so the extra row tells whether more follow. */
+export function toPage<T extends { position: bigint }>(rows: T[], take: number, after: string | undefined): Page<T> {
+  const edges = rows.slice(0, take).map((node) => ({ cursor: encodeCursor(node.position), node }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: rows.length > take,
+      hasPreviousPage: after !== undefined,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+export function filteredEventPage<T extends { position: bigint }>(
+  prisma: PrismaClient,
+  filter: LedgerFilter,
+  args: PageArgs,
+  query?: PageQuery,
+): Promise<Page<T>> {
+  return eventPage<T>(prisma, filterWhere(filter), args, query);
+}
+
+export const LedgerGrouping = ['HOUR', 'DAY', 'SESSION', 'TURN', 'KIND', 'AGENT', 'MODEL', 'TOOL', 'TASK', 'STATUS'] as const;
+export type LedgerGrouping = (typeof LedgerGrouping)[number];
+
+export type LedgerCount = {
+  /** The group's value; an ISO timestamp (UTC) for HOUR and DAY; null for events without one. */
+  key: string | null;
+  events: number;
+  inputTokens: bigint;
+  outputTokens: bigint;
+  /** Exact decimal, as text without trailing zeros. */
+  costUsd: string;
+};
+
+const groupKeys: Record<LedgerGrouping, Prisma.Sql> = {
+  HOUR: Prisma.raw(`to_char(date_trunc('hour', occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00:00.000Z"')`),
+  DAY: Prisma.raw(`to_char(date_trunc('day', occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`),
+  SESSION: Prisma.raw('session'),
+  TURN: Prisma.raw('turn'),
+  KIND: Prisma.raw('kind'),
+  AGENT: Prisma.raw('agent'),
+  MODEL: Prisma.raw('model'),
+  TOOL: Prisma.raw('tool'),
+  TASK: Prisma.raw('task'),
+  STATUS: Prisma.raw('status'),
+};
+
+type CountRow = { key: string | null; events: string; input_tokens: string; output_tokens: string; cost_usd: string };
+
+/**
+ * Event count, token and cost sums per group, summed in SQL from the rows that match.
+ * Events without a token or cost value add nothing to that sum. Without a grouping:
+ * one row for everything that matches, with a null key. Groups are ordered by key, null last.
+ */
+export async function ledgerCounts(prisma: PrismaClient, by: LedgerGrouping | null, filter: LedgerFilter): Promise<LedgerCount[]> {
+  const key = by ? groupKeys[by] : Prisma.sql`NULL::text`;
+  const rows = await prisma.$queryRaw<CountRow[]>`
+    SELECT ${key} AS key,
+           count(*)::text AS events,
+           coalesce(sum(input_tokens), 0)::text AS input_tokens,
+           coalesce(sum(output_tokens), 0)::text AS output_tokens,
+           trim_scale(coalesce(sum(cost_usd), 0))::text AS cost_usd
+    FROM ledger_event
+    WHERE ${filterSql(filter)}
+    ${by ? Prisma.sql`GROUP BY 1 ORDER BY 1 ASC NULLS LAST` : Prisma.empty}`;
+  return rows.map((r) => ({
+    key: r.key,
+    events: Number(r.events),
+    inputTokens: BigInt(r.input_tokens),
+    outputTokens: BigInt(r.output_tokens),
+    costUsd: r.cost_usd,
+  }));
+}
