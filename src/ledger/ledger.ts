@@ -172,8 +172,13 @@ export class Ledger {
     const row = rows[0];
     if (!row) return null;
     let bytes: Buffer | null;
-    if (row.storage === 'INLINE') bytes = await decodeInline(row.codec, row.data!);
-    else bytes = await this.objects.get(row.object_key!);
+    if (row.storage === 'INLINE') {
+      try {
+        bytes = await decodeInline(row.codec, row.data!);
+      } catch (error) {
+        throw new DomainError(ErrorCode.BLOB_CORRUPT, `Blob ${sha256} failed verification: its inline bytes do not decode (${(error as Error).message}).`);
+      }
+    } else bytes = await this.objects.get(row.object_key!);
     if (!bytes) {
       throw new DomainError(ErrorCode.BLOB_CORRUPT, `Blob ${sha256} is recorded but its object is missing from the ${this.objects.kind} store.`);
     }
