@@ -234,20 +234,22 @@ async function insertEvents(
        SELECT * FROM unnest(
          $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
          $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::numeric[], $16::int[], $17::int[],
-         $18::timestamptz[], $19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[], $26::jsonb[]
+         $18::timestamptz[], $19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[], $26::jsonb[],
+         $32::text[], $33::text[]
        ) WITH ORDINALITY AS e(id, kind, direction, action_id, tool, session, turn, task, agent, model, status, method, url,
          headers, cost_usd, input_tokens, output_tokens, occurred_at, payload_state, payload_sha256, payload_size,
-         payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, ord)
+         payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256, ord)
        ORDER BY ord
      ),
      inserted AS (
        INSERT INTO ledger_event (id, position, kind, direction, action_id, tool, session, turn, task, agent, model, status,
          method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, batch_id, payload_state, payload_sha256,
-         payload_size, payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata)
+         payload_size, payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256)
        SELECT id, nextval('ledger_position_seq'), kind, direction::"Direction", action_id, tool, session, turn, task, agent,
          model, status, method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, $27::uuid,
          payload_state::"PayloadState", payload_sha256, payload_size, payload_encoding::"PayloadEncoding", artifact_uri,
-         artifact_sha256, coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata
+         artifact_sha256, coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata,
+         contract_form, contract_sha256
        FROM input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
        RETURNING id, position
@@ -297,6 +299,8 @@ async function insertEvents(
     batch.position ?? null,
     batch.events.length,
     bytes,
+    col((e) => e.input.contract?.form ?? null),
+    col((e) => e.input.contract?.sha256 ?? null),
   );
   const collectorPosition =
     rows[0]?.collector_position ?? (batch.position === undefined ? null : await currentCollectorPosition(tx, batch.collector));
