@@ -1,0 +1,69 @@
+// The resolver's adapter to the Directory: reads the live rows from the index tables and
+// the alias file from the section folder, and keeps the ResolverService in step with them.
+// The ranking core (build.ts, resolve.ts) never sees Prisma; only this file does.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { DirectoryRow as DbRow, PrismaClient } from '../generated/prisma/client.ts';
+import type { Logger } from '../logger.ts';
+import { ALIAS_FILE, loadAliasFile } from './aliases.ts';
+import { ResolverService, type ResolverSource } from './service.ts';
+import type { Resolution, ResolveOptions, ResolverRow } from './types.ts';
+
+/** A Directory row as the resolver holds it: the stored row itself (so doors can return it whole) plus what is searched. */
+export type IndexedDirectoryRow = ResolverRow & { stored: DbRow };
+
+/** What the adapter needs of the Directory: where its folder is, and a value that changes after every build pass. */
+export type DirectoryHandle = { readonly options: { dir: string }; readonly lastBuild: object | null };
+
+export function toResolverRow(stored: DbRow): IndexedDirectoryRow {
+  const text = stored.text && typeof stored.text === 'object' && !Array.isArray(stored.text) ? Object.values(stored.text as Record<string, unknown>).filter((v): v is string => typeof v === 'string') : [];
+  return { name: stored.name, type: stored.type, kind: stored.kind, description: stored.description, text, stored };
+}
+
+/**
+ * Keeps a ResolverService in step with the Directory. The version of a build is every section's
+ * version tag plus the alias file's SHA-256. After each Directory build pass (seen as a new
+ * `lastBuild`), the next query schedules `sync()` and is answered from the version still live;
+ * `sync()` rebuilds only when that version changed.
+ */
+export class DirectoryResolver {
+  readonly service = new ResolverService<IndexedDirectoryRow>();
+  #seenPass: object | null = null;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly directory: DirectoryHandle,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Answers from the live index; never waits for a rebuild. */
+  resolve(query: string, options?: ResolveOptions): Resolution<IndexedDirectoryRow> {
+    if (this.directory.lastBuild !== this.#seenPass) {
+      this.sync().catch((error) => this.logger.error({ err: error }, 'resolver rebuild failed; the previous index stays live'));
+    }
+    return this.service.resolve(query, options);
+  }
+
+  /** Brings the index up to the Directory's current version (no-op when unchanged). */
+  async sync(): Promise<void> {
+    this.#seenPass = this.directory.lastBuild;
+    const [sections, aliasBytes] = await Promise.all([
+      this.prisma.directorySection.findMany({ select: { type: true, versionTag: true }, orderBy: { type: 'asc' } }),
+      readFile(path.join(this.directory.options.dir, ALIAS_FILE)).catch(() => Buffer.alloc(0)),
+    ]);
+    const version = [...sections.map((s) => `${s.type}:${s.versionTag ?? '-'}`), `${ALIAS_FILE}:${createHash('sha256').update(aliasBytes).digest('hex')}`].join(',');
+    const built = await this.service.refresh(version, () => this.load());
+    if (built.index.aliasProblems.length) {
+      this.logger.warn({ problems: built.index.aliasProblems.map((p) => p.message) }, 'aliases not loaded');
+    }
+  }
+
+  private async load(): Promise<ResolverSource<IndexedDirectoryRow>> {
+    const [rows, aliases] = await Promise.all([
+      this.prisma.directoryRow.findMany({ orderBy: [{ type: 'asc' }, { ordinal: 'asc' }] }),
+      loadAliasFile(this.directory.options.dir),
+    ]);
+    return { rows: rows.map(toResolverRow), aliases };
+  }
+}
