@@ -12,6 +12,7 @@ import type { Database } from './db/client.ts';
 import type { Context } from './graphql/context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import { listDirectory } from './http/directory-routes.ts';
 import { ingestBatch, serveBlob } from './http/ledger-routes.ts';
 import { json } from './http/respond.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -76,6 +77,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (blob) {
       return request.method === 'GET' || request.method === 'HEAD' ? serveBlob(request, blob[1]!, services) : methodNotAllowed('GET');
     }
+    if (path === '/api/directory') {
+      return request.method === 'GET' || request.method === 'HEAD' ? listDirectory(request, services) : methodNotAllowed('GET');
+    }
     if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return yoga.fetch(request, {});
     if (path === '/') return new Response(null, { status: 302, headers: { location: graphqlPath } });
     return json({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}.` } }, 404);
@@ -135,6 +139,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     const address = server.address() as AddressInfo;
     const shownHost = host.includes(':') ? `[${host}]` : host;
+    if (!config.PUBLIC_URL) services.publicUrl = `http://${shownHost}:${address.port}`;
     return { url: `http://${shownHost}:${address.port}${graphqlPath}`, port: address.port };
   }
 
@@ -157,6 +162,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS).unref()),
       ]);
     }
+    await services.close();
     await services.db.close();
   }
 

@@ -53,6 +53,22 @@ export const settings = {
     doc: 'Structured log level.',
   },
   GRAPHIQL: { schema: bool.default(true), doc: 'Serve GraphiQL at /graphql.' },
+  DIRECTORY_DIR: {
+    schema: z.string().min(1).optional(),
+    doc: 'Folder of Directory section files (`<type>.csv` / `<type>.json`); default the shipped demo, src/directory/demo.',
+  },
+  DIRECTORY_WATCH_MS: {
+    schema: z.coerce.number().int().min(0).default(200),
+    doc: 'Debounce of the Directory folder watcher in milliseconds; 0 turns watching off.',
+  },
+  RETIRED_HOSTS: {
+    schema: z.string().optional(),
+    doc: 'Comma-separated hosts or URL prefixes of a retired build; Directory rows that reach one are refused.',
+  },
+  PUBLIC_URL: {
+    schema: url(['http:', 'https:']).optional(),
+    doc: "This server's base URL as callers reach it, written into every contract form (default http://HOST:PORT).",
+  },
 } as const;
 
 type Settings = typeof settings;

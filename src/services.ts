@@ -1,8 +1,11 @@
 // The domain cores of one running app, built from configuration. Doors receive
 // these; the cores never see a request.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
+import { Directory } from './directory/directory.ts';
+import { parseRetiredTargets } from './directory/retired.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { FolderObjectStore, S3ObjectStore, type ObjectStore } from './ledger/object-store.ts';
 import { SecretRedactor } from './ledger/redact.ts';
@@ -13,7 +16,15 @@ export type Services = {
   logger: Logger;
   db: Database;
   ledger: Ledger;
+  directory: Directory;
+  /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
+  publicUrl: string;
+  /** Stops background work (the Directory's folder watcher); the database is closed by the caller. */
+  close(): Promise<void>;
 };
+
+/** The demo Directory shipped in the repo: what the server serves unless DIRECTORY_DIR says otherwise. */
+export const demoDirectoryDir = fileURLToPath(new URL('./directory/demo', import.meta.url));
 
 export function createObjectStore(config: Config): ObjectStore {
   if (config.BLOB_STORE === 's3') {
@@ -43,5 +54,14 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
     inlineMaxBytes: config.INLINE_MAX_BYTES,
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
   });
-  return { config, logger, db: database, ledger };
+  const directory = new Directory(database.prisma, logger, {
+    dir: path.resolve(config.DIRECTORY_DIR ?? demoDirectoryDir),
+    boundSecrets: new Set(Object.keys(config.secrets)),
+    retired: parseRetiredTargets(config.RETIRED_HOSTS),
+    watchDebounceMs: config.DIRECTORY_WATCH_MS,
+  });
+  await directory.build();
+  directory.watch();
+  const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
+  return { config, logger, db: database, ledger, directory, publicUrl, close: () => directory.close() };
 }

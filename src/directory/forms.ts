@@ -142,7 +142,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
   const gqlBody = { query: DispatchMutation, variables: canonical };
   const authShell = options.authSecret ? ` -H ${shellQuote(`authorization: Bearer [${options.authSecret}]`)}` : '';
   const authJsHeader = options.authSecret ? `, authorization: 'Bearer [${options.authSecret}]'` : '';
-  const cliCall = `dirledger call ${shellQuote(name)} --args ${shellQuote(argsJson)}${base ? ` --server ${shellQuote(base)}` : ''}`;
+  const cliCall = `dirledger call ${shellQuote(name)} --args ${shellQuote(argsJson)} --server ${shellQuote(base)}${options.authSecret ? ` --token ${shellQuote(`[${options.authSecret}]`)}` : ''}`;
   const ident = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
 
   const make = (form: ContractForm, json: Contract, text: string | null = null): RenderedForm => ({

@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.ts';
 import './scalars.ts';
 import '../ledger/schema.ts';
+import '../directory/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
 

@@ -63,6 +63,8 @@ export const EventInput = z
     occurredAt: z.union([z.iso.datetime({ offset: true }), z.date()]).transform((v) => new Date(v)),
     payload: PayloadInput.default({ state: 'NONE' }),
     metadata: z.record(z.string(), z.unknown()).optional(),
+    /** The Directory contract this event ran: its form (or way column) and the sha256 of its canonical JSON. */
+    contract: z.object({ form: shortText(128), sha256 }).strict().optional(),
   })
   .strict();
 export type EventInput = z.output<typeof EventInput>;

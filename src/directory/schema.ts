@@ -1,0 +1,420 @@
+// The Directory's GraphQL types and the root fields that return them, and its joins with the Ledger.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { Prisma } from '../generated/prisma/client.ts';
+import { builder } from '../graphql/builder.ts';
+import type { Context } from '../graphql/context.ts';
+import { badInput } from '../errors.ts';
+import { decodeCursor } from '../ledger/cursor.ts';
+import { filterSql, parseFilter } from '../ledger/filter.ts';
+import { pageSize, toPage } from '../ledger/reads.ts';
+import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
+import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
+import type { StoredWay } from './directory.ts';
+import { ContractForms, exampleArgs, renderForms, type ContractForm } from './forms.ts';
+import { loadBatched } from './loader.ts';
+import { describeProblem, type SectionProblem } from './sections.ts';
+
+export const ContractFormEnum = builder.enumType('ContractForm', {
+  description: 'The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service.',
+  values: ContractForms,
+});
+export const ContractShapeEnum = builder.enumType('ContractShape', {
+  description: 'HTTP {method, url, headers, body}; MCP {method: "MCP", server, headers, tool, arguments}; CLI {method: "CLI", command}; SEQUENCE an array of those run in order; CODE {method: "CODE", language, code}.',
+  values: ContractShapes,
+});
+export const DirectorySectionStatusEnum = builder.enumType('DirectorySectionStatus', {
+  values: {
+    OK: { description: 'Built from the file as it is now.' },
+    STALE: { description: 'The file as it is now failed validation; the previous version stays live.' },
+    FAILED: { description: 'The file has never built; none of its rows are live.' },
+  } as const,
+});
+
+type ContractShapeOut = {
+  form: ContractForm | null;
+  way: string | null;
+  shape: ContractShape;
+  door: string | null;
+  json: Contract;
+  text: string | null;
+  secretNames: string[];
+};
+
+export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').implement({
+  description: 'One runnable contract. Credentials appear only as [SECRET_NAME]; values are substituted by the runner into the outgoing request, never here.',
+  fields: (t) => ({
+    form: t.expose('form', { type: ContractFormEnum, nullable: true, description: 'The rendered form; null for a way column of the row.' }),
+    way: t.exposeString('way', { nullable: true, description: 'The way column this contract came from (e.g. "way: http").' }),
+    shape: t.expose('shape', { type: ContractShapeEnum }),
+    door: t.exposeString('door', { nullable: true, description: 'The door the form needs.' }),
+    json: t.expose('json', { type: 'JSON' }),
+    text: t.exposeString('text', { nullable: true, description: 'Pasteable text, where it helps.' }),
+    secretNames: t.exposeStringList('secretNames'),
+    sha256: t.string({ description: 'sha256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
+  }),
+});
+
+type Problem = SectionProblem & { text?: string };
+const DirectoryProblemRef = builder.objectRef<Problem>('DirectoryProblem').implement({
+  description: 'Why a section (or a row of it) was not built: the section, row and column, and what was expected.',
+  fields: (t) => ({
+    section: t.exposeString('section'),
+    row: t.exposeInt('row', { nullable: true }),
+    column: t.exposeString('column', { nullable: true }),
+    message: t.exposeString('message'),
+    text: t.string({ resolve: (p) => p.text ?? describeProblem(p) }),
+  }),
+});
+type Refusal = { row: number; name: string; column: string; reason: string };
+const DirectoryRefusalRef = builder.objectRef<Refusal>('DirectoryRefusal').implement({
+  description: 'A row refused at build (it reaches the retired build), with the reason.',
+  fields: (t) => ({
+    row: t.exposeInt('row'),
+    name: t.exposeString('name'),
+    column: t.exposeString('column'),
+    reason: t.exposeString('reason'),
+  }),
+});
+
+export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
+  description: 'One section file (one per type) and the version of it that is live.',
+  fields: (t) => ({
+    type: t.exposeString('type'),
+    file: t.exposeString('file'),
+    versionTag: t.exposeString('versionTag', { nullable: true, description: "sha256 of the live version's bytes." }),
+    builtAt: t.expose('builtAt', { type: 'DateTime', nullable: true }),
+    status: t.expose('status', { type: DirectorySectionStatusEnum }),
+    seenTag: t.exposeString('seenTag', { description: 'sha256 of the file as last read.' }),
+    seenAt: t.expose('seenAt', { type: 'DateTime' }),
+    errors: t.field({ type: [DirectoryProblemRef], resolve: (s) => s.errors as Problem[] }),
+    refusals: t.field({ type: [DirectoryRefusalRef], resolve: (s) => s.refusals as Refusal[] }),
+    unknownHeaders: t.exposeStringList('unknownHeaders', { description: 'Headers nobody recognises: reported, never guessed at.' }),
+    headers: t.exposeStringList('headers'),
+    rowCount: t.exposeInt('rowCount'),
+    builds: t.exposeInt('builds', { description: 'How many times this section was (re)built.' }),
+  }),
+});
+
+const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
+
+export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
+  name: 'DirectoryRow',
+  description: 'One row of the Directory, as of its section’s live version.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    type: t.exposeString('type'),
+    kind: t.exposeString('kind', { nullable: true }),
+    id: t.exposeString('rowId', { nullable: true, description: "The row's own id column." }),
+    description: t.exposeString('description'),
+    section: t.relation('section'),
+  }),
+  resolveType: (row) => (isTool(row) ? 'Tool' : 'Entry'),
+});
+
+async function contractsBySha(ctx: Context, sha256: string): Promise<{ shape: string; contract: unknown } | undefined> {
+  return loadBatched(ctx, 'contract_version', sha256, async (keys) => {
+    const rows = await ctx.services.db.prisma.contractVersion.findMany({ where: { sha256: { in: keys } } });
+    return new Map(rows.map((r) => [r.sha256, { shape: r.shape, contract: r.contract }]));
+  });
+}
+
+const formsArg = { description: 'Which forms (default: every form that applies).' };
+
+export const ToolRef = builder.prismaObject('DirectoryRow', {
+  variant: 'Tool',
+  interfaces: [DirectoryRowRef],
+  description: 'A row that holds at least one runnable contract (every row of the tool section is a Tool).',
+  fields: (t) => ({
+    argsSchema: t.expose('argsSchema', { type: 'JSON', nullable: true, description: 'JSON Schema of the arguments.' }),
+    runnable: t.exposeBoolean('runnable'),
+    reasons: t.exposeStringList('reasons', { description: 'Why the row is not runnable (empty when it is).' }),
+    secretNames: t.exposeStringList('secretNames', { description: 'Secret names its contracts use.' }),
+    unboundSecrets: t.exposeStringList('unboundSecrets', { description: 'Of those, the names not bound in the secret registry.' }),
+    text: t.expose('text', { type: 'JSON', description: 'Free-text columns, label → text.' }),
+    ways: t.field({
+      type: [ContractRef],
+      description: "The row's own way columns, each one contract.",
+      resolve: async (row, _args, ctx) => {
+        const ways = Object.values(row.ways as Record<string, StoredWay>);
+        const found = await Promise.all(ways.map((w) => contractsBySha(ctx, w.sha256)));
+        return ways.map((w, i) => {
+          const json = found[i]!.contract as Contract;
+          return { form: null, way: w.header, shape: w.shape, door: null, json, text: null, secretNames: secretNamesIn(json) };
+        });
+      },
+    }),
+    upstream: t.field({
+      type: ContractRef,
+      nullable: true,
+      description: "For a row wrapping an outside service: that service's own call.",
+      resolve: async (row, _args, ctx) => {
+        if (!row.upstreamSha256) return null;
+        const json = (await contractsBySha(ctx, row.upstreamSha256))!.contract as Contract;
+        return { form: 'UPSTREAM' as const, way: null, shape: shapeOf(json), door: 'the outside service itself', json, text: null, secretNames: secretNamesIn(json) };
+      },
+    }),
+    contracts: t.field({
+      type: [ContractRef],
+      description: 'The forms rendered from the canonical call {"tool": NAME, "args": ARGS}; ARGS defaults to an example built from the args schema.',
+      args: { forms: t.arg({ type: [ContractFormEnum], ...formsArg }), args: t.arg({ type: 'JSON', description: 'The arguments to write into every form.' }) },
+      resolve: async (row, args, ctx) => {
+        const callArgs = args.args ?? exampleArgs(row.argsSchema);
+        if (!callArgs || typeof callArgs !== 'object' || Array.isArray(callArgs)) throw badInput('Invalid args: expected a JSON object of arguments');
+        const upstream = row.upstreamSha256 ? ((await contractsBySha(ctx, row.upstreamSha256))?.contract as Contract | undefined) : undefined;
+        return renderForms(
+          { tool: row.name, args: callArgs as Record<string, unknown> },
+          { baseUrl: ctx.services.publicUrl, ...(upstream ? { upstream } : {}) },
+          args.forms ?? ContractForms,
+        ).map((f) => ({ ...f, way: null }));
+      },
+    }),
+    events: t.field({
+      type: LedgerEventConnectionRef,
+      description: 'Every ledger event with this tool name, in position order: from a capability to its uses.',
+      args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
+      resolve: async (row, args, ctx, info) => {
+        const take = pageSize(args.first);
+        const after = args.after ? decodeCursor(args.after) : null;
+        const filter = parseFilter(withoutNulls(args.filter ?? {}));
+        const query = queryFromInfo({ context: ctx, info, path: ['edges', 'node'] });
+        const key = JSON.stringify({ take, after: after?.toString() ?? null, filter });
+        const rows = await loadBatched(ctx, `tool-events:${key}`, row.name, (names) => eventsForTools(ctx, names, take, after, filter, query));
+        return toPage((rows ?? []) as { position: bigint }[], take, args.after ?? undefined) as never;
+      },
+    }),
+  }),
+});
+
+/** The first `take + 1` events of each tool, in two statements for the whole batch of tools. */
+async function eventsForTools(
+  ctx: Context,
+  names: string[],
+  take: number,
+  after: bigint | null,
+  filter: ReturnType<typeof parseFilter>,
+  query: object,
+): Promise<Map<string, unknown[]>> {
+  const prisma = ctx.services.db.prisma;
+  const ids = await prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
+    SELECT e.id FROM unnest(${names}::text[]) AS t(name)
+    CROSS JOIN LATERAL (
+      SELECT id FROM ledger_event
+      WHERE tool = t.name AND ${filterSql(filter)} ${after === null ? Prisma.empty : Prisma.sql`AND position > ${after}`}
+      ORDER BY position ASC LIMIT ${take + 1}
+    ) e`);
+  const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
+  if (ids.length === 0) return out;
+  const select = 'select' in query && query.select ? { select: { ...(query.select as object), position: true, tool: true } } : query;
+  const events = (await prisma.ledgerEvent.findMany({
+    ...(select as object),
+    where: { id: { in: ids.map((r) => r.id) } },
+    orderBy: { position: 'asc' },
+  })) as unknown as { tool: string | null }[];
+  for (const e of events) out.get(e.tool!)?.push(e);
+  return out;
+}
+
+builder.prismaObject('DirectoryRow', {
+  variant: 'Entry',
+  interfaces: [DirectoryRowRef],
+  description: 'A row with no contract: an article, credential, flow, task, file, variable…',
+  fields: (t) => ({
+    text: t.expose('text', { type: 'JSON', description: 'Free-text columns, label → text.' }),
+  }),
+});
+
+type ListedShape = { name: string; type: string; kind: string | null };
+const ListedRowRef = builder.objectRef<ListedShape>('ListedRow').implement({
+  description: 'The names-only projection of a row.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    type: t.exposeString('type'),
+    kind: t.exposeString('kind', { nullable: true }),
+  }),
+});
+
+type IndexShape = { passes: number; sectionBuilds: number; lastBuildMs: number | null; lastBuiltAt: Date | null; dir: string };
+const DirectoryIndexRef = builder.objectRef<IndexShape>('DirectoryIndex').implement({
+  description: 'The derived index: the sections it was built from, with their version tags and build times.',
+  fields: (t) => ({
+    dir: t.exposeString('dir', { description: 'The folder of section files.' }),
+    passes: t.exposeInt('passes', { description: 'Build passes run since start.' }),
+    sectionBuilds: t.exposeInt('sectionBuilds', { description: 'Sections (re)built since start: only those whose content hash changed.' }),
+    lastBuildMs: t.exposeFloat('lastBuildMs', { nullable: true }),
+    lastBuiltAt: t.expose('lastBuiltAt', { type: 'DateTime', nullable: true }),
+    sections: t.prismaField({
+      type: [DirectorySectionRef],
+      resolve: (query, _i, _a, ctx) => ctx.services.db.prisma.directorySection.findMany({ ...query, orderBy: { type: 'asc' } }),
+    }),
+  }),
+});
+
+type TypeCount = { type: string; rows: number };
+const TypeCountRef = builder.objectRef<TypeCount>('DirectoryTypeCount').implement({
+  fields: (t) => ({ type: t.exposeString('type'), rows: t.exposeInt('rows') }),
+});
+type StatsShape = { type: string | null; rows: number; rowsByType: TypeCount[]; namesOnlyBytes: number; withDescriptionsBytes: number };
+const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implement({
+  description: 'Counted from the data: the bytes are those of GET /api/directory and GET /api/directory?full=1 for the same type.',
+  fields: (t) => ({
+    type: t.exposeString('type', { nullable: true }),
+    rows: t.exposeInt('rows'),
+    rowsByType: t.expose('rowsByType', { type: [TypeCountRef] }),
+    namesOnlyBytes: t.exposeInt('namesOnlyBytes'),
+    withDescriptionsBytes: t.exposeInt('withDescriptionsBytes'),
+    ratio: t.float({ resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0) }),
+    namesOnlyTokensEstimate: t.int({ description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.', resolve: (s) => Math.round(s.namesOnlyBytes / 3.7) }),
+  }),
+});
+
+const ListedEdge = { name: 'DirectoryEdge' };
+const maxPage = 1000;
+
+builder.queryFields((t) => ({
+  directory: t.connection(
+    {
+      type: ListedRowRef,
+      description: 'The cheap names-only listing (name, type, kind), in section order.',
+      args: { type: t.arg.string() },
+      resolve: async (_root, args, ctx) => {
+        const first = args.first ?? 100;
+        if (first < 0 || first > maxPage) throw badInput(`Invalid first: expected a whole number from 0 to ${maxPage}, got ${first}`);
+        if (args.last !== undefined && args.last !== null) throw badInput('Invalid last: the directory pages forward only (first, after)');
+        const offset = args.after ? decodeListCursor(args.after) : 0;
+        const rows = await ctx.services.db.prisma.directoryRow.findMany({
+          where: args.type ? { type: args.type } : {},
+          select: { name: true, type: true, kind: true },
+          orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
+          skip: offset,
+          take: first + 1,
+        });
+        const edges = rows.slice(0, first).map((node, i) => ({ cursor: encodeListCursor(offset + i + 1), node }));
+        return {
+          edges,
+          pageInfo: { hasNextPage: rows.length > first, hasPreviousPage: offset > 0, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+        };
+      },
+    },
+    { name: 'DirectoryConnection' },
+    ListedEdge,
+  ),
+  row: t.prismaField({
+    type: DirectoryRowRef,
+    nullable: true,
+    description: 'One targeted read. A name used by several types answers the tool first, then the first type alphabetically, unless type is given.',
+    args: { name: t.arg.string({ required: true }), type: t.arg.string() },
+    resolve: async (query, _root, args, ctx) => {
+      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name, ...(args.type ? { type: args.type } : {}) }, orderBy: { type: 'asc' } });
+      return rows.find((r) => r.type === 'tool') ?? rows[0] ?? null;
+    },
+  }),
+  tool: t.prismaField({
+    type: ToolRef,
+    nullable: true,
+    description: 'One tool by name, with its contracts.',
+    args: { name: t.arg.string({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name }, orderBy: { type: 'asc' } });
+      return rows.find((r) => r.type === 'tool') ?? rows.find(isTool) ?? null;
+    },
+  }),
+  tools: t.prismaField({
+    type: [ToolRef],
+    description: 'Several tools by name in one read (at most 100), in the order asked; unknown names are left out.',
+    args: { names: t.arg.stringList({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
+      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: { in: args.names } }, orderBy: { type: 'asc' } });
+      const byName = new Map<string, (typeof rows)[number]>();
+      for (const r of rows) if (isTool(r) && (!byName.has(r.name) || r.type === 'tool')) byName.set(r.name, r);
+      return args.names.flatMap((n) => byName.get(n) ?? []);
+    },
+  }),
+  directoryIndex: t.field({
+    type: DirectoryIndexRef,
+    resolve: (_root, _args, ctx) => {
+      const d = ctx.services.directory;
+      return { dir: d.options.dir, passes: d.passes, sectionBuilds: d.sectionBuilds, lastBuildMs: d.lastBuild?.ms ?? null, lastBuiltAt: d.lastBuild?.startedAt ?? null };
+    },
+  }),
+  directoryStats: t.field({
+    type: DirectoryStatsRef,
+    args: { type: t.arg.string({ description: 'Count one type (e.g. "tool"); all rows when omitted.' }) },
+    resolve: async (_root, args, ctx) => {
+      const d = ctx.services.directory;
+      const type = args.type ?? null;
+      const [names, full, groups] = await Promise.all([
+        d.listing(type, false),
+        d.listing(type, true),
+        ctx.services.db.prisma.directoryRow.groupBy({ by: ['type'], where: type ? { type } : {}, _count: { _all: true }, orderBy: { type: 'asc' } }),
+      ]);
+      return {
+        type,
+        rows: names.count,
+        rowsByType: groups.map((g) => ({ type: g.type, rows: g._count._all })),
+        namesOnlyBytes: Buffer.byteLength(names.body),
+        withDescriptionsBytes: Buffer.byteLength(full.body),
+      };
+    },
+  }),
+}));
+
+const listPrefix = 'directory:';
+function encodeListCursor(offset: number): string {
+  return Buffer.from(`${listPrefix}${offset}`).toString('base64url');
+}
+function decodeListCursor(cursor: string): number {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const n = Number(text.slice(listPrefix.length));
+  if (!text.startsWith(listPrefix) || !Number.isInteger(n) || n < 0) throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
+  return n;
+}
+
+// ---- from a recorded call back to its contract ----
+
+type RecordedShape = { form: string; sha256: string; tool: string | null };
+const RecordedContractRef = builder.objectRef<RecordedShape>('RecordedContract').implement({
+  description: 'The exact contract an event ran, kept by its hash after the row changes.',
+  fields: (t) => ({
+    form: t.exposeString('form', { description: 'A ContractForm name, or the way column (e.g. "way: http").' }),
+    sha256: t.exposeString('sha256'),
+    shape: t.field({
+      type: ContractShapeEnum,
+      nullable: true,
+      resolve: async (c, _a, ctx) => ((await contractsBySha(ctx, c.sha256))?.shape as ContractShape | undefined) ?? null,
+    }),
+    json: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Null only when the hash names no stored contract.',
+      resolve: async (c, _a, ctx) => (await contractsBySha(ctx, c.sha256))?.contract ?? null,
+    }),
+  }),
+});
+
+builder.prismaObjectFields(LedgerEventRef, (t) => ({
+  toolRow: t.field({
+    type: DirectoryRowRef,
+    nullable: true,
+    description: "The Directory row of this event's tool, as it is now (LedgerEvent.tool is the name).",
+    select: { tool: true },
+    resolve: async (e, _a, ctx) => {
+      if (!e.tool) return null;
+      return (
+        (await loadBatched(ctx, 'tool-row', e.tool, async (names) => {
+          const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
+          const out = new Map<string, (typeof rows)[number]>();
+          for (const r of rows) if (!out.has(r.name) || r.type === 'tool') out.set(r.name, r);
+          return out;
+        })) ?? null
+      );
+    },
+  }),
+  contract: t.field({
+    type: RecordedContractRef,
+    nullable: true,
+    description: 'The identity of the contract this event ran (form and hash), resolvable after the row changes.',
+    select: { contractForm: true, contractSha256: true, tool: true },
+    resolve: (e) => (e.contractForm && e.contractSha256 ? { form: e.contractForm, sha256: e.contractSha256, tool: e.tool } : null),
+  }),
+}));

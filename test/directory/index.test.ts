@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { demoDirectoryDir } from '../../src/services.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { databaseKinds } from '../helpers/database.ts';
+
+const SECRET_VALUE = 'sk-live-value-never-rendered';
+
+describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
+  let t: TestApp;
+  let dir: string;
+  const build = () => t.app.services.directory.build();
+  const sections = async () => {
+    const r = await t.gql(`{ directoryIndex { passes sectionBuilds sections { type versionTag builtAt status builds rowCount unknownHeaders errors { section row column message text } refusals { name reason } } } }`);
+    expect(r.errors).toBeUndefined();
+    return r.data.directoryIndex;
+  };
+  const section = async (type: string) => (await sections()).sections.find((s: { type: string }) => s.type === type);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-directory-'));
+    await cp(demoDirectoryDir, dir, { recursive: true });
+    t = await startTestApp(kind, {
+      DIRECTORY_DIR: dir,
+      DIRECTORY_WATCH_MS: '0',
+      RETIRED_HOSTS: 'old.example.com',
+      DIRLEDGER_SECRET_OPENWEATHER_KEY: SECRET_VALUE,
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('builds every demo section at start, at least 8 types, with version tags and build times', async () => {
+    const index = await sections();
+    expect(index.sections.length).toBeGreaterThanOrEqual(8);
+    for (const s of index.sections) {
+      expect(s.status).toBe('OK');
+      expect(s.versionTag).toMatch(/^[0-9a-f]{64}$/);
+      expect(s.builtAt).toBeTruthy();
+      expect(s.errors).toEqual([]);
+    }
+    const tool = await t.gql(`{ tool(name: "WEATHER_NOW") { name runnable reasons secretNames unboundSecrets section { type versionTag } upstream { shape json } } }`);
+    expect(tool.data.tool).toMatchObject({ runnable: true, secretNames: ['OPENWEATHER_KEY'], unboundSecrets: [], section: { type: 'tool' } });
+  });
+
+  it('renders every form of every demo tool over GraphQL with secrets as names only', async () => {
+    const list = await t.gql(`{ directory(type: "tool", first: 100) { edges { node { name } } } }`);
+    const names: string[] = list.data.directory.edges.map((e: { node: { name: string } }) => e.node.name);
+    expect(names).toEqual(expect.arrayContaining(['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING']));
+    for (const name of names) {
+      const r = await t.gql(`query($n: String!) { tool(name: $n) { contracts { form shape door json text secretNames sha256 } upstream { json } } }`, { n: name });
+      expect(r.errors).toBeUndefined();
+      const forms = r.data.tool.contracts;
+      expect(forms.length).toBe(r.data.tool.upstream ? 27 : 26);
+      expect(JSON.stringify(r.data)).not.toContain(SECRET_VALUE);
+      expect(forms.find((f: { form: string }) => f.form === 'REST').json.url).toBe(`${t.origin}/api/tools/${name}`);
+    }
+    const weather = await t.gql(`{ tool(name: "WEATHER_NOW") { contracts(forms: [UPSTREAM, CURL]) { form json secretNames } } }`);
+    expect(weather.data.tool.contracts[0]).toMatchObject({ form: 'UPSTREAM', secretNames: ['OPENWEATHER_KEY'] });
+    expect(JSON.stringify(weather.data.tool.contracts[0].json)).toContain('[OPENWEATHER_KEY]');
+  });
+
+  it('reports an unknown header and never guesses at it', async () => {
+    await writeFile(path.join(dir, 'skill.csv'), 'name,description,colour\nsay-it-back,Repeat,red\n');
+    await build();
+    const s = await section('skill');
+    expect(s).toMatchObject({ status: 'OK', unknownHeaders: ['colour'], rowCount: 1 });
+  });
+
+  it('rejects a malformed cell of each shape naming section, row and column, and keeps the previous version live', async () => {
+    const before = await section('tool');
+    const original = await readFile(path.join(dir, 'tool.csv'), 'utf8');
+    const bad: [string, string][] = [
+      ['way: http', '{"method":"POST","url":"nowhere"}'],
+      ['way: mcp', '{"method":"MCP","server":"http://x/mcp"}'],
+      ['way: cli', '{"method":"CLI","command":""}'],
+      ['way', '[{"method":"CLI","command":"date"},{"method":"CODE"}]'],
+      ['way: code', '{"method":"CODE","language":"js"}'],
+    ];
+    for (const [column, cell] of bad) {
+      await writeFile(path.join(dir, 'tool.csv'), `name,description,${column}\nGOOD,fine,\nBROKEN,bad,"${cell.replace(/"/g, '""')}"\n`);
+      await build();
+      const s = await section('tool');
+      expect(s.status).toBe('STALE');
+      expect(s.versionTag).toBe(before.versionTag);
+      expect(s.errors[0]).toMatchObject({ section: 'tool', row: 2, column });
+      expect(s.errors[0].text).toMatch(/^section tool, row 2, column .*: .*expected/);
+      const echo = await t.gql(`{ tool(name: "ECHO") { name section { versionTag } } }`);
+      expect(echo.data.tool).toEqual({ name: 'ECHO', section: { versionTag: before.versionTag } });
+    }
+    await writeFile(path.join(dir, 'tool.csv'), original);
+    await build();
+    expect(await section('tool')).toMatchObject({ status: 'OK', versionTag: before.versionTag, errors: [] });
+  });
+
+  it('rebuilds only the sections whose content changed', async () => {
+    const before = await sections();
+    const noChange = await build();
+    expect(noChange.rebuilt).toEqual([]);
+    const after = await sections();
+    expect(after.sectionBuilds).toBe(before.sectionBuilds);
+    await writeFile(path.join(dir, 'flow.csv'), 'name,description\nmorning-digest,Changed.\n');
+    const changed = await build();
+    expect(changed.rebuilt).toEqual(['flow']);
+    const later = await sections();
+    expect(later.sectionBuilds).toBe(before.sectionBuilds + 1);
+    for (const s of later.sections) {
+      const old = before.sections.find((o: { type: string }) => o.type === s.type);
+      if (s.type === 'flow') {
+        expect(s.versionTag).not.toBe(old.versionTag);
+        expect(s.builds).toBe(old.builds + 1);
+      } else expect([s.type, s.versionTag, s.builds]).toEqual([s.type, old.versionTag, old.builds]);
+    }
+  });
+
+  it('refuses rows that reach the retired build, with the reason', async () => {
+    await writeFile(
+      path.join(dir, 'webhook.csv'),
+      `name,way: cli\nOK_HOOK,"{""method"":""CLI"",""command"":""date""}"\nOLD_HOOK,"{""method"":""CLI"",""command"":""echo ${Buffer.from('curl https://old.example.com/x').toString('base64')} | base64 -d | sh""}"\n`,
+    );
+    await build();
+    const s = await section('webhook');
+    expect(s.rowCount).toBe(1);
+    expect(s.refusals[0]).toMatchObject({ name: 'OLD_HOOK', reason: expect.stringMatching(/retired build old\.example\.com.*base64/) });
+    expect((await t.gql(`{ row(name: "OLD_HOOK") { name } }`)).data.row).toBeNull();
+  });
+
+  it('counts projection bytes exactly as the listings return them', async () => {
+    for (const type of [null, 'tool']) {
+      const stats = await t.gql(`query($type: String) { directoryStats(type: $type) { rows namesOnlyBytes withDescriptionsBytes ratio rowsByType { type rows } } }`, { type });
+      const q = type ? `&type=${type}` : '';
+      const names = await fetch(`${t.origin}/api/directory?${q}`).then((r) => r.arrayBuffer());
+      const full = await fetch(`${t.origin}/api/directory?full=1${q}`).then((r) => r.arrayBuffer());
+      const s = stats.data.directoryStats;
+      expect(s.namesOnlyBytes).toBe(names.byteLength);
+      expect(s.withDescriptionsBytes).toBe(full.byteLength);
+      expect(s.rows).toBe(JSON.parse(Buffer.from(names).toString()).length);
+      expect(s.ratio).toBeGreaterThan(1);
+    }
+  });
+
+  it('resolves an event to the exact contract it ran after the row is edited', async () => {
+    const tool = await t.gql(`{ tool(name: "HTTPBIN_ANYTHING") { ways { way sha256 json } } }`);
+    const way = tool.data.tool.ways[0];
+    const appended = await fetch(`${t.origin}/ledger/batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        collector: 'directory-test',
+        events: [{ id: 'dir-contract-1', kind: 'TOOL_CALL', direction: 'OUT', actionId: 'a1', tool: 'HTTPBIN_ANYTHING', occurredAt: '2026-11-30T00:00:00Z', contract: { form: way.way, sha256: way.sha256 } }],
+      }),
+    });
+    expect(appended.status).toBe(200);
+    const file = path.join(dir, 'tool.csv');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('https://httpbin.org/anything', 'https://httpbin.org/anything/v2'));
+    await build();
+    const now = await t.gql(`{ tool(name: "HTTPBIN_ANYTHING") { ways { sha256 } } }`);
+    expect(now.data.tool.ways[0].sha256).not.toBe(way.sha256);
+    const event = await t.gql(`{ event(id: "dir-contract-1") { toolRow { name } contract { form sha256 shape json } } }`);
+    expect(event.errors).toBeUndefined();
+    expect(event.data.event).toEqual({ toolRow: { name: 'HTTPBIN_ANYTHING' }, contract: { form: way.way, sha256: way.sha256, shape: 'HTTP', json: way.json } });
+  });
+
+  it('lists every event of a tool with a bounded number of SQL statements (no N+1)', async () => {
+    const tools = Array.from({ length: 50 }, (_, i) => `LOAD_TOOL_${i}`);
+    await writeFile(path.join(dir, 'method.csv'), `name,way: cli\n${tools.map((n) => `${n},"{""method"":""CLI"",""command"":""date""}"`).join('\n')}\n`);
+    await build();
+    const events = tools.flatMap((tool, i) =>
+      Array.from({ length: 21 }, (_, j) => ({ id: `load-${i}-${j}`, kind: 'TOOL_CALL', direction: 'OUT', actionId: `load-${i}`, tool, occurredAt: '2026-11-30T00:00:00Z' })),
+    );
+    const appended = await t.gql(`mutation($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, { input: { collector: 'load', events } });
+    expect(appended.data.appendBatch.inserted).toBe(1050);
+    const query = `query($names: [String!]!) { tools(names: $names) { name events(first: 20) { edges { node { id payloadState batch { id } } } pageInfo { hasNextPage } } } }`;
+    const count = await countStatements(t, () => t.gql(query, { names: tools }));
+    expect(count.result.errors).toBeUndefined();
+    const found = (count.result.data as { tools: { events: { edges: unknown[]; pageInfo: { hasNextPage: boolean } } }[] }).tools;
+    expect(found).toHaveLength(50);
+    expect(found.every((d) => d.events.edges.length === 20 && d.events.pageInfo.hasNextPage)).toBe(true);
+    const page = `{ directory(type: "method", first: 50) { edges { node { name } } } }`;
+    expect((await t.gql(page)).data.directory.edges).toHaveLength(50);
+    // One read for the tools, two for all their events, one for the events' batches: not one per tool.
+    expect(count.statements).toBeGreaterThan(0);
+    expect(count.statements).toBeLessThanOrEqual(6);
+    const events50 = await countStatements(t, () =>
+      t.gql(`{ event(id: "load-0-0") { action { events { toolRow { name } contract { sha256 } } } } }`),
+    );
+    expect(events50.statements).toBeGreaterThan(0);
+    expect(events50.statements).toBeLessThanOrEqual(4);
+  });
+});
+
+/** Counts the SQL statements the app's database runs while `run` is in flight. */
+async function countStatements<T>(t: TestApp, run: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  let statements = 0;
+  if (t.db.kind === 'pglite') {
+    const lite = t.db.pglite!;
+    const original = lite.query.bind(lite);
+    (lite as { query: unknown }).query = (...args: Parameters<typeof original>) => (statements++, original(...args));
+    try {
+      return { result: await run(), statements };
+    } finally {
+      (lite as { query: unknown }).query = original;
+    }
+  }
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    statements++;
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await run(), statements };
+  } finally {
+    proto.query = original;
+  }
+}
