@@ -14,6 +14,7 @@ import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import { listDirectory } from './http/directory-routes.ts';
 import { ingestBatch, serveBlob } from './http/ledger-routes.ts';
+import { resolveRoute } from './http/resolver-routes.ts';
 import { json } from './http/respond.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createServices, type Services } from './services.ts';
@@ -76,6 +77,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const blob = /^\/ledger\/blob\/([^/]+)$/.exec(path);
     if (blob) {
       return request.method === 'GET' || request.method === 'HEAD' ? serveBlob(request, blob[1]!, services) : methodNotAllowed('GET');
+    }
+    if (path === '/api/directory/resolve') {
+      return request.method === 'GET' ? resolveRoute(request, services) : methodNotAllowed('GET');
     }
     if (path === '/api/directory') {
       return request.method === 'GET' || request.method === 'HEAD' ? listDirectory(request, services) : methodNotAllowed('GET');

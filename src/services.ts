@@ -9,6 +9,7 @@ import { parseRetiredTargets } from './directory/retired.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { FolderObjectStore, S3ObjectStore, type ObjectStore } from './ledger/object-store.ts';
 import { SecretRedactor } from './ledger/redact.ts';
+import { DirectoryResolver } from './resolver/directory-source.ts';
 import type { Logger } from './logger.ts';
 
 export type Services = {
@@ -17,6 +18,8 @@ export type Services = {
   db: Database;
   ledger: Ledger;
   directory: Directory;
+  /** Words → ranked Directory rows; follows the Directory's builds without blocking a query. */
+  resolver: DirectoryResolver;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
   publicUrl: string;
   /** Stops background work (the Directory's folder watcher); the database is closed by the caller. */
@@ -62,6 +65,8 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
   });
   await directory.build();
   directory.watch();
+  const resolver = new DirectoryResolver(database.prisma, directory, logger);
+  await resolver.sync();
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
-  return { config, logger, db: database, ledger, directory, publicUrl, close: () => directory.close() };
+  return { config, logger, db: database, ledger, directory, resolver, publicUrl, close: () => directory.close() };
 }

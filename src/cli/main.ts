@@ -61,4 +61,19 @@ program
     }
   });
 
+program
+  .command('find')
+  .description('Resolve words to ranked Directory rows, asking a running server (GET /api/directory/resolve).')
+  .argument('<words...>', 'what you are looking for, in any words')
+  .option('--url <url>', 'the server (default DIRLEDGER_URL, else http://127.0.0.1:PORT)')
+  .option('--min-score <n>', 'refuse anything scored below this')
+  .option('--limit <n>', 'at most this many rows (default 10)')
+  .option('--types <types>', 'only these types, comma-separated')
+  .option('--json', 'print the answer as JSON, exactly as the HTTP door sends it')
+  .action(async (words: string[], opts: { url?: string; minScore?: string; limit?: string; types?: string; json?: boolean }) => {
+    const { find } = await import('./find.ts');
+    const url = opts.url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
+    process.exitCode = await find(words, { ...opts, url });
+  });
+
 await program.parseAsync(process.argv);

@@ -4,6 +4,7 @@ import { builder } from './builder.ts';
 import './scalars.ts';
 import '../ledger/schema.ts';
 import '../directory/schema.ts';
+import '../resolver/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
 

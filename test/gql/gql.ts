@@ -21,6 +21,7 @@ type Documents = {
     "\n  query ReadCounts($by: LedgerGrouping!, $filter: LedgerFilter) {\n    ledgerCounts(by: $by, filter: $filter) {\n      key\n      events\n      inputTokens\n      outputTokens\n      costUsd\n    }\n  }\n": typeof types.ReadCountsDocument,
     "\n  query ReadBlobEvents($sha256: String!, $first: Int, $after: String) {\n    blob(sha256: $sha256) {\n      sha256\n      events(first: $first, after: $after) {\n        edges {\n          cursor\n          node {\n            id\n            payloadSha256\n          }\n        }\n        pageInfo {\n          hasNextPage\n          endCursor\n        }\n      }\n    }\n  }\n": typeof types.ReadBlobEventsDocument,
     "\n  query ReadNestedEvents($first: Int) {\n    events(first: $first) {\n      edges {\n        node {\n          id\n          payload {\n            sha256\n            size\n          }\n          batch {\n            id\n            collector\n          }\n        }\n      }\n    }\n  }\n": typeof types.ReadNestedEventsDocument,
+    "\n  query Resolve($query: String!, $minScore: Int, $limit: Int, $types: [String!]) {\n    resolve(query: $query, minScore: $minScore, limit: $limit, types: $types) {\n      query\n      readAs\n      corrections { from to distance }\n      matches { row { name type kind id description } score layer reason matchedWords }\n      message\n    }\n  }\n": typeof types.ResolveDocument,
 };
 const documents: Documents = {
     "\n  mutation AppendBatch($input: AppendBatchInput!) {\n    appendBatch(input: $input) {\n      batchId\n      received\n      inserted\n      duplicates\n      position\n    }\n  }\n": types.AppendBatchDocument,
@@ -30,6 +31,7 @@ const documents: Documents = {
     "\n  query ReadCounts($by: LedgerGrouping!, $filter: LedgerFilter) {\n    ledgerCounts(by: $by, filter: $filter) {\n      key\n      events\n      inputTokens\n      outputTokens\n      costUsd\n    }\n  }\n": types.ReadCountsDocument,
     "\n  query ReadBlobEvents($sha256: String!, $first: Int, $after: String) {\n    blob(sha256: $sha256) {\n      sha256\n      events(first: $first, after: $after) {\n        edges {\n          cursor\n          node {\n            id\n            payloadSha256\n          }\n        }\n        pageInfo {\n          hasNextPage\n          endCursor\n        }\n      }\n    }\n  }\n": types.ReadBlobEventsDocument,
     "\n  query ReadNestedEvents($first: Int) {\n    events(first: $first) {\n      edges {\n        node {\n          id\n          payload {\n            sha256\n            size\n          }\n          batch {\n            id\n            collector\n          }\n        }\n      }\n    }\n  }\n": types.ReadNestedEventsDocument,
+    "\n  query Resolve($query: String!, $minScore: Int, $limit: Int, $types: [String!]) {\n    resolve(query: $query, minScore: $minScore, limit: $limit, types: $types) {\n      query\n      readAs\n      corrections { from to distance }\n      matches { row { name type kind id description } score layer reason matchedWords }\n      message\n    }\n  }\n": types.ResolveDocument,
 };
 
 /**
@@ -74,6 +76,10 @@ export function graphql(source: "\n  query ReadBlobEvents($sha256: String!, $fir
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ReadNestedEvents($first: Int) {\n    events(first: $first) {\n      edges {\n        node {\n          id\n          payload {\n            sha256\n            size\n          }\n          batch {\n            id\n            collector\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ReadNestedEvents($first: Int) {\n    events(first: $first) {\n      edges {\n        node {\n          id\n          payload {\n            sha256\n            size\n          }\n          batch {\n            id\n            collector\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Resolve($query: String!, $minScore: Int, $limit: Int, $types: [String!]) {\n    resolve(query: $query, minScore: $minScore, limit: $limit, types: $types) {\n      query\n      readAs\n      corrections { from to distance }\n      matches { row { name type kind id description } score layer reason matchedWords }\n      message\n    }\n  }\n"): (typeof documents)["\n  query Resolve($query: String!, $minScore: Int, $limit: Int, $types: [String!]) {\n    resolve(query: $query, minScore: $minScore, limit: $limit, types: $types) {\n      query\n      readAs\n      corrections { from to distance }\n      matches { row { name type kind id description } score layer reason matchedWords }\n      message\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
