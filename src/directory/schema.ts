@@ -112,10 +112,7 @@ export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
 });
 
 async function contractsBySha(ctx: Context, sha256: string): Promise<{ shape: string; contract: unknown } | undefined> {
-  return loadBatched(ctx, 'contract_version', sha256, async (keys) => {
-    const rows = await ctx.services.db.prisma.contractVersion.findMany({ where: { sha256: { in: keys } } });
-    return new Map(rows.map((r) => [r.sha256, { shape: r.shape, contract: r.contract }]));
-  });
+  return loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
 }
 
 const formsArg = { description: 'Which forms (default: every form that applies).' };
