@@ -48,7 +48,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     landingPage: false,
     graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'dirledger' } : false,
     context: (): Context => ({ services }),
-    maskedErrors: { maskError: maskError(logger) },
+    maskedErrors: { maskError: maskError(logger, (text) => services.redactor.text(text, new Set())) },
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: config.GRAPHQL_MAX_DEPTH, onReject: limitCode('DEPTH_LIMIT_EXCEEDED') },
@@ -93,7 +93,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (stopping) return json({ error: { code: 'SHUTTING_DOWN', message: 'The server is stopping.' } }, 503, { 'retry-after': '1', connection: 'close' });
     inFlight++;
     try {
-      return await route(request);
+      return await withoutSecrets(await route(request), services);
     } catch (error) {
       logger.error({ err: error }, 'unexpected error in an HTTP door');
       return json({ error: { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' } }, 500);
@@ -171,6 +171,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
 
   return { services, fetch, start, stop };
+}
+
+/** An error body may quote what arrived; no registered secret value leaves in it. */
+async function withoutSecrets(response: Response, services: Services): Promise<Response> {
+  if (response.status < 400 || services.redactor.size === 0 || !response.headers.get('content-type')?.includes('json')) return response;
+  const text = await response.text();
+  return new Response(services.redactor.text(text, new Set()), { status: response.status, headers: response.headers });
 }
 
 function methodNotAllowed(allowed: string): Response {

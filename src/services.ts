@@ -17,6 +17,8 @@ export type Services = {
   logger: Logger;
   db: Database;
   ledger: Ledger;
+  /** Replaces every registered secret value by its name; the last step before any byte leaves or is stored. */
+  redactor: SecretRedactor;
   directory: Directory;
   /** Words → ranked Directory rows; follows the Directory's builds without blocking a query. */
   resolver: DirectoryResolver;
@@ -53,7 +55,9 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
   const database = db ?? (await openConfiguredDatabase(config));
   const applied = await database.migrate();
   if (applied.length) logger.info({ applied }, 'applied migrations');
-  const ledger = new Ledger(database.prisma, createObjectStore(config), new SecretRedactor(config.secrets), {
+  const redactor = new SecretRedactor(config.secrets);
+  const objects = createObjectStore(config);
+  const ledger = new Ledger(database.prisma, objects, redactor, {
     inlineMaxBytes: config.INLINE_MAX_BYTES,
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
   });
@@ -68,5 +72,9 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
   const resolver = new DirectoryResolver(database.prisma, directory, logger);
   await resolver.sync();
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
-  return { config, logger, db: database, ledger, directory, resolver, publicUrl, close: () => directory.close() };
+  const close = async () => {
+    await directory.close();
+    if (objects instanceof S3ObjectStore) objects.close();
+  };
+  return { config, logger, db: database, ledger, redactor, directory, resolver, publicUrl, close };
 }

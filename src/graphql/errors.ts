@@ -8,15 +8,15 @@ import type { Logger } from '../logger.ts';
 
 const codePattern = /^[A-Z][A-Z0-9_]*$/;
 
-export function maskError(logger: Logger): YogaMaskedErrorOpts['maskError'] {
+export function maskError(logger: Logger, redact: (text: string) => string): YogaMaskedErrorOpts['maskError'] {
   return (error, message) => {
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
     if (original instanceof DomainError) {
       const g = error instanceof GraphQLError ? error : undefined;
-      return createGraphQLError(original.message, {
+      return createGraphQLError(redact(original.message), {
         nodes: g?.nodes,
         path: g?.path,
-        extensions: { code: original.code, ...original.details },
+        extensions: JSON.parse(redact(JSON.stringify({ code: original.code, ...original.details }))),
       });
     }
     if (original instanceof GraphQLError && typeof original.extensions?.code === 'string' && codePattern.test(original.extensions.code)) {
@@ -24,7 +24,7 @@ export function maskError(logger: Logger): YogaMaskedErrorOpts['maskError'] {
     }
     if (error instanceof GraphQLError && !error.originalError) {
       // Validation and parse errors from graphql-js: expected, and safe to show.
-      return createGraphQLError(error.message, {
+      return createGraphQLError(redact(error.message), {
         nodes: error.nodes,
         source: error.source,
         positions: error.positions,
