@@ -62,7 +62,22 @@ export const settings = {
     doc: 'Debounce of the Directory folder watcher in milliseconds; 0 turns watching off.',
   },
   RETIRED_HOSTS: {
-    schema: z.string().optional(),
+    schema: z
+      .string()
+      .refine(
+        (v) =>
+          v.split(',').every((entry) => {
+            const e = entry.trim();
+            if (!e) return true;
+            try {
+              return Boolean(new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(e) ? e : `http://${e}`).hostname);
+            } catch {
+              return false;
+            }
+          }),
+        'comma-separated hosts or URL prefixes',
+      )
+      .optional(),
     doc: 'Comma-separated hosts or URL prefixes of a retired build; Directory rows that reach one are refused.',
   },
   PUBLIC_URL: {

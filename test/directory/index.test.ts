@@ -219,3 +219,29 @@ async function countStatements<T>(t: TestApp, run: () => Promise<T>): Promise<{ 
     proto.query = original;
   }
 }
+
+describe('the Directory watcher', () => {
+  it('rebuilds a section soon after its file changes, and the config refuses a malformed RETIRED_HOSTS', async () => {
+    const { parseConfig } = await import('../../src/config.ts');
+    expect(() => parseConfig({ RETIRED_HOSTS: 'old.example.com, http://[bad' })).toThrow(/RETIRED_HOSTS: expected comma-separated hosts or URL prefixes/);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-watch-'));
+    await writeFile(path.join(dir, 'task.csv'), 'name,description\nfirst,one\n');
+    const t = await startTestApp('pglite', { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '30' });
+    try {
+      const tag = async () => (await t.gql(`{ directoryIndex { sections { type versionTag rowCount } } }`)).data.directoryIndex.sections[0];
+      const before = await tag();
+      expect(before.rowCount).toBe(1);
+      await writeFile(path.join(dir, 'task.csv'), 'name,description\nfirst,one\nsecond,two\n');
+      let after = before;
+      for (let i = 0; i < 100 && after.rowCount === 1; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        after = await tag();
+      }
+      expect(after.rowCount).toBe(2);
+      expect(after.versionTag).not.toBe(before.versionTag);
+    } finally {
+      await t.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
