@@ -31,6 +31,8 @@ export type BuildReport = {
   failed: string[];
   unchanged: number;
   removed: string[];
+  /** Section type → headers nobody recognises, for the sections built in this pass. */
+  unknownHeaders: Record<string, string[]>;
 };
 
 export type ListingEntry = { name: string; type: string; kind: string | null; description?: string };
@@ -165,7 +167,7 @@ export class Directory {
       const rows = await this.prisma.directorySection.findMany({ select: { type: true, seenTag: true } });
       this.seen = new Map(rows.map((r) => [r.type, r.seenTag]));
     }
-    const report: BuildReport = { startedAt, ms: 0, rebuilt: [], failed: [], unchanged: 0, removed: [] };
+    const report: BuildReport = { startedAt, ms: 0, rebuilt: [], failed: [], unchanged: 0, removed: [], unknownHeaders: {} };
     let files: string[];
     try {
       files = (await readdir(this.options.dir)).sort();
@@ -196,6 +198,10 @@ export class Directory {
       const parsed = parseSection(file, bytes);
       this.sectionBuilds++;
       report.rebuilt.push(parsed.type);
+      if (parsed.unknownHeaders.length) {
+        report.unknownHeaders[parsed.type] = parsed.unknownHeaders;
+        this.logger.warn({ section: parsed.type, unknownHeaders: parsed.unknownHeaders }, 'directory section has headers nobody recognises; their cells are ignored');
+      }
       const ok = await this.buildSection(parsed);
       if (!ok) report.failed.push(parsed.type);
       this.seen.set(parsed.type, parsed.versionTag);

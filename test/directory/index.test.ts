@@ -67,7 +67,7 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
 
   it('reports an unknown header and never guesses at it', async () => {
     await writeFile(path.join(dir, 'skill.csv'), 'name,description,colour\nsay-it-back,Repeat,red\n');
-    await build();
+    expect((await build()).unknownHeaders).toEqual({ skill: ['colour'] });
     const s = await section('skill');
     expect(s).toMatchObject({ status: 'OK', unknownHeaders: ['colour'], rowCount: 1 });
   });
