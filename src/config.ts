@@ -84,6 +84,22 @@ export const settings = {
     schema: url(['http:', 'https:']).optional(),
     doc: "This server's base URL as callers reach it, written into every contract form (default http://HOST:PORT).",
   },
+  STREAM_CUTOFF_MS: {
+    schema: positiveMs.default(25_000),
+    doc: 'How long the ledger keeps reading a streamed answer after its client disconnects; what arrived is stored as PARTIAL.',
+  },
+  CAPTURE_BATCH_MAX_EVENTS: {
+    schema: z.coerce.number().int().min(1).max(10_000).default(500),
+    doc: 'The background ledger writer cuts a batch at this many events…',
+  },
+  CAPTURE_BATCH_DELAY_MS: {
+    schema: positiveMs.default(25),
+    doc: '…or this long after its first event was queued, whichever comes first.',
+  },
+  CAPTURE_QUEUE_MAX_EVENTS: {
+    schema: z.coerce.number().int().min(1).default(20_000),
+    doc: 'Events the background writer holds in memory at most (what a crash can lose); when full, callers wait for room.',
+  },
 } as const;
 
 type Settings = typeof settings;

@@ -1,0 +1,80 @@
+// The invocation context: who is acting and under which action id, carried through every await,
+// timer and stream callback of one request by AsyncLocalStorage, so the boundary can record
+// without any feature passing it along.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { badInput } from '../errors.ts';
+
+/** The door an invocation came in through. */
+export const Door = z.enum(['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INTERNAL']);
+export type Door = z.output<typeof Door>;
+
+const label = (max = 512) => z.string().min(1).max(max);
+
+export const InvocationInput = z
+  .object({
+    /** Generated when absent; becomes the actionId of every event the invocation records. */
+    actionId: label(256).optional(),
+    session: label().optional(),
+    turn: label().optional(),
+    task: label().optional(),
+    agent: label().optional(),
+    caller: label().optional(),
+    door: Door,
+    /** False for the runner, which records its own richer exchange. Default true. */
+    captureOutbound: z.boolean().optional(),
+  })
+  .strict();
+export type InvocationInput = z.input<typeof InvocationInput>;
+
+export type Invocation = Readonly<{
+  actionId: string;
+  session?: string;
+  turn?: string;
+  task?: string;
+  agent?: string;
+  caller?: string;
+  door: Door;
+  captureOutbound: boolean;
+  startedAt: Date;
+}>;
+
+const storage = new AsyncLocalStorage<Invocation>();
+
+/**
+ * Runs `fn` inside a new invocation; everything it starts (awaits, timers, stream callbacks)
+ * sees it through `currentInvocation()`. Throws BAD_INPUT naming the field when a value is invalid.
+ */
+export function runInInvocation<T>(input: InvocationInput, fn: () => T): T {
+  const parsed = InvocationInput.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw badInput(`Invalid invocation ${issue.path.join('.') || 'context'}: ${issue.message}.`, { field: issue.path.join('.') });
+  }
+  const { captureOutbound, actionId, ...rest } = parsed.data;
+  const invocation: Invocation = Object.freeze({
+    ...rest,
+    actionId: actionId ?? randomUUID(),
+    captureOutbound: captureOutbound ?? true,
+    startedAt: new Date(),
+  });
+  return storage.run(invocation, fn);
+}
+
+/** The invocation the calling code runs in, or undefined outside every invocation. */
+export function currentInvocation(): Invocation | undefined {
+  return storage.getStore();
+}
+
+/** Runs `fn` in the current invocation with generic outbound capture off (the runner records its own calls). */
+export function withoutOutboundCapture<T>(fn: () => T): T {
+  const current = storage.getStore();
+  if (!current || !current.captureOutbound) return fn();
+  return storage.run(Object.freeze({ ...current, captureOutbound: false }), fn);
+}
+
+/** Binds `fn` to the invocation current now, for callbacks run later by code that loses the context. */
+export function bindToInvocation<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  return AsyncLocalStorage.bind(fn);
+}

@@ -1,0 +1,281 @@
+// Outbound capture: every HTTP request the process makes through undici (global fetch, undici's
+// own fetch/request) inside an invocation becomes two events, request OUT and response IN, linked
+// by the invocation's action id, with the bytes exactly as they passed on the wire (a compressed
+// response is kept compressed; its content-encoding header says so).
+//
+// Not captured: anything outside an invocation or with capture switched off (the runner records
+// its own exchange); excluded origins (the object store); node:http / node:https requests (the AWS
+// SDK, pg's raw sockets), which never pass through undici.
+import { randomUUID } from 'node:crypto';
+import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
+import type { EventInput } from '../ledger/input.ts';
+import type { Logger } from '../logger.ts';
+import { currentInvocation, type Invocation } from './context.ts';
+import { BoundedBytes } from './payload.ts';
+
+export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
+
+export type OutboundCaptureOptions = {
+  /** Where the two events go: the background writer's enqueue. */
+  record: OutboundRecorder;
+  /** Bodies larger than this are recorded as MISSING with their size. */
+  payloadMaxBytes: number;
+  /** Origins (scheme://host:port) never recorded, such as the S3 endpoint. */
+  excludeOrigins?: string[];
+  logger?: Logger;
+};
+
+export type OutboundCapture = {
+  /** Exchanges recorded, and capture failures (the request itself is never affected by one). */
+  stats(): { exchanges: number; errors: number };
+  /** Restores the global dispatcher that was there before. */
+  uninstall(): Promise<void>;
+};
+
+type Headers = Record<string, string | string[]>;
+type DispatchHandler = Dispatcher.DispatchHandler;
+type Controller = Parameters<NonNullable<DispatchHandler['onResponseStart']>>[0];
+
+/** A URL field holds at most this much (the ledger's limit); a longer URL is cut and flagged. */
+const URL_MAX = 16_384;
+
+let installed = false;
+
+/**
+ * Installs the capture as undici's global dispatcher (shared with Node's built-in fetch through the
+ * global symbol), composed over the previous one when it is an undici v7 dispatcher.
+ */
+export function installOutboundCapture(options: OutboundCaptureOptions): OutboundCapture {
+  if (installed) throw new Error('Outbound capture is already installed in this process.');
+  installed = true;
+  const previous = getGlobalDispatcher();
+  const own = previous instanceof Dispatcher ? undefined : new Agent();
+  const base = own ?? previous;
+  const excluded = new Set((options.excludeOrigins ?? []).map((o) => new URL(o).origin));
+  const counts = { exchanges: 0, errors: 0 };
+  const failed = (error: unknown) => {
+    counts.errors++;
+    options.logger?.error({ err: error }, 'outbound capture failed; the request went on unrecorded');
+  };
+
+  const interceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+    const invocation = currentInvocation();
+    if (!invocation?.captureOutbound) return dispatch(opts, handler);
+    let exchange: Exchange;
+    try {
+      const origin = typeof opts.origin === 'string' ? opts.origin : (opts.origin?.toString() ?? '');
+      if (excluded.has(new URL(origin).origin)) return dispatch(opts, handler);
+      exchange = new Exchange(invocation, opts, options, failed);
+      counts.exchanges++;
+    } catch (error) {
+      failed(error);
+      return dispatch(opts, handler);
+    }
+    return dispatch({ ...opts, body: exchange.tapBody(opts.body) as Dispatcher.DispatchOptions['body'] }, exchange.handler(handler));
+  };
+
+  setGlobalDispatcher(base.compose(interceptor));
+  return {
+    stats: () => ({ ...counts }),
+    async uninstall() {
+      setGlobalDispatcher(previous);
+      installed = false;
+      await own?.close();
+    },
+  };
+}
+
+/** One request and its response: builds the two events as the bytes pass. */
+class Exchange {
+  private readonly id = randomUUID();
+  private readonly requestBody: BoundedBytes;
+  private readonly responseBody: BoundedBytes;
+  private readonly sentAt = new Date();
+  private readonly url: string;
+  private readonly urlCut: boolean;
+  private readonly method: string;
+  private readonly requestHeaders: Headers;
+  private bodyKind: 'NONE' | 'BYTES' | 'STREAM' | 'UNREADABLE' = 'NONE';
+  private requestDone = false;
+  private requestRecorded = false;
+  private response: { status: number; headers: Headers; at: Date } | undefined;
+
+  constructor(
+    private readonly invocation: Invocation,
+    opts: Dispatcher.DispatchOptions,
+    private readonly options: OutboundCaptureOptions,
+    private readonly failed: (error: unknown) => void,
+  ) {
+    this.requestBody = new BoundedBytes(options.payloadMaxBytes);
+    this.responseBody = new BoundedBytes(options.payloadMaxBytes);
+    const full = new URL(opts.path, opts.origin).toString();
+    this.urlCut = full.length > URL_MAX;
+    this.url = this.urlCut ? full.slice(0, URL_MAX) : full;
+    this.method = opts.method;
+    this.requestHeaders = normaliseHeaders(opts.headers);
+  }
+
+  /** Passes the body on unchanged, keeping a copy of each chunk as it is sent. */
+  tapBody(body: unknown): unknown {
+    if (body === null || body === undefined) {
+      this.requestDone = true;
+      return body;
+    }
+    if (typeof body === 'string' || body instanceof Uint8Array) {
+      this.bodyKind = 'BYTES';
+      this.requestBody.push(body);
+      this.requestDone = true;
+      return body;
+    }
+    if (typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' || typeof (body as Iterable<unknown>)[Symbol.iterator] === 'function') {
+      this.bodyKind = 'STREAM';
+      return this.tap(body as AsyncIterable<Uint8Array | string>);
+    }
+    // FormData and other shapes undici serialises itself: sent as is, recorded as MISSING.
+    this.bodyKind = 'UNREADABLE';
+    this.requestDone = true;
+    return body;
+  }
+
+  private async *tap(source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): AsyncGenerator<Uint8Array | string> {
+    for await (const chunk of source) {
+      this.requestBody.push(chunk);
+      yield chunk;
+    }
+    this.requestDone = true;
+    this.recordRequest();
+  }
+
+  private base(): Omit<EventInput, 'id' | 'kind' | 'direction' | 'occurredAt' | 'payload'> {
+    const { actionId, session, turn, task, agent } = this.invocation;
+    return {
+      actionId,
+      ...(session && { session }),
+      ...(turn && { turn }),
+      ...(task && { task }),
+      ...(agent && { agent }),
+      method: this.method,
+      url: this.url,
+      metadata: {
+        capture: 'outbound',
+        exchange: this.id,
+        door: this.invocation.door,
+        ...(this.invocation.caller && { caller: this.invocation.caller }),
+        ...(this.urlCut && { urlTruncatedAt: URL_MAX }),
+      },
+    };
+  }
+
+  private recordRequest(): void {
+    if (this.requestRecorded) return;
+    this.requestRecorded = true;
+    const payload: EventInput['payload'] =
+      this.bodyKind === 'NONE'
+        ? { state: 'NONE' }
+        : this.bodyKind === 'UNREADABLE'
+          ? { state: 'MISSING' }
+          : this.requestBody.payload(this.requestDone ? 'COMPLETE' : 'PARTIAL');
+    this.emit({ ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload });
+  }
+
+  private recordResponse(error?: Error): Promise<void> | void {
+    this.recordRequest();
+    const base = this.base();
+    if (error) base.metadata = { ...base.metadata, error: `${error.name}: ${error.message}` };
+    const event: EventInput = this.response
+      ? {
+          ...base,
+          id: `${this.id}:response`,
+          kind: 'RESPONSE',
+          direction: 'IN',
+          status: String(this.response.status),
+          headers: this.response.headers,
+          occurredAt: this.response.at,
+          payload: this.responseBody.payload(error ? 'PARTIAL' : 'COMPLETE'),
+        }
+      : { ...base, id: `${this.id}:response`, kind: 'RESPONSE', direction: 'IN', status: 'ERROR', occurredAt: new Date(), payload: { state: 'NONE' } };
+    return this.emit(event);
+  }
+
+  private emit(event: EventInput): Promise<void> | void {
+    try {
+      const pending = this.options.record(event);
+      return pending?.catch(this.failed);
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  /** Wraps the caller's handler: every callback is passed on; the copy is taken on the way. */
+  handler(inner: DispatchHandler): DispatchHandler {
+    const guard = (fn: () => void) => {
+      try {
+        fn();
+      } catch (error) {
+        this.failed(error);
+      }
+    };
+    return {
+      onRequestStart: (controller, context) => inner.onRequestStart?.(controller, context),
+      onRequestUpgrade: (controller, statusCode, headers, socket) => {
+        guard(() => {
+          this.response = { status: statusCode, headers: normaliseHeaders(headers), at: new Date() };
+          void this.recordResponse();
+        });
+        return inner.onRequestUpgrade?.(controller, statusCode, headers, socket);
+      },
+      onResponseStart: (controller, statusCode, headers, statusMessage) => {
+        guard(() => {
+          this.response = { status: statusCode, headers: normaliseHeaders(headers), at: new Date() };
+          if (!this.requestDone) return;
+          this.recordRequest();
+        });
+        return inner.onResponseStart?.(controller, statusCode, headers, statusMessage);
+      },
+      onResponseData: (controller, chunk) => {
+        guard(() => this.responseBody.push(chunk));
+        return inner.onResponseData?.(controller, chunk);
+      },
+      onResponseEnd: (controller: Controller, trailers) => {
+        let pending: Promise<void> | undefined;
+        guard(() => {
+          pending = this.recordResponse() ?? undefined;
+        });
+        // A full ledger queue slows the caller here, at the end of the exchange, rather than drop.
+        if (pending) void (pending as Promise<void>).then(() => inner.onResponseEnd?.(controller, trailers));
+        else inner.onResponseEnd?.(controller, trailers);
+      },
+      onResponseError: (controller, error) => {
+        guard(() => void this.recordResponse(error));
+        inner.onResponseError?.(controller, error);
+      },
+    };
+  }
+}
+
+/** Headers as undici passes them (object, flat array, pairs) → lower-case names, repeated values as a list. */
+export function normaliseHeaders(raw: unknown): Headers {
+  const out: Headers = {};
+  const add = (name: unknown, value: unknown) => {
+    if (value === undefined || value === null) return;
+    const key = String(name).toLowerCase();
+    const values = (Array.isArray(value) ? value : [value]).map(String);
+    const existing = out[key];
+    const merged = existing === undefined ? values : [...(Array.isArray(existing) ? existing : [existing]), ...values];
+    out[key] = merged.length === 1 ? merged[0]! : merged;
+  };
+  if (!raw) return out;
+  if (Array.isArray(raw)) {
+    if (raw.length && Array.isArray(raw[0])) for (const [k, v] of raw as unknown[][]) add(text(k), text(v));
+    else for (let i = 0; i + 1 < raw.length; i += 2) add(text(raw[i]), Array.isArray(raw[i + 1]) ? (raw[i + 1] as unknown[]).map(text) : text(raw[i + 1]));
+  } else if (typeof (raw as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    for (const [k, v] of raw as Iterable<[unknown, unknown]>) add(text(k), text(v));
+  } else {
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) add(k, Array.isArray(v) ? v.map(text) : text(v));
+  }
+  return out;
+}
+
+function text(value: unknown): unknown {
+  return value instanceof Uint8Array ? Buffer.from(value).toString('latin1') : value;
+}

@@ -1,0 +1,202 @@
+// The stream tee: a streamed answer goes to its client and to the ledger, which read independently.
+// The ledger's branch does the reading; the client's branch is fed as it pulls. When the client
+// goes away, the ledger keeps reading for up to the cut-off (STREAM_CUTOFF_MS, 25 s by default):
+// a stream that finishes is COMPLETE, one cut off or broken is PARTIAL with what arrived, and one
+// past the payload limit is MISSING with its size (memory is bounded by the limit).
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { PayloadInput } from '../ledger/input.ts';
+import { BoundedBytes } from './payload.ts';
+
+export type StreamState = 'COMPLETE' | 'PARTIAL' | 'MISSING';
+
+/** Why a stream stopped before its end, when it did. */
+export type StreamCut = 'CUTOFF' | 'SOURCE_ERROR';
+
+/**
+ * Published as bytes arrive, in order, for subscribers. The bytes are raw: a publisher must redact
+ * secrets (SecretRedactor) before they leave the process.
+ */
+export type StreamChunk =
+  | { type: 'CHUNK'; sequence: number; offset: number; bytes: Uint8Array }
+  | { type: 'END'; sequence: number; size: number; state: StreamState; sha256: string; cut?: StreamCut };
+
+export type TeeResult = {
+  state: StreamState;
+  /** Bytes that arrived, whether or not they were kept. */
+  size: number;
+  /** SHA-256 of every byte that arrived (raw, before redaction). */
+  sha256: string;
+  /** The bytes, unless past the payload limit. */
+  bytes: Buffer | null;
+  clientDisconnected: boolean;
+  cut?: StreamCut;
+  error?: string;
+  /** The ledger payload for these bytes. */
+  payload: PayloadInput;
+};
+
+export type TeeOptions = {
+  /** How long the ledger keeps reading after the client has gone. */
+  cutoffMs: number;
+  /** Bytes kept at most; a longer stream is MISSING. */
+  payloadMaxBytes: number;
+  /** Called for every chunk as it arrives, then once with the end. Exceptions are swallowed. */
+  publish?: (chunk: StreamChunk) => void;
+  /** Aborted when the client disconnects, for doors that learn it from the socket rather than a cancel. */
+  clientSignal?: AbortSignal;
+};
+
+export type Tee = {
+  /** What the client reads. */
+  client: ReadableStream<Uint8Array>;
+  /** Settles when the ledger's branch has finished: end, cut-off, error or limit. */
+  recorded: Promise<TeeResult>;
+};
+
+type Source = ReadableStream<Uint8Array> | Readable | AsyncIterable<Uint8Array>;
+
+function readerOf(source: Source): ReadableStreamDefaultReader<Uint8Array> {
+  if (source instanceof ReadableStream) return source.getReader();
+  if (source instanceof Readable) return (Readable.toWeb(source) as ReadableStream<Uint8Array>).getReader();
+  return (Readable.toWeb(Readable.from(source)) as ReadableStream<Uint8Array>).getReader();
+}
+
+export function teeStream(source: Source, options: TeeOptions): Tee {
+  const reader = readerOf(source);
+  const kept = new BoundedBytes(options.payloadMaxBytes);
+  const hash = createHash('sha256');
+  let sequence = 0;
+  let clientGone = false;
+  let finished: TeeResult | undefined;
+  let settle!: (result: TeeResult) => void;
+  const recorded = new Promise<TeeResult>((resolve) => (settle = resolve));
+  let reading: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  let clientController: ReadableStreamDefaultController<Uint8Array> | undefined;
+
+  const publish = (chunk: StreamChunk) => {
+    try {
+      options.publish?.(chunk);
+    } catch {
+      // A subscriber's failure never stops the recording.
+    }
+  };
+
+  const finish = (state: 'COMPLETE' | 'PARTIAL', cut?: StreamCut, error?: unknown) => {
+    if (finished) return finished;
+    const sha256 = hash.digest('hex');
+    const bytes = kept.bytes();
+    const finalState: StreamState = bytes ? state : 'MISSING';
+    finished = {
+      state: finalState,
+      size: kept.size,
+      sha256,
+      bytes,
+      clientDisconnected: clientGone,
+      ...(cut && { cut }),
+      ...(error !== undefined && { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+      payload: kept.payload(state),
+    };
+    publish({ type: 'END', sequence: sequence++, size: kept.size, state: finalState, sha256, ...(cut && { cut }) });
+    settle(finished);
+    return finished;
+  };
+
+  /** The one reader of the source: every chunk is kept and published before anyone else sees it. */
+  const next = async (): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    if (!reading) {
+      reading = reader.read().then((result) => {
+        reading = undefined;
+        if (!result.done && !finished) {
+          const offset = kept.size;
+          kept.push(result.value);
+          hash.update(result.value);
+          publish({ type: 'CHUNK', sequence: sequence++, offset, bytes: result.value });
+        }
+        return result;
+      });
+    }
+    return reading;
+  };
+
+  const drainAfterDisconnect = async () => {
+    if (clientGone || finished) return;
+    clientGone = true;
+    let timer: NodeJS.Timeout | undefined;
+    const cutoff = new Promise<'CUTOFF'>((resolve) => (timer = setTimeout(() => resolve('CUTOFF'), options.cutoffMs)));
+    try {
+      for (;;) {
+        const result = await Promise.race([next(), cutoff]);
+        if (result === 'CUTOFF') {
+          finish('PARTIAL', 'CUTOFF');
+          await reader.cancel('the client disconnected and the stream ran past the cut-off').catch(() => {});
+          return;
+        }
+        if (result.done) {
+          finish('COMPLETE');
+          return;
+        }
+      }
+    } catch (error) {
+      finish('PARTIAL', 'SOURCE_ERROR', error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const client = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        clientController = controller;
+      },
+      async pull(controller) {
+        if (clientGone) return;
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await next();
+        } catch (error) {
+          finish('PARTIAL', 'SOURCE_ERROR', error);
+          if (!clientGone) controller.error(error);
+          return;
+        }
+        if (clientGone) return;
+        if (result.done) {
+          finish('COMPLETE');
+          controller.close();
+        } else controller.enqueue(result.value);
+      },
+      cancel() {
+        void drainAfterDisconnect();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+
+  options.clientSignal?.addEventListener(
+    'abort',
+    () => {
+      if (finished || clientGone) return;
+      void drainAfterDisconnect();
+      try {
+        clientController?.error(options.clientSignal!.reason);
+      } catch {
+        // Already closed.
+      }
+    },
+    { once: true },
+  );
+
+  return { client, recorded };
+}
+
+/** Tees a streamed Response: the client gets a Response with the same status and headers over its branch. */
+export function teeResponse(response: Response, options: TeeOptions): { response: Response; recorded: Promise<TeeResult> } {
+  if (!response.body) {
+    const empty = new BoundedBytes(options.payloadMaxBytes);
+    const sha256 = createHash('sha256').digest('hex');
+    options.publish?.({ type: 'END', sequence: 0, size: 0, state: 'COMPLETE', sha256 });
+    return { response, recorded: Promise.resolve({ state: 'COMPLETE', size: 0, sha256, bytes: Buffer.alloc(0), clientDisconnected: false, payload: empty.payload() }) };
+  }
+  const { client, recorded } = teeStream(response.body, options);
+  return { response: new Response(client, { status: response.status, statusText: response.statusText, headers: response.headers }), recorded };
+}

@@ -1,0 +1,42 @@
+// Shared by the capture tests: event-driven waits and a real local HTTP server on a free port.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EventInput } from '../../src/ledger/input.ts';
+import { event } from '../helpers/ledger.ts';
+
+/** Waits until the predicate holds; fails after a generous timeout, never asserting a duration. */
+export async function until(predicate: () => boolean | Promise<boolean>, what = 'the condition', timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+export function parsedEvent(id: string, overrides: Record<string, unknown> = {}): EventInput {
+  return EventInput.parse(event(id, overrides));
+}
+
+export type TestServer = { origin: string; server: Server; stop(): Promise<void> };
+
+export async function startServer(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<TestServer> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    server,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request as undiciRequest, fetch as undiciFetch } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runInInvocation, withoutOutboundCapture } from '../../src/capture/context.ts';
+import { installOutboundCapture, normaliseHeaders, type OutboundCapture } from '../../src/capture/outbound.ts';
+import { LedgerWriter } from '../../src/capture/writer.ts';
+import type { EventInput } from '../../src/ledger/input.ts';
+import { databaseKinds } from '../helpers/database.ts';
+import { createTestLedger } from '../helpers/ledger.ts';
+import { rawSql } from '../helpers/sql.ts';
+import { readBody, startServer, until, type TestServer } from './helpers.ts';
+
+const PAYLOAD_MAX = 1_048_576;
+
+let upstream: TestServer;
+let excludedServer: TestServer;
+let capture: OutboundCapture;
+let recorded: EventInput[] = [];
+let sink: (event: EventInput) => Promise<void> | void = (event) => void recorded.push(event);
+
+const payloadBytes = (event: EventInput) => {
+  const p = event.payload;
+  if (p.text !== undefined) return Buffer.from(p.text, 'utf8');
+  if (p.base64 !== undefined) return Buffer.from(p.base64, 'base64');
+  return null;
+};
+const invoke = <T,>(actionId: string, fn: () => Promise<T>) => runInInvocation({ door: 'DISPATCH', actionId, session: 'sess', task: 'task-1' }, fn);
+const exchangeOf = (actionId: string) => recorded.filter((e) => e.actionId === actionId);
+
+beforeAll(async () => {
+  upstream = await startServer(async (request, response) => {
+    const url = new URL(request.url!, 'http://x');
+    const body = await readBody(request);
+    if (url.pathname === '/echo') {
+      response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/octet-stream', 'x-echo': 'yes', 'set-cookie': ['a=1', 'b=2'] });
+      response.end(body);
+    } else if (url.pathname === '/stream') {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 5; i++) {
+        response.write(`data: part ${i}\n\n`);
+        await sleep(5);
+      }
+      response.end();
+    } else if (url.pathname === '/large') {
+      response.end(Buffer.alloc(PAYLOAD_MAX + 10, 0x61));
+    } else {
+      response.writeHead(404).end('nope');
+    }
+  });
+  excludedServer = await startServer((_request, response) => response.end('object store'));
+  capture = installOutboundCapture({ record: (event) => sink(event), payloadMaxBytes: PAYLOAD_MAX, excludeOrigins: [excludedServer.origin] });
+});
+
+afterAll(async () => {
+  await capture.uninstall();
+  await upstream.stop();
+  await excludedServer.stop();
+});
+
+beforeEach(() => {
+  recorded = [];
+  sink = (event) => void recorded.push(event);
+});
+
+describe('outbound capture through the global dispatcher', () => {
+  it("Node's built-in fetch goes through it: exactly two events per exchange, identical bytes, headers, status", async () => {
+    const body = JSON.stringify({ hello: 'wörld' });
+    const answer = await invoke('act-text', async () => {
+      const response = await fetch(`${upstream.origin}/echo?q=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-test': 'one' }, body });
+      return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
+    });
+    await until(() => exchangeOf('act-text').length === 2, 'two events');
+    const [out, back] = exchangeOf('act-text');
+    expect(out).toMatchObject({
+      kind: 'REQUEST',
+      direction: 'OUT',
+      method: 'POST',
+      url: `${upstream.origin}/echo?q=1`,
+      session: 'sess',
+      task: 'task-1',
+      headers: { 'content-type': 'application/json', 'x-test': 'one' },
+      payload: { state: 'COMPLETE', text: body },
+      metadata: { capture: 'outbound', door: 'DISPATCH' },
+    });
+    expect(back).toMatchObject({
+      kind: 'RESPONSE',
+      direction: 'IN',
+      status: '200',
+      method: 'POST',
+      url: `${upstream.origin}/echo?q=1`,
+      headers: { 'x-echo': 'yes', 'set-cookie': ['a=1', 'b=2'] },
+      payload: { state: 'COMPLETE' },
+    });
+    expect(answer.status).toBe(200);
+    expect(payloadBytes(back!)).toEqual(answer.bytes);
+    expect((out!.metadata as { exchange: string }).exchange).toBe((back!.metadata as { exchange: string }).exchange);
+    expect(out!.id).not.toBe(back!.id);
+    expect(recorded).toHaveLength(2);
+    expect(capture.stats().errors).toBe(0);
+  });
+
+  it('records binary bodies byte for byte, request streamed or not', async () => {
+    const bytes = randomBytes(70_000);
+    bytes[0] = 0xff;
+    const answer = await invoke('act-binary', async () => {
+      const response = await fetch(`${upstream.origin}/echo`, { method: 'PUT', body: bytes });
+      return Buffer.from(await response.arrayBuffer());
+    });
+    const streamedBody = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.subarray(0, 1000));
+        controller.enqueue(bytes.subarray(1000));
+        controller.close();
+      },
+    });
+    await invoke('act-binary-stream', async () => {
+      const response = await fetch(`${upstream.origin}/echo`, { method: 'POST', body: streamedBody, duplex: 'half' } as RequestInit);
+      await response.arrayBuffer();
+    });
+    await until(() => exchangeOf('act-binary').length === 2 && exchangeOf('act-binary-stream').length === 2, 'both exchanges');
+    expect(answer).toEqual(bytes);
+    for (const id of ['act-binary', 'act-binary-stream']) {
+      const [out, back] = exchangeOf(id);
+      expect(out!.payload.base64).toBeDefined();
+      expect(payloadBytes(out!)).toEqual(bytes);
+      expect(payloadBytes(back!)).toEqual(bytes);
+    }
+  });
+
+  it('captures a streamed response whole, and a GET without a body as NONE', async () => {
+    const text = await invoke('act-stream', async () => {
+      const response = await fetch(`${upstream.origin}/stream`);
+      let all = '';
+      const decoder = new TextDecoder();
+      const reader = response.body!.getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) all += decoder.decode(r.value, { stream: true });
+      return all;
+    });
+    await until(() => exchangeOf('act-stream').length === 2, 'two events');
+    const [out, back] = exchangeOf('act-stream');
+    expect(out!.payload).toEqual({ state: 'NONE' });
+    expect(text).toBe([0, 1, 2, 3, 4].map((i) => `data: part ${i}\n\n`).join(''));
+    expect(back!.payload).toEqual({ state: 'COMPLETE', text });
+  });
+
+  it("undici's own fetch and request are captured too", async () => {
+    await invoke('act-undici', async () => {
+      await (await undiciFetch(`${upstream.origin}/echo`, { method: 'POST', body: 'via undici fetch' })).text();
+      const { body } = await undiciRequest(`${upstream.origin}/echo`, { method: 'POST', body: 'via undici request', headers: { 'x-raw': 'r' } });
+      await body.text();
+    });
+    await until(() => exchangeOf('act-undici').length === 4, 'four events');
+    const bodies = exchangeOf('act-undici').map((e) => e.payload.text);
+    expect(bodies).toEqual(expect.arrayContaining(['via undici fetch', 'via undici request']));
+    expect(exchangeOf('act-undici').find((e) => e.headers?.['x-raw'])).toBeTruthy();
+  });
+
+  it('records nothing outside an invocation, with capture off, or for an excluded origin', async () => {
+    await (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: 'outside' })).text();
+    await invoke('act-off', () => withoutOutboundCapture(async () => (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: 'runner' })).text()));
+    await runInInvocation({ door: 'DISPATCH', actionId: 'act-off-2', captureOutbound: false }, async () => (await fetch(`${upstream.origin}/echo`)).text());
+    await invoke('act-excluded', async () => (await fetch(`${excludedServer.origin}/bucket/key`)).text());
+    // A captured exchange after them, so anything they had recorded would have arrived first.
+    await invoke('act-marker', async () => (await fetch(`${upstream.origin}/echo`)).text());
+    await until(() => exchangeOf('act-marker').length === 2, 'the marker exchange');
+    expect(recorded.map((e) => e.actionId)).toEqual(['act-marker', 'act-marker']);
+  });
+
+  it('keeps concurrent exchanges of different invocations apart', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `act-par-${i}`);
+    await Promise.all(ids.map((id) => invoke(id, async () => (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: id })).text())));
+    await until(() => recorded.length === 24, '24 events');
+    for (const id of ids) {
+      const events = exchangeOf(id);
+      expect(events.map((e) => [e.kind, e.payload.text])).toEqual([
+        ['REQUEST', id],
+        ['RESPONSE', id],
+      ]);
+    }
+  });
+
+  it('records a refused connection as a request and an ERROR response, and the caller still gets its error', async () => {
+    const closed = await startServer(() => {});
+    const origin = closed.origin;
+    await closed.stop();
+    await expect(invoke('act-refused', () => fetch(`${origin}/x`, { method: 'POST', body: 'lost' }))).rejects.toThrow();
+    await until(() => exchangeOf('act-refused').length === 2, 'two events');
+    const [out, back] = exchangeOf('act-refused');
+    // No byte of the body left the process: the request is recorded with what passed, nothing.
+    expect(out).toMatchObject({ kind: 'REQUEST', payload: { state: 'PARTIAL', text: '' } });
+    expect(back).toMatchObject({ kind: 'RESPONSE', status: 'ERROR', payload: { state: 'NONE' } });
+    expect((back!.metadata as { error: string }).error).toMatch(/ECONNREFUSED|connect/i);
+  });
+
+  it('records a body past the payload limit as MISSING with its size', async () => {
+    const size = await invoke('act-large', async () => (await (await fetch(`${upstream.origin}/large`)).arrayBuffer()).byteLength);
+    await until(() => exchangeOf('act-large').length === 2, 'two events');
+    expect(exchangeOf('act-large')[1]!.payload).toEqual({ state: 'MISSING', size });
+  });
+
+  it('slows the caller, not the recording, when the recorder waits for room', async () => {
+    let release!: () => void;
+    const room = new Promise<void>((resolve) => (release = resolve));
+    sink = (event) => {
+      recorded.push(event);
+      return event.kind === 'RESPONSE' ? room : undefined;
+    };
+    let done = false;
+    const call = invoke('act-slowed', async () => {
+      const text = await (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: 'wait' })).text();
+      done = true;
+      return text;
+    });
+    await until(() => exchangeOf('act-slowed').length === 2, 'both events recorded');
+    await sleep(20);
+    expect(done).toBe(false);
+    release();
+    expect(await call).toBe('wait');
+  });
+
+  it('normalises every header shape undici passes', () => {
+    expect(normaliseHeaders({ A: '1', b: ['2', '3'] })).toEqual({ a: '1', b: ['2', '3'] });
+    expect(normaliseHeaders(['A', '1', 'a', '2', 'c', Buffer.from('x')])).toEqual({ a: ['1', '2'], c: 'x' });
+    expect(normaliseHeaders([['k', 'v']])).toEqual({ k: 'v' });
+    expect(normaliseHeaders(new Map([['m', 'n']]))).toEqual({ m: 'n' });
+    expect(normaliseHeaders(null)).toEqual({});
+  });
+});
+
+describe.each(databaseKinds)('outbound capture into the ledger on %s', (kind) => {
+  const SECRET = 'sk-canary-7f3a9c1e55d0';
+
+  it('stores both events with secret values in the header, URL and body replaced by their name', async () => {
+    const t = await createTestLedger(kind, { secrets: { UPSTREAM_KEY: SECRET } });
+    const writer = new LedgerWriter(t.ledger, { batchMaxDelayMs: 5 });
+    sink = (event) => writer.enqueue(event);
+    try {
+      const body = JSON.stringify({ key: SECRET, note: 'echoed back' });
+      await invoke('act-secret', async () => {
+        await (await fetch(`${upstream.origin}/echo?api_key=${SECRET}`, { method: 'POST', headers: { authorization: `Bearer ${SECRET}` }, body })).text();
+      });
+      await until(() => writer.stats().queued === 0 && writer.stats().written === 2, 'the two events written');
+      await writer.flush();
+      const sql = await rawSql(t.db);
+      try {
+        const rows = await sql.query<{ kind: string; url: string; headers: unknown; redacted_secrets: string[]; payload_sha256: string }>(
+          `SELECT kind, url, headers, redacted_secrets, payload_sha256 FROM ledger_event WHERE action_id = 'act-secret' ORDER BY position`,
+        );
+        expect(rows.map((r) => r.kind)).toEqual(['REQUEST', 'RESPONSE']);
+        for (const row of rows) {
+          expect(row.url).toBe(`${upstream.origin}/echo?api_key=[UPSTREAM_KEY]`);
+          expect(row.redacted_secrets).toEqual(['UPSTREAM_KEY']);
+          expect(JSON.stringify(row.headers)).not.toContain(SECRET);
+          const stored = (await t.ledger.readBlob(row.payload_sha256))!.toString('utf8');
+          expect(stored).toBe(JSON.stringify({ key: '[UPSTREAM_KEY]', note: 'echoed back' }));
+        }
+        expect(rows[0]!.headers).toMatchObject({ authorization: 'Bearer [UPSTREAM_KEY]' });
+        const anywhere = await sql.query(`SELECT id FROM ledger_event WHERE row_to_json(ledger_event)::text LIKE $1`, [`%${SECRET}%`]);
+        expect(anywhere).toEqual([]);
+      } finally {
+        await sql.close();
+      }
+    } finally {
+      await writer.stop(1_000);
+      await t.stop();
+    }
+  });
+});
