@@ -390,10 +390,10 @@ const RecordedContractRef = builder.objectRef<RecordedShape>('RecordedContract')
 });
 
 builder.prismaObjectFields(LedgerEventRef, (t) => ({
-  toolRow: t.field({
+  tool: t.field({
     type: DirectoryRowRef,
     nullable: true,
-    description: "The Directory row of this event's tool, as it is now (LedgerEvent.tool is the name).",
+    description: "The Directory row of this event's tool, as it is now (toolName is the recorded name).",
     select: { tool: true },
     resolve: async (e, _a, ctx) => {
       if (!e.tool) return null;

@@ -94,7 +94,7 @@ export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
     kind: t.exposeString('kind'),
     direction: t.expose('direction', { type: DirectionEnum }),
     actionId: t.exposeID('actionId'),
-    tool: t.exposeString('tool', { nullable: true }),
+    toolName: t.exposeString('tool', { nullable: true, description: 'The name of the tool this event concerns (LedgerEvent.tool opens its Directory row).' }),
     session: t.exposeString('session', { nullable: true }),
     turn: t.exposeString('turn', { nullable: true }),
     task: t.exposeString('task', { nullable: true }),
@@ -355,6 +355,14 @@ const PayloadInputRef = builder.inputType('PayloadInput', {
   }),
 });
 
+const ContractIdentityInputRef = builder.inputType('ContractIdentityInput', {
+  description: "Which contract ran: its form (or way column) and the SHA-256 of its canonical JSON.",
+  fields: (t) => ({
+    form: t.string({ required: true }),
+    sha256: t.string({ required: true }),
+  }),
+});
+
 const LedgerEventInputRef = builder.inputType('LedgerEventInput', {
   fields: (t) => ({
     id: t.string({ required: true, description: "The source's own stable event id." }),
@@ -376,6 +384,7 @@ const LedgerEventInputRef = builder.inputType('LedgerEventInput', {
     outputTokens: t.int(),
     occurredAt: t.field({ type: 'DateTime', required: true }),
     payload: t.field({ type: PayloadInputRef }),
+    contract: t.field({ type: ContractIdentityInputRef, description: 'The Directory contract this event ran.' }),
     metadata: t.field({ type: 'JSON' }),
   }),
 });

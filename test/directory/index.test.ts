@@ -161,9 +161,19 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     await build();
     const now = await t.gql(`{ tool(name: "HTTPBIN_ANYTHING") { ways { sha256 } } }`);
     expect(now.data.tool.ways[0].sha256).not.toBe(way.sha256);
-    const event = await t.gql(`{ event(id: "dir-contract-1") { toolRow { name } contract { form sha256 shape json } } }`);
+    const event = await t.gql(`{ event(id: "dir-contract-1") { tool { name } contract { form sha256 shape json } } }`);
     expect(event.errors).toBeUndefined();
-    expect(event.data.event).toEqual({ toolRow: { name: 'HTTPBIN_ANYTHING' }, contract: { form: way.way, sha256: way.sha256, shape: 'HTTP', json: way.json } });
+    expect(event.data.event).toEqual({ tool: { name: 'HTTPBIN_ANYTHING' }, contract: { form: way.way, sha256: way.sha256, shape: 'HTTP', json: way.json } });
+
+    const viaGraphql = await t.gql(`mutation($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, {
+      input: {
+        collector: 'directory-test',
+        events: [{ id: 'dir-contract-2', kind: 'TOOL_CALL', direction: 'OUT', actionId: 'a2', tool: 'HTTPBIN_ANYTHING', occurredAt: '2026-11-30T00:00:00Z', contract: { form: way.way, sha256: way.sha256 } }],
+      },
+    });
+    expect(viaGraphql).toEqual({ data: { appendBatch: { inserted: 1 } } });
+    const second = await t.gql(`{ event(id: "dir-contract-2") { toolName tool { name } contract { sha256 json } } }`);
+    expect(second.data.event).toEqual({ toolName: 'HTTPBIN_ANYTHING', tool: { name: 'HTTPBIN_ANYTHING' }, contract: { sha256: way.sha256, json: way.json } });
   });
 
   it('lists every event of a tool with a bounded number of SQL statements (no N+1)', async () => {
@@ -187,7 +197,7 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     expect(count.statements).toBeGreaterThan(0);
     expect(count.statements).toBeLessThanOrEqual(6);
     const events50 = await countStatements(t, () =>
-      t.gql(`{ event(id: "load-0-0") { action { events { toolRow { name } contract { sha256 } } } } }`),
+      t.gql(`{ event(id: "load-0-0") { action { events { tool { name } contract { sha256 } } } } }`),
     );
     expect(events50.statements).toBeGreaterThan(0);
     expect(events50.statements).toBeLessThanOrEqual(4);

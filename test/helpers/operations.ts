@@ -22,7 +22,7 @@ export const EventById = graphql(`
       kind
       direction
       actionId
-      tool
+      toolName
       costUsd
       payloadState
       payloadSha256

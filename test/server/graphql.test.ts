@@ -39,11 +39,11 @@ describe('the server', () => {
       },
     );
     expect(appended).toEqual({ data: { appendBatch: { received: 1, inserted: 1, duplicates: 0, position: '7' } } });
-    const read = await t.gql(`{ event(id: "smoke-1") { id tool costUsd payloadState payload { text encoding sha256 } action { events { id } } } }`);
+    const read = await t.gql(`{ event(id: "smoke-1") { id toolName costUsd payloadState payload { text encoding sha256 } action { events { id } } } }`);
     expect(read.errors).toBeUndefined();
     expect(read.data.event).toMatchObject({
       id: 'smoke-1',
-      tool: 'ECHO',
+      toolName: 'ECHO',
       costUsd: '0.0012345678',
       payloadState: 'COMPLETE',
       payload: { text: '{"hello":"world"}', encoding: 'UTF8' },
