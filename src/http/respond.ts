@@ -1,4 +1,5 @@
 // Small helpers every HTTP door shares: JSON answers, error bodies, bounded body reads.
+import { isUtf8 } from 'node:buffer';
 import { DomainError, ErrorCode, httpStatusOf } from '../errors.ts';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
@@ -44,7 +45,6 @@ function tooLarge(limit: number, size: number): DomainError {
 }
 
 // Never coerce: replacing invalid bytes with U+FFFD would record bytes nobody sent.
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export async function readJson(request: Request, limit: number): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
@@ -52,12 +52,13 @@ export async function readJson(request: Request, limit: number): Promise<unknown
     throw new DomainError(ErrorCode.BAD_INPUT, `Expected content-type application/json, got ${JSON.stringify(type || 'nothing')}.`);
   }
   const body = await readBody(request, limit);
-  let text: string;
-  try {
-    text = strictUtf8.decode(body);
-  } catch {
+  // isUtf8 (native validation) + toString decode the same as the strict TextDecoder, BOM dropped
+  // alike, at a fraction of its cost on a megabyte batch.
+  if (!isUtf8(body)) {
     throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a JSON body in UTF-8, got bytes that are not valid UTF-8 (send such payloads as base64).');
   }
+  const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  const text = body.toString('utf8', bom);
   try {
     return JSON.parse(text);
   } catch (error) {

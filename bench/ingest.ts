@@ -1,0 +1,327 @@
+// Ledger ingest: POST /ledger/batches on a server child process vs a bare INSERT ceiling (PostgreSQL).
+//
+//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1]
+//
+// Each repetition creates a fresh database (BENCH_DATABASE_URL, default the machine's PostgreSQL),
+// starts `src/server.ts` on it in a child process, measures the ceiling (a plain unnest INSERT of
+// the same rows into a bare table, with and without the payload bytes, same batch size and the
+// same number of concurrent connections as senders), then ingests the same rows through the
+// HTTP door while sampling the server's RSS, reads the ledger's own accounting, and drops it all.
+// BENCH_SERVER_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
+// BENCH_SERVER_ROOT runs the server from another checkout (an A/B comparison against the same client).
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger-workload.ts';
+import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
+import { type CpuSplit, cpuSplit } from './lib/cpu.ts';
+import { sampleRss } from './lib/rss.ts';
+import { startServer } from './lib/server.ts';
+import { fixed, int, mb, median, mib, percentile, row, sum, target } from './lib/stats.ts';
+
+const targets = { eventsPerSecond: 10_000, ofCeiling: 0.5, rssBytes: 300 * 1_000_000 };
+
+type Ceiling = { withPayloads: number; withoutPayloads: number };
+type Ingest = {
+  seconds: number;
+  eventsPerSecond: number;
+  received: number;
+  inserted: number;
+  duplicates: number;
+  expectedDuplicates: number;
+  httpBytes: number;
+  latencyMs: number[];
+  rssMaxBytes: number;
+  rssIdleBytes: number;
+  cpu: CpuSplit;
+};
+type Stored = {
+  events: number;
+  blobs: number;
+  receivedBytes: number;
+  storedBytes: number;
+  inlineSize: number;
+  inlineStored: number;
+  batchDuplicates: number;
+  eventTableBytes: number;
+  blobTableBytes: number;
+  /** Blobs read back through GET /ledger/blob/:sha256 whose bytes hash to their name. */
+  verified?: { ok: number; of: number };
+};
+type Repetition = { ceiling: Ceiling; ingest: Ingest; stored: Stored; generateSeconds: number };
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      events: { type: 'string', default: '200000' },
+      batch: { type: 'string', default: '500' },
+      senders: { type: 'string', default: '4' },
+      repeat: { type: 'string', default: '1' },
+      seed: { type: 'string', default: '1' },
+    },
+    strict: true,
+  });
+  const num = (name: keyof typeof values) => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive whole number, got ${JSON.stringify(values[name])}`);
+    return n;
+  };
+  const senders = num('senders');
+  const options: WorkloadOptions = {
+    events: num('events'),
+    batchSize: num('batch'),
+    repeatRatio: 0.3,
+    resendRatio: 0.05,
+    seed: num('seed'),
+    collectors: senders,
+  };
+  const repeat = num('repeat');
+  const base = new URL(benchBaseUrl());
+  console.log(
+    `ingest: ${int(options.events)} events in batches of ${options.batchSize}, ${senders} concurrent senders, ` +
+      `${options.repeatRatio * 100}% repeated payloads, ${options.resendRatio * 100}% resent ids, seed ${options.seed}, ` +
+      `${repeat} repetition(s), PostgreSQL at ${base.host}`,
+  );
+
+  const t0 = performance.now();
+  const prepared = prepare(options);
+  const generateSeconds = (performance.now() - t0) / 1000;
+  console.log(
+    `client: rows generated and serialised before timing in ${fixed(generateSeconds)} s ` +
+      `(${mib(sum(prepared.bodies.map((b) => b.length)))} of request bodies)`,
+  );
+
+  const reps: Repetition[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const db = await createBenchDatabase('ingest');
+    try {
+      const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+      const server = await startServer({ DATABASE_URL: db.url }, { nodeArgs, root: process.env.BENCH_SERVER_ROOT || undefined });
+      try {
+        const ceiling = await measureCeiling(db.url, options, prepared, senders);
+        const ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);
+        const stored = await readStored(db.url);
+        stored.verified = await verifyBlobs(server.origin, db.url, 200);
+        reps.push({ ceiling, ingest, stored, generateSeconds });
+        printRepetition(i + 1, reps.at(-1)!, options);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await db.drop();
+    }
+  }
+  printSummary(reps, options);
+}
+
+type Prepared = {
+  /** The HTTP request bodies, serialised before timing so the client's CPU goes to sending. */
+  bodies: Buffer[];
+  /** The same rows as unnest parameters for the ceiling, built before timing as well. */
+  ceilingParams: unknown[][];
+  resent: number[];
+};
+
+const body = (b: WorkloadBatch) => ({ collector: b.collector, position: b.position, events: b.events });
+
+function prepare(o: WorkloadOptions): Prepared {
+  const prepared: Prepared = { bodies: [], ceilingParams: [], resent: [] };
+  for (const batch of workload(o)) {
+    prepared.bodies.push(Buffer.from(JSON.stringify(body(batch))));
+    const e = batch.events;
+    const col = <T>(f: (x: (typeof e)[number]) => T) => e.map(f);
+    prepared.ceilingParams.push([
+      col((x) => x.id), col((x) => x.kind), col((x) => x.direction), col((x) => x.actionId), col((x) => x.tool ?? null),
+      col((x) => x.session), col((x) => x.turn), col((x) => x.agent), col((x) => x.model ?? null), col((x) => x.status),
+      col((x) => x.method), col((x) => x.url), col((x) => x.costUsd ?? null), col((x) => x.inputTokens ?? null),
+      col((x) => x.outputTokens ?? null), col((x) => x.occurredAt), col((x) => Buffer.from(x.payload.text, 'utf8')),
+    ]);
+    prepared.resent.push(batch.resent);
+  }
+  return prepared;
+}
+
+/** Runs `senders` loops that each take the next batch index until all are sent; returns seconds. */
+async function drive(batches: number, senders: number, send: (index: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: senders }, async () => {
+      while (next < batches) await send(next++);
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
+async function measureCeiling(url: string, o: WorkloadOptions, p: Prepared, senders: number): Promise<Ceiling> {
+  const pool = new pg.Pool({ connectionString: url, max: senders });
+  try {
+    const columns = `id text, kind text, direction text, action_id text, tool text, session text, turn text, agent text,
+      model text, status text, method text, url text, cost_usd numeric, input_tokens int, output_tokens int, occurred_at timestamptz`;
+    await pool.query(`CREATE TABLE bench_ceiling (${columns}, payload bytea)`);
+    await pool.query(`CREATE TABLE bench_ceiling_bare (${columns})`);
+    const unnest = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+      $9::text[], $10::text[], $11::text[], $12::text[], $13::numeric[], $14::int[], $15::int[], $16::timestamptz[]`;
+    const withPayloads = async (i: number) => {
+      await pool.query(`INSERT INTO bench_ceiling SELECT * FROM ${unnest}, $17::bytea[])`, p.ceilingParams[i]);
+    };
+    const withoutPayloads = async (i: number) => {
+      await pool.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${unnest})`, p.ceilingParams[i]!.slice(0, 16));
+    };
+    const n = p.ceilingParams.length;
+    const ceiling = { withPayloads: o.events / (await drive(n, senders, withPayloads)), withoutPayloads: o.events / (await drive(n, senders, withoutPayloads)) };
+    await pool.query('DROP TABLE bench_ceiling, bench_ceiling_bare');
+    await pool.query('CHECKPOINT');
+    return ceiling;
+  } finally {
+    await pool.end();
+  }
+}
+
+async function measureIngest(origin: string, pid: number, o: WorkloadOptions, p: Prepared, senders: number): Promise<Ingest> {
+  const rss = sampleRss(pid, 50);
+  const rssIdleBytes = rss.stop().lastBytes;
+  const sampler = sampleRss(pid, 50);
+  const cpu = cpuSplit(pid);
+  let received = 0;
+  let inserted = 0;
+  let duplicates = 0;
+  let expectedDuplicates = 0;
+  let httpBytes = 0;
+  const latencyMs: number[] = [];
+  let seconds: number;
+  let rssMaxBytes: number;
+  try {
+    seconds = await drive(p.bodies.length, senders, async (i) => {
+      const text = p.bodies[i]!;
+      httpBytes += text.length;
+      expectedDuplicates += p.resent[i]!;
+      const t0 = performance.now();
+      const response = await fetch(`${origin}/ledger/batches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text as unknown as BodyInit });
+      const answer = await response.text();
+      latencyMs.push(performance.now() - t0);
+      if (response.status !== 200) throw new Error(`POST /ledger/batches answered ${response.status}: ${answer.slice(0, 500)}`);
+      const counts = JSON.parse(answer) as { received: number; inserted: number; duplicates: number };
+      received += counts.received;
+      inserted += counts.inserted;
+      duplicates += counts.duplicates;
+    });
+  } finally {
+    rssMaxBytes = sampler.stop().maxBytes;
+  }
+  return { cpu: cpu(), seconds, eventsPerSecond: o.events / seconds, received, inserted, duplicates, expectedDuplicates, httpBytes, latencyMs, rssMaxBytes, rssIdleBytes };
+}
+
+async function readStored(url: string): Promise<Stored> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT
+        (SELECT count(*) FROM ledger_event)::float8 AS events,
+        (SELECT count(*) FROM blob)::float8 AS blobs,
+        (SELECT coalesce(sum(bytes), 0) FROM ledger_batch)::float8 AS received_bytes,
+        (SELECT coalesce(sum(duplicates), 0) FROM ledger_batch)::float8 AS batch_duplicates,
+        (SELECT coalesce(sum(stored_size), 0) FROM blob)::float8 AS stored_bytes,
+        (SELECT coalesce(sum(size), 0) FROM blob WHERE storage = 'INLINE')::float8 AS inline_size,
+        (SELECT coalesce(sum(stored_size), 0) FROM blob WHERE storage = 'INLINE')::float8 AS inline_stored,
+        pg_total_relation_size('ledger_event')::float8 AS event_table_bytes,
+        pg_total_relation_size('blob')::float8 AS blob_table_bytes`);
+    const r = rows[0];
+    return {
+      events: r.events,
+      blobs: r.blobs,
+      receivedBytes: r.received_bytes,
+      storedBytes: r.stored_bytes,
+      inlineSize: r.inline_size,
+      inlineStored: r.inline_stored,
+      batchDuplicates: r.batch_duplicates,
+      eventTableBytes: r.event_table_bytes,
+      blobTableBytes: r.blob_table_bytes,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Reads a sample of blobs back through the HTTP door (which verifies on read) and re-hashes them here. */
+async function verifyBlobs(origin: string, url: string, n: number): Promise<{ ok: number; of: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let rows: { sha256: string }[];
+  try {
+    rows = (await client.query<{ sha256: string }>('SELECT sha256 FROM blob ORDER BY random() LIMIT $1', [n])).rows;
+  } finally {
+    await client.end();
+  }
+  let ok = 0;
+  for (const { sha256 } of rows) {
+    const response = await fetch(`${origin}/ledger/blob/${sha256}`);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (response.status === 200 && createHash('sha256').update(bytes).digest('hex') === sha256) ok++;
+  }
+  return { ok, of: rows.length };
+}
+
+function printRepetition(n: number, r: Repetition, o: WorkloadOptions): void {
+  const { ceiling, ingest, stored } = r;
+  console.log(`\n— repetition ${n}`);
+  console.log(row('ceiling, bare INSERT with payloads', `${int(ceiling.withPayloads)} rows/s`));
+  console.log(row('ceiling, bare INSERT no payloads', `${int(ceiling.withoutPayloads)} rows/s`));
+  console.log(row('ingest through POST /ledger/batches', `${int(ingest.eventsPerSecond)} events/s`, `${fixed(ingest.seconds)} s`));
+  console.log(
+    row(
+      'batch latency p50 / p95 / max',
+      `${fixed(percentile(ingest.latencyMs, 0.5), 0)} ms`,
+      `${fixed(percentile(ingest.latencyMs, 0.95), 0)} ms`,
+      `${fixed(Math.max(...ingest.latencyMs), 0)} ms`,
+    ),
+  );
+  const c = ingest.cpu;
+  console.log(
+    row(
+      'CPU s: server / postgres* / bench',
+      fixed(c.server, 1),
+      fixed(c.postgres, 1),
+      fixed(c.client, 1),
+      `machine ${fixed((100 * c.machineBusy) / c.machineTotal, 0)}% busy`,
+    ),
+  );
+  console.log(row('CPU µs per event: server / postgres*', fixed((c.server * 1e6) / o.events, 0), fixed((c.postgres * 1e6) / o.events, 0)));
+  console.log(row('server RSS idle / max', mb(ingest.rssIdleBytes), mb(ingest.rssMaxBytes)));
+  console.log(row('events received / inserted', int(ingest.received), int(ingest.inserted)));
+  console.log(row('events stored / blobs stored', int(stored.events), int(stored.blobs)));
+  console.log(row('duplicates counted / expected', int(ingest.duplicates), int(ingest.expectedDuplicates)));
+  console.log(row('payload bytes received / stored', mib(stored.receivedBytes), mib(stored.storedBytes)));
+  if (stored.verified) console.log(row('blobs read back and verified', `${stored.verified.ok} / ${stored.verified.of}`));
+  if (ingest.received !== o.events || stored.events !== o.events - ingest.expectedDuplicates || stored.batchDuplicates !== ingest.duplicates) {
+    console.log(`WARNING: counts disagree (received ${ingest.received}, stored ${stored.events}, batch rows say ${stored.batchDuplicates} duplicates)`);
+  }
+}
+
+const footnote = '* postgres = every process named postgres on the machine, other users included';
+
+function printSummary(reps: Repetition[], o: WorkloadOptions): void {
+  const m = (f: (r: Repetition) => number) => median(reps.map(f));
+  const eps = m((r) => r.ingest.eventsPerSecond);
+  const ceil = m((r) => r.ceiling.withPayloads);
+  const ratio = m((r) => r.ingest.eventsPerSecond / r.ceiling.withPayloads);
+  const rssMax = Math.max(...reps.map((r) => r.ingest.rssMaxBytes));
+  const last = reps.at(-1)!;
+  const s = last.stored;
+  const label = reps.length > 1 ? `median of ${reps.length}` : 'one run';
+  console.log(`\n== ingest summary (${label}; ratios taken within each repetition, side by side)`);
+  console.log(row('events sent', int(o.events)));
+  console.log(target('ingest throughput', `${int(eps)} events/s`, `≥ ${int(targets.eventsPerSecond)}`, eps >= targets.eventsPerSecond));
+  console.log(target('ratio to the ceiling', fixed(ratio), `≥ ${targets.ofCeiling}`, ratio >= targets.ofCeiling));
+  console.log(target('server RSS max while ingesting', mb(rssMax), `< ${targets.rssBytes / 1e6} MB`, rssMax < targets.rssBytes));
+  console.log(row('ceiling with payloads (bytea)', `${int(ceil)} rows/s`));
+  console.log(row('ceiling without payloads', `${int(m((r) => r.ceiling.withoutPayloads))} rows/s`));
+  console.log(row('blobs stored / events stored', `${int(s.blobs)} / ${int(s.events)}`, fixed(s.blobs / s.events)));
+  console.log(row('bytes stored / bytes received', `${mib(s.storedBytes)} / ${mib(s.receivedBytes)}`, fixed(s.storedBytes / s.receivedBytes)));
+  console.log(row('HTTP request bytes sent', mib(sum(reps.map((r) => r.ingest.httpBytes)) / reps.length)));
+  console.log(row('inline compression ratio', `${fixed(s.inlineSize / s.inlineStored)}×`, '(size / stored_size, INLINE blobs)'));
+  console.log(row('duplicates counted / expected', `${int(last.ingest.duplicates)} / ${int(last.ingest.expectedDuplicates)}`, last.ingest.duplicates === last.ingest.expectedDuplicates ? 'exact' : 'DIFFERENT'));
+  console.log(row('table sizes ledger_event / blob', mib(s.eventTableBytes), mib(s.blobTableBytes)));
+  console.log(footnote);
+}

@@ -1,0 +1,94 @@
+// Starts the real dirledger server in a separate child process on a free port, so a
+// benchmark measures it from outside (its own event loop, its own memory) and kills it after.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { onCleanup } from './cleanup.ts';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A port that was free a moment ago (bind to 0, read it, release it). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export type ServerProcess = {
+  pid: number;
+  /** http://127.0.0.1:PORT */
+  origin: string;
+  /** The last 20,000 characters the child wrote to stderr (for error messages). */
+  stderr(): string;
+  /** The last 20,000 characters the child wrote to stdout (e.g. --trace-gc lines). */
+  stdout(): string;
+  /** SIGTERM (graceful stop), SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+};
+
+/**
+ * Runs `node --import tsx src/server.ts` (one process, so its pid is the server's own) with
+ * `env` on top of the parent's environment, and waits until it prints its URL.
+ */
+export async function startServer(
+  env: Record<string, string>,
+  options: { timeoutMs?: number; nodeArgs?: string[]; /** Another checkout to run (A/B comparisons); default this one. */ root?: string } = {},
+): Promise<ServerProcess> {
+  const root = options.root ?? repoRoot;
+  const host = '127.0.0.1';
+  const port = await freePort(host);
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', path.join(root, 'src/server.ts')], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...env, PORT: String(port), HOST: host },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let errText = '';
+  let outText = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    errText = (errText + chunk.toString()).slice(-20_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stopGrace = 10_000;
+  const stop = onCleanup(`stop server pid ${child.pid}`, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), stopGrace);
+    await exited;
+    clearTimeout(killer);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start within ${options.timeoutMs ?? 60_000} ms\n${errText}`)), options.timeoutMs ?? 60_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        outText = (outText + chunk.toString()).slice(-20_000);
+        if (/ at http:\/\//.test(outText)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited before listening (code ${code}, signal ${signal})\n${errText}`));
+      });
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    pid: child.pid!,
+    origin: `http://${host}:${port}`,
+    stderr: () => errText,
+    stdout: () => outText,
+    stop: (graceMs = 10_000) => {
+      stopGrace = graceMs;
+      return stop();
+    },
+  };
+}
