@@ -99,7 +99,7 @@ export async function run(args: string[]): Promise<void> {
       const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
       const server = await startServer({ DATABASE_URL: db.url }, { nodeArgs, root: process.env.BENCH_SERVER_ROOT || undefined });
       try {
-        const ceiling = await measureCeiling(db.url, options, prepared, senders);
+        const ceiling = await measureCeiling(db.url, options, senders);
         const ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);
         const stored = await readStored(db.url);
         stored.verified = await verifyBlobs(server.origin, db.url, 200);
@@ -118,28 +118,37 @@ export async function run(args: string[]): Promise<void> {
 type Prepared = {
   /** The HTTP request bodies, serialised before timing so the client's CPU goes to sending. */
   bodies: Buffer[];
-  /** The same rows as unnest parameters for the ceiling, built before timing as well. */
-  ceilingParams: unknown[][];
   resent: number[];
 };
 
 const body = (b: WorkloadBatch) => ({ collector: b.collector, position: b.position, events: b.events });
 
 function prepare(o: WorkloadOptions): Prepared {
-  const prepared: Prepared = { bodies: [], ceilingParams: [], resent: [] };
+  const prepared: Prepared = { bodies: [], resent: [] };
   for (const batch of workload(o)) {
     prepared.bodies.push(Buffer.from(JSON.stringify(body(batch))));
+    prepared.resent.push(batch.resent);
+  }
+  return prepared;
+}
+
+/**
+ * The same rows as unnest parameters for the ceiling, built before its timing and dropped after it,
+ * so the client's heap is small again (and cheap to collect) while the server is measured.
+ */
+function ceilingParams(o: WorkloadOptions): unknown[][] {
+  const params: unknown[][] = [];
+  for (const batch of workload(o)) {
     const e = batch.events;
     const col = <T>(f: (x: (typeof e)[number]) => T) => e.map(f);
-    prepared.ceilingParams.push([
+    params.push([
       col((x) => x.id), col((x) => x.kind), col((x) => x.direction), col((x) => x.actionId), col((x) => x.tool ?? null),
       col((x) => x.session), col((x) => x.turn), col((x) => x.agent), col((x) => x.model ?? null), col((x) => x.status),
       col((x) => x.method), col((x) => x.url), col((x) => x.costUsd ?? null), col((x) => x.inputTokens ?? null),
       col((x) => x.outputTokens ?? null), col((x) => x.occurredAt), col((x) => Buffer.from(x.payload.text, 'utf8')),
     ]);
-    prepared.resent.push(batch.resent);
   }
-  return prepared;
+  return params;
 }
 
 /** Runs `senders` loops that each take the next batch index until all are sent; returns seconds. */
@@ -154,7 +163,8 @@ async function drive(batches: number, senders: number, send: (index: number) => 
   return (performance.now() - t0) / 1000;
 }
 
-async function measureCeiling(url: string, o: WorkloadOptions, p: Prepared, senders: number): Promise<Ceiling> {
+async function measureCeiling(url: string, o: WorkloadOptions, senders: number): Promise<Ceiling> {
+  const params = ceilingParams(o);
   const pool = new pg.Pool({ connectionString: url, max: senders });
   try {
     const columns = `id text, kind text, direction text, action_id text, tool text, session text, turn text, agent text,
@@ -164,12 +174,12 @@ async function measureCeiling(url: string, o: WorkloadOptions, p: Prepared, send
     const unnest = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
       $9::text[], $10::text[], $11::text[], $12::text[], $13::numeric[], $14::int[], $15::int[], $16::timestamptz[]`;
     const withPayloads = async (i: number) => {
-      await pool.query(`INSERT INTO bench_ceiling SELECT * FROM ${unnest}, $17::bytea[])`, p.ceilingParams[i]);
+      await pool.query(`INSERT INTO bench_ceiling SELECT * FROM ${unnest}, $17::bytea[])`, params[i]);
     };
     const withoutPayloads = async (i: number) => {
-      await pool.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${unnest})`, p.ceilingParams[i]!.slice(0, 16));
+      await pool.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${unnest})`, params[i]!.slice(0, 16));
     };
-    const n = p.ceilingParams.length;
+    const n = params.length;
     const ceiling = { withPayloads: o.events / (await drive(n, senders, withPayloads)), withoutPayloads: o.events / (await drive(n, senders, withoutPayloads)) };
     await pool.query('DROP TABLE bench_ceiling, bench_ceiling_bare');
     await pool.query('CHECKPOINT');
