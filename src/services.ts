@@ -10,6 +10,8 @@ import { Ledger } from './ledger/ledger.ts';
 import { FolderObjectStore, S3ObjectStore, type ObjectStore } from './ledger/object-store.ts';
 import { SecretRedactor } from './ledger/redact.ts';
 import { DirectoryResolver } from './resolver/directory-source.ts';
+import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Logger } from './logger.ts';
 
 export type Services = {
@@ -22,6 +24,10 @@ export type Services = {
   directory: Directory;
   /** Words → ranked Directory rows; follows the Directory's builds without blocking a query. */
   resolver: DirectoryResolver;
+  /** The batched background ledger writer every capture goes through (writeNow for webhooks). */
+  writer: LedgerWriter;
+  /** The runner: a Directory row's contract → the outgoing call, recorded. */
+  dispatcher: Dispatcher;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
   publicUrl: string;
   /** Stops background work (the Directory's folder watcher); the database is closed by the caller. */
@@ -72,9 +78,11 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
   const resolver = new DirectoryResolver(database.prisma, directory, logger);
   await resolver.sync();
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
+  const writer = new LedgerWriter(ledger, writerOptionsFromConfig(config, logger));
+  const dispatcher = new Dispatcher({ record: (events) => writer.enqueue(events) });
   const close = async () => {
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
   };
-  return { config, logger, db: database, ledger, redactor, directory, resolver, publicUrl, close };
+  return { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, publicUrl, close };
 }

@@ -1,0 +1,215 @@
+// Capture at the boundary: every door request runs inside an invocation context and becomes two
+// ledger events linked by its action id, the request IN and the answer OUT, with exact bytes.
+//
+// Write timing, the rule: synchronous exactly where the other side can retry. A webhook's sender
+// retries, so its events are written (writeNow) before it is answered, and a failed write answers
+// 503 + Retry-After; every other door's events go to the background writer after the answer.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DomainError, ErrorCode } from '../errors.ts';
+import type { EventInput, PayloadInput } from '../ledger/input.ts';
+import type { Logger } from '../logger.ts';
+import { currentInvocation, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
+import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
+import { bytesPayload } from './payload.ts';
+import { teeResponse } from './tee.ts';
+import type { LedgerWriter } from './writer.ts';
+
+/** What the boundary needs of an app's services. */
+export type BoundaryServices = {
+  writer: LedgerWriter;
+  logger: Logger;
+  config: { PAYLOAD_MAX_BYTES: number; STREAM_CUTOFF_MS: number };
+};
+
+export type HeaderRecord = Record<string, string | string[]>;
+
+export type BoundaryRequest = {
+  method: string;
+  url: string;
+  headers: HeaderRecord | Headers;
+  /** The exact body bytes; null for none; `{ missing: size }` when not read (over the payload limit). */
+  body?: Uint8Array | null | { missing: number };
+};
+
+export type BoundaryExchange = {
+  door: Door;
+  request: BoundaryRequest;
+  /** Invocation fields (session, turn, task, agent, caller, actionId); see `invocationFromHeaders`. */
+  invocation?: Omit<InvocationInput, 'door'>;
+  /** The tool the request names, when the door knows it. */
+  tool?: string;
+  /** Webhooks: awaited writes; a failed write throws DATABASE_UNAVAILABLE (retryAfterSeconds). */
+  synchronous?: boolean;
+};
+
+/** Request headers that carry the invocation fields. */
+export const InvocationHeaders = {
+  actionId: 'x-dirledger-action',
+  session: 'x-dirledger-session',
+  turn: 'x-dirledger-turn',
+  task: 'x-dirledger-task',
+  agent: 'x-dirledger-agent',
+  caller: 'x-dirledger-caller',
+} as const;
+
+/** Reads the invocation fields from request headers (x-dirledger-session, …); absent ones stay absent. */
+export function invocationFromHeaders(headers: Headers | HeaderRecord): Omit<InvocationInput, 'door'> {
+  const get = (name: string): string | undefined => {
+    const v = headers instanceof Headers ? headers.get(name) : headers[name];
+    const s = Array.isArray(v) ? v[0] : v;
+    return s ? s : undefined;
+  };
+  const out: Record<string, string> = {};
+  for (const [field, header] of Object.entries(InvocationHeaders)) {
+    const value = get(header);
+    if (value !== undefined) out[field] = value;
+  }
+  return out;
+}
+
+function headerRecord(headers: Headers | HeaderRecord): HeaderRecord {
+  if (!(headers instanceof Headers)) return headers;
+  const out: HeaderRecord = {};
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  const cookies = headers.getSetCookie?.() ?? [];
+  if (cookies.length > 1) out['set-cookie'] = cookies;
+  return out;
+}
+
+function bodyPayload(body: BoundaryRequest['body'], maxBytes: number): PayloadInput {
+  if (body === undefined || body === null) return { state: 'NONE' };
+  if ('missing' in body) return { state: 'MISSING', size: body.missing };
+  if (body.byteLength === 0) return { state: 'NONE' };
+  if (body.byteLength > maxBytes) return { state: 'MISSING', size: body.byteLength };
+  return bytesPayload(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+}
+
+function baseOf(invocation: Invocation, tool: string | undefined) {
+  const { actionId, session, turn, task, agent } = invocation;
+  return {
+    actionId,
+    ...(session && { session }),
+    ...(turn && { turn }),
+    ...(task && { task }),
+    ...(agent && { agent }),
+    ...(tool && { tool }),
+  };
+}
+
+const appStore = new AsyncLocalStorage<BoundaryServices>();
+/** Action id → its app: undici's callbacks do not always run in the request's async context. */
+const byAction = new Map<string, BoundaryServices>();
+
+/**
+ * Runs `handler` inside a new invocation and records the request IN and the answer OUT. A streamed
+ * answer (text/event-stream, or no length) is teed: the ledger reads on after a client disconnect up
+ * to STREAM_CUTOFF_MS. A webhook's request is written before the handler runs and its answer before
+ * it is returned; a DomainError from the handler is answered by the door, not here.
+ */
+export function captureExchange(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<Response>): Promise<Response> {
+  return appStore.run(services, () =>
+    runInInvocation({ ...(exchange.invocation ?? {}), door: exchange.door }, async () => {
+      const invocation = currentInvocation()!;
+      byAction.set(invocation.actionId, services);
+      try {
+        return await record(services, exchange, invocation, handler);
+      } finally {
+        // Outbound exchanges may finish after the answer; keep the route a little longer.
+        setTimeout(() => byAction.delete(invocation.actionId), 60_000).unref();
+      }
+    }),
+  );
+}
+
+async function record(services: BoundaryServices, exchange: BoundaryExchange, invocation: Invocation, handler: () => Promise<Response>): Promise<Response> {
+      const base = baseOf(invocation, exchange.tool);
+      const maxBytes = services.config.PAYLOAD_MAX_BYTES;
+      const requestEvent: EventInput = {
+        ...base,
+        id: `${invocation.actionId}:door:request`,
+        kind: 'REQUEST',
+        direction: 'IN',
+        method: exchange.request.method,
+        url: exchange.request.url.slice(0, 16_384),
+        headers: headerRecord(exchange.request.headers),
+        occurredAt: invocation.startedAt,
+        payload: bodyPayload(exchange.request.body, maxBytes),
+        metadata: { capture: 'boundary', door: exchange.door, ...(invocation.caller && { caller: invocation.caller }) },
+      };
+      if (exchange.synchronous) await services.writer.writeNow([requestEvent]);
+      else await services.writer.enqueue(requestEvent);
+
+      const answer = await handler();
+      const answerBase = {
+        ...base,
+        id: `${invocation.actionId}:door:answer`,
+        kind: 'RESPONSE',
+        direction: 'OUT' as const,
+        status: String(answer.status),
+        headers: headerRecord(answer.headers),
+        metadata: { capture: 'boundary', door: exchange.door },
+      };
+      const type = answer.headers.get('content-type') ?? '';
+      if (!exchange.synchronous && answer.body && type.startsWith('text/event-stream')) {
+        const teed = teeResponse(answer, { cutoffMs: services.config.STREAM_CUTOFF_MS, payloadMaxBytes: maxBytes });
+        void teed.recorded
+          .then((result) =>
+            services.writer.enqueue({
+              ...answerBase,
+              occurredAt: new Date(),
+              payload: result.payload,
+              metadata: { ...answerBase.metadata, stream: true, clientDisconnected: result.clientDisconnected, ...(result.cut && { cut: result.cut }) },
+            }),
+          )
+          .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
+        return teed.response;
+      }
+      const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
+      const answerEvent: EventInput = { ...answerBase, occurredAt: new Date(), payload: bytes.length ? bodyPayload(bytes, maxBytes) : { state: 'NONE' } };
+      if (exchange.synchronous) await services.writer.writeNow([answerEvent]);
+      else await services.writer.enqueue(answerEvent);
+      return new Response(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+}
+
+/** The app whose boundary the calling code runs under (for the process-wide outbound capture). */
+export function currentBoundaryServices(): BoundaryServices | undefined {
+  return appStore.getStore();
+}
+
+let shared: { capture: OutboundCapture; users: number; last: BoundaryServices } | undefined;
+
+/**
+ * Installs the outbound capture as the global dispatcher once per process, however many apps run in
+ * it (tests, benchmarks): each exchange goes to the writer of the app whose boundary it runs under.
+ * The returned function uninstalls it when the last app stops.
+ */
+export function useOutboundCapture(services: BoundaryServices, excludeOrigins: string[] = []): () => Promise<void> {
+  if (!shared) {
+    const capture = installOutboundCapture({
+      record: (event) => (byAction.get(event.actionId) ?? currentBoundaryServices() ?? shared?.last)?.writer.enqueue(event),
+      payloadMaxBytes: services.config.PAYLOAD_MAX_BYTES,
+      excludeOrigins,
+      logger: services.logger,
+    });
+    shared = { capture, users: 0, last: services };
+  }
+  shared.users++;
+  shared.last = services;
+  let released = false;
+  return async () => {
+    if (released || !shared) return;
+    released = true;
+    if (--shared.users === 0) {
+      const { capture } = shared;
+      shared = undefined;
+      await capture.uninstall();
+    }
+  };
+}
+
+/** A DomainError for a door to answer when a synchronous write failed: 503 + Retry-After. */
+export function isRetryable(error: unknown): error is DomainError {
+  return error instanceof DomainError && error.code === ErrorCode.DATABASE_UNAVAILABLE;
+}
