@@ -88,6 +88,38 @@ export const settings = {
     schema: positiveMs.default(25_000),
     doc: 'How long the ledger keeps reading a streamed answer after its client disconnects; what arrived is stored as PARTIAL.',
   },
+  REDIS_URL: {
+    schema: url(['redis:', 'rediss:']).optional(),
+    doc: 'Redis for the live signal between server instances (pub/sub); unset: in-memory, one process.',
+  },
+  LIVE_CHANNEL: {
+    schema: z.string().min(1).default('dirledger:ledger-appended'),
+    doc: 'Redis pub/sub channel the instances of one deployment announce commits on.',
+  },
+  LIVE_POLL_MS: {
+    schema: positiveMs.default(2_000),
+    doc: 'Safety poll of the live tail: it reads the ledger at least this often, so a lost signal only delays delivery.',
+  },
+  LIVE_PAGE_SIZE: {
+    schema: z.coerce.number().int().min(1).max(5_000).default(500),
+    doc: 'Events per database read of the live tail and of replays.',
+  },
+  LIVE_BUFFER_MAX: {
+    schema: z.coerce.number().int().min(1).default(10_000),
+    doc: 'Events (or stream chunks) a subscription may hold undelivered; past it, it ends with SUBSCRIBER_TOO_SLOW and its cursor.',
+  },
+  STREAM_RETAIN_MS: {
+    schema: positiveMs.default(60_000),
+    doc: 'How long a finished stream stays for late streamCapture subscribers.',
+  },
+  DISPATCH_TIMEOUT_MS: {
+    schema: positiveMs.default(30_000),
+    doc: 'How long the runner waits for one call (each step of a sequence) before abandoning it (TIMEOUT).',
+  },
+  DISPATCH_RESPONSE_MAX_BYTES: {
+    schema: bytes.default(8_388_608),
+    doc: 'Most bytes of one answer the runner holds in memory; past it the call is stopped (RESPONSE_TOO_LARGE).',
+  },
   CAPTURE_BATCH_MAX_EVENTS: {
     schema: z.coerce.number().int().min(1).max(10_000).default(500),
     doc: 'The background ledger writer cuts a batch at this many events…',

@@ -10,6 +10,9 @@ import { Ledger } from './ledger/ledger.ts';
 import { FolderObjectStore, S3ObjectStore, type ObjectStore } from './ledger/object-store.ts';
 import { SecretRedactor } from './ledger/redact.ts';
 import { DirectoryResolver } from './resolver/directory-source.ts';
+import { StreamRegistry } from './live/streams.ts';
+import { MemorySignal, RedisSignal, type LiveSignal } from './live/signal.ts';
+import { LedgerTail } from './live/tail.ts';
 import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Logger } from './logger.ts';
@@ -28,6 +31,12 @@ export type Services = {
   writer: LedgerWriter;
   /** The runner: a Directory row's contract → the outgoing call, recorded. */
   dispatcher: Dispatcher;
+  /** The live ledger: one shared tail reader that fans events out to subscriptions (src/live/tail.ts). */
+  live: LedgerTail;
+  /** Wakes the live tails of every instance after a commit: in-memory, or Redis pub/sub with REDIS_URL. */
+  signal: LiveSignal;
+  /** Streamed answers as they arrive: the tee publishes with `streams.publish(actionId, chunk)` (src/live/streams.ts). */
+  streams: StreamRegistry;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
   publicUrl: string;
   /** Stops background work (the Directory's folder watcher); the database is closed by the caller. */
@@ -77,12 +86,37 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
   directory.watch();
   const resolver = new DirectoryResolver(database.prisma, directory, logger);
   await resolver.sync();
+  const signal: LiveSignal = config.REDIS_URL ? new RedisSignal(config.REDIS_URL, config.LIVE_CHANNEL, logger) : new MemorySignal();
+  ledger.onAppended((result) => signal.notify(result.appended.at(-1)!.position));
+  const live = new LedgerTail(database.prisma, signal, logger, {
+    pageSize: config.LIVE_PAGE_SIZE,
+    pollMs: config.LIVE_POLL_MS,
+    bufferMax: config.LIVE_BUFFER_MAX,
+  });
+  const streams = new StreamRegistry(redactor, {
+    retainMs: config.STREAM_RETAIN_MS,
+    retainMaxBytes: config.PAYLOAD_MAX_BYTES,
+    bufferMax: config.LIVE_BUFFER_MAX,
+  });
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
   const writer = new LedgerWriter(ledger, writerOptionsFromConfig(config, logger));
-  const dispatcher = new Dispatcher({ record: (events) => writer.enqueue(events) });
+  const dispatcher = new Dispatcher({
+    prisma: database.prisma,
+    directory,
+    record: (events) => writer.enqueue(events),
+    redactor,
+    secrets: config.secrets,
+    retired: parseRetiredTargets(config.RETIRED_HOSTS),
+    timeoutMs: config.DISPATCH_TIMEOUT_MS,
+    responseMaxBytes: config.DISPATCH_RESPONSE_MAX_BYTES,
+    logger,
+  });
   const close = async () => {
+    await live.close();
+    await signal.close();
+    streams.close();
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
   };
-  return { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, publicUrl, close };
+  return { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, live, signal, streams, publicUrl, close };
 }

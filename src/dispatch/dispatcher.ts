@@ -1,8 +1,24 @@
-// The runner: a Directory row's contract → the outgoing call, with its own ledger record.
-// Transport-free: doors hand it a DispatchRequest inside their invocation context.
+// The runner: a Directory row's contract → the outgoing call, recorded by the runner itself.
+// Transport-free: a door hands it a DispatchRequest inside its invocation context; it never sees a
+// request object. Order of a call: find the row → check the args against its args schema → render
+// (secrets as names) → refuse CODE, unbound secrets and the retired build → (dry run: record and
+// stop) → substitute secret values → send, with generic outbound capture switched off, recording
+// the call OUT and the response IN itself (tool, contract identity, form).
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import type { EventInput } from '../ledger/input.ts';
-import { currentInvocation } from '../capture/context.ts';
+import { currentInvocation, withoutOutboundCapture, type Invocation } from '../capture/context.ts';
+import { bytesPayload } from '../capture/payload.ts';
+import type { Contract, StepContract } from '../directory/contracts.ts';
+import type { Directory, StoredWay } from '../directory/directory.ts';
+import { describeRetiredHit, findRetired, type RetiredTarget } from '../directory/retired.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import type { EventInput, PayloadInput } from '../ledger/input.ts';
+import type { SecretRedactor } from '../ledger/redact.ts';
+import type { Logger } from '../logger.ts';
+import { checkArgs } from './args.ts';
+import { builtins } from './builtins.ts';
+import { runCli, runHttp, runMcp, type Sent, type StepAnswer } from './runners.ts';
+import { render, renderCommand, templateSecrets, TemplateError } from './template.ts';
 
 export type DispatchRequest = { tool: string; args?: Record<string, unknown>; dryRun?: boolean; form?: string };
 export type DispatchOutcome = 'OK' | 'ERROR' | 'REFUSED' | 'DRY_RUN';
@@ -13,11 +29,11 @@ export type DispatchResult = {
   dryRun: boolean;
   /** Upstream HTTP status / CLI exit code when there is one. */
   status?: number;
-  /** Parsed JSON when the answer is JSON, else text. */
+  /** Parsed JSON when the answer is JSON, else text (secret values replaced by their names). */
   output?: unknown;
   /** The answer as text when it is UTF-8. */
   outputText?: string;
-  /** The exact answer bytes. */
+  /** The exact answer bytes, base64 (secret values replaced by their names). */
   outputBase64?: string;
   /** Dry run: the rendered outgoing request(s), secrets still as [NAME]. */
   requests?: unknown[];
@@ -27,27 +43,405 @@ export type DispatchResult = {
   error?: { code: string; message: string };
 };
 
-export type DispatcherDeps = {
+/** Why a call was refused (nothing sent) or failed. */
+export const DispatchErrorCode = {
+  TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
+  NOT_RUNNABLE: 'NOT_RUNNABLE',
+  ARGS_INVALID: 'ARGS_INVALID',
+  CODE_NOT_EXECUTED: 'CODE_NOT_EXECUTED',
+  SECRET_UNBOUND: 'SECRET_UNBOUND',
+  RETIRED_BUILD: 'RETIRED_BUILD',
+  CLI_SYNTAX: 'CLI_SYNTAX',
+  UPSTREAM_STATUS: 'UPSTREAM_STATUS',
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  TOOL_ERROR: 'TOOL_ERROR',
+  EXIT_STATUS: 'EXIT_STATUS',
+  TIMEOUT: 'TIMEOUT',
+  CANCELLED: 'CANCELLED',
+  RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
+} as const;
+export type DispatchErrorCode = (typeof DispatchErrorCode)[keyof typeof DispatchErrorCode];
+
+/** The HTTP status a door answers a result with. */
+export function httpStatusOfResult(result: DispatchResult): number {
+  if (result.outcome === 'OK' || result.outcome === 'DRY_RUN') return 200;
+  const byCode: Record<string, number> = {
+    TOOL_NOT_FOUND: 404,
+    NOT_RUNNABLE: 409,
+    ARGS_INVALID: 400,
+    CODE_NOT_EXECUTED: 409,
+    SECRET_UNBOUND: 409,
+    RETIRED_BUILD: 403,
+    CLI_SYNTAX: 409,
+    TIMEOUT: 504,
+    CANCELLED: 499,
+  };
+  return byCode[result.error?.code ?? ''] ?? 502;
+}
+
+export type DispatcherOptions = {
+  prisma: PrismaClient;
+  directory: Directory;
   /** Where the runner's own events go (the background writer's enqueue). */
   record(events: EventInput[]): Promise<void>;
+  redactor: SecretRedactor;
+  secrets: Record<string, string>;
+  retired: RetiredTarget[];
+  timeoutMs: number;
+  responseMaxBytes: number;
+  logger?: Logger;
 };
+
+export type DispatchOptions = { signal?: AbortSignal };
+
+type Row = { type: string; name: string; kind: string | null; ways: Record<string, StoredWay>; argsSchema: unknown; reasons: string[] };
+type Way = { header: string; sha256: string; contract: Contract };
+
+const wayOrder = ['HTTP', 'MCP', 'CLI', 'SEQUENCE'];
+const rowCacheMax = 10_000;
+
+class Refusal extends Error {
+  constructor(
+    readonly code: DispatchErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
 
 /** Runs Directory rows' contracts. `dispatch` runs inside the caller's invocation context. */
 export class Dispatcher {
-  constructor(private readonly deps: DispatcherDeps) {}
+  private rows = new Map<string, Row | null>();
+  private rowsGeneration = -1;
+  private remembered = new Map<string, string>();
 
-  async dispatch(request: DispatchRequest): Promise<DispatchResult> {
-    const actionId = currentInvocation()?.actionId ?? randomUUID();
-    const result: DispatchResult = {
-      tool: request.tool,
-      actionId,
-      outcome: 'REFUSED',
-      dryRun: Boolean(request.dryRun),
-      error: { code: 'NOT_RUNNABLE', message: `The runner is not wired to a Directory yet; ${JSON.stringify(request.tool)} was not called.` },
-    };
-    await this.deps.record([
-      { id: `${actionId}:refusal:${randomUUID()}`, kind: 'REFUSAL', direction: 'OUT', actionId, tool: request.tool, status: 'REFUSED', occurredAt: new Date(), payload: { state: 'NONE' }, metadata: { error: result.error } },
-    ]);
-    return result;
+  constructor(private readonly options: DispatcherOptions) {}
+
+  async dispatch(request: DispatchRequest, options: DispatchOptions = {}): Promise<DispatchResult> {
+    const invocation = currentInvocation();
+    const actionId = invocation?.actionId ?? randomUUID();
+    const dryRun = Boolean(request.dryRun);
+    const base = { tool: request.tool, actionId, dryRun };
+    const events = new EventSink(this.options, invocation, actionId, request);
+    try {
+      const row = await this.row(request.tool);
+      if (!row) throw new Refusal('TOOL_NOT_FOUND', `No Directory row is called ${JSON.stringify(request.tool)}.`);
+      const checked = checkArgs(row.argsSchema, request.args ?? {});
+      if (!checked.ok) throw new Refusal('ARGS_INVALID', checked.message, { field: checked.field });
+      const args = checked.args;
+      events.args = args;
+
+      const builtin = row.kind === 'builtin' ? builtins[row.name] : undefined;
+      if (builtin) {
+        if (dryRun) return await events.dryRun(base, [{ method: 'BUILTIN', tool: row.name, arguments: args }]);
+        return await events.step(base, { kind: 'builtin', shown: { method: 'BUILTIN', tool: row.name, arguments: args } }, undefined, () =>
+          Promise.resolve(builtin(args)).then((value) => ({ status: 0, bytes: Buffer.from(JSON.stringify(value ?? null)), contentType: 'application/json' })),
+        );
+      }
+
+      const way = await this.chooseWay(row);
+      const steps = Array.isArray(way.contract) ? way.contract : [way.contract];
+      const code = steps.findIndex((s) => s.method === 'CODE');
+      if (code >= 0) {
+        const others = Object.values(row.ways).filter((w) => w.shape !== 'CODE').map((w) => w.header);
+        throw new Refusal(
+          'CODE_NOT_EXECUTED',
+          `${JSON.stringify(row.name)} ${steps.length > 1 ? `step ${code + 1} ` : ''}is a CODE contract, which the runner never executes. ` +
+            (others.length ? `Its runnable ways: ${others.join(', ')}.` : 'The row has no other way; paste the code where it belongs, or add an HTTP, MCP or CLI way.'),
+        );
+      }
+      const unbound = templateSecrets(way.contract).filter((name) => !(name in this.options.secrets));
+      if (unbound.length) {
+        throw new Refusal('SECRET_UNBOUND', `${JSON.stringify(row.name)} needs the secret${unbound.length > 1 ? 's' : ''} ${unbound.map((n) => `[${n}]`).join(', ')}, which ${unbound.length > 1 ? 'are' : 'is'} not bound; nothing was sent.`, { secrets: unbound });
+      }
+      const rendered = steps.map((step) => renderStep(step, args, this.options.secrets));
+      const shown = rendered.map((r) => r.shown);
+      const hit = findRetired(shown, this.options.retired) ?? findRetired(args, this.options.retired);
+      if (hit) throw new Refusal('RETIRED_BUILD', `${JSON.stringify(row.name)} was refused: the rendered request ${describeRetiredHit(hit)}; nothing was sent.`, { target: hit.target, where: hit.where, via: hit.via });
+      if (dryRun) return await events.dryRun(base, shown, way);
+
+      const contractFor = async (i: number) =>
+        Array.isArray(way.contract) ? { form: `${way.header} step ${i + 1}`, sha256: await this.remember(steps[i]!) } : { form: way.header, sha256: way.sha256 };
+      if (rendered.length === 1) return await events.step(base, rendered[0]!, await contractFor(0), (signal) => this.send(rendered[0]!, signal), options.signal);
+      const results: DispatchResult[] = [];
+      for (const [i, step] of rendered.entries()) {
+        const result = await events.step({ ...base }, step, await contractFor(i), (signal) => this.send(step, signal), options.signal, i + 1);
+        results.push(result);
+        if (result.outcome !== 'OK') break;
+      }
+      const last = results.at(-1)!;
+      const { steps: _s, ...lastFields } = last;
+      return { ...lastFields, ...base, steps: results, ...(results.length < rendered.length && { error: { code: last.error!.code, message: `Step ${results.length} of ${rendered.length} failed, so the sequence stopped: ${last.error!.message}` } }) };
+    } catch (error) {
+      if (error instanceof Refusal || error instanceof TemplateError) {
+        const refusal = error instanceof Refusal ? error : new Refusal(error.code, error.message, error.field ? { field: error.field } : {});
+        return events.refuse(base, refusal.code, this.options.redactor.text(refusal.message, new Set()), refusal.details);
+      }
+      throw error;
+    }
   }
+
+  private send(step: RenderedStep, signal: AbortSignal): Promise<StepAnswer> {
+    const limits = { signal, maxBytes: this.options.responseMaxBytes };
+    return withoutOutboundCapture(() => {
+      if (step.kind === 'http') return runHttp(step.sent, limits);
+      if (step.kind === 'mcp') return runMcp(step.sent, limits);
+      if (step.kind === 'cli') return runCli(step.sent, limits);
+      throw new Error('a builtin is answered in process, not sent');
+    });
+  }
+
+  /** A step contract's identity (stored once in contract_version). */
+  private async remember(step: StepContract): Promise<string> {
+    const key = JSON.stringify(step);
+    let sha = this.remembered.get(key);
+    if (!sha) {
+      sha = await this.options.directory.rememberContract(step);
+      if (this.remembered.size >= rowCacheMax) this.remembered.clear();
+      this.remembered.set(key, sha);
+    }
+    return sha;
+  }
+
+  private async row(name: string): Promise<Row | null> {
+    if (this.rowsGeneration !== this.options.directory.generation) {
+      this.rows.clear();
+      this.rowsGeneration = this.options.directory.generation;
+    }
+    if (this.rows.has(name)) return this.rows.get(name)!;
+    const generation = this.rowsGeneration;
+    const found = await this.options.prisma.directoryRow.findMany({
+      where: { name },
+      select: { type: true, name: true, kind: true, ways: true, argsSchema: true, reasons: true, ordinal: true },
+    });
+    const withWay = found.filter((r) => Object.keys((r.ways as object) ?? {}).length > 0);
+    const pick = withWay.find((r) => r.type === 'tool') ?? withWay[0] ?? null;
+    const row = pick && { type: pick.type, name: pick.name, kind: pick.kind, ways: pick.ways as Record<string, StoredWay>, argsSchema: pick.argsSchema, reasons: pick.reasons };
+    if (generation === this.options.directory.generation) {
+      if (this.rows.size >= rowCacheMax) this.rows.clear();
+      this.rows.set(name, row);
+    }
+    return row;
+  }
+
+  private async chooseWay(row: Row): Promise<Way> {
+    const ways = Object.values(row.ways);
+    const ranked = [...ways].sort((a, b) => rank(a.shape) - rank(b.shape));
+    const chosen = ranked[0];
+    if (!chosen) throw new Refusal('NOT_RUNNABLE', `${JSON.stringify(row.name)} has no way to call it${row.reasons.length ? `: ${row.reasons.join('; ')}` : ''}.`);
+    const contracts = await this.options.directory.contractsByHash([chosen.sha256]);
+    const stored = contracts.get(chosen.sha256);
+    if (!stored) throw new Error(`contract ${chosen.sha256} of ${row.name} is missing from contract_version`);
+    return { header: chosen.header, sha256: chosen.sha256, contract: stored.contract as Contract };
+  }
+}
+
+const rank = (shape: string) => {
+  const i = wayOrder.indexOf(shape);
+  return i < 0 ? wayOrder.length : i;
+};
+
+export type RenderedStep =
+  | { kind: 'http'; shown: unknown; sent: { method: string; url: string; headers: Record<string, string>; body?: unknown } }
+  | { kind: 'mcp'; shown: unknown; sent: { server: string; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> } }
+  | { kind: 'cli'; shown: unknown; sent: { argv: string[] } }
+  | { kind: 'builtin'; shown: unknown; sent?: undefined };
+
+function renderStep(step: StepContract, args: Record<string, unknown>, secrets: Record<string, string>): RenderedStep {
+  if (step.method === 'CLI') {
+    const argv = renderCommand(step.command, args, secrets);
+    return { kind: 'cli', shown: { method: 'CLI', command: step.command, argv: argv.shown }, sent: { argv: argv.sent } };
+  }
+  if (step.method === 'MCP') {
+    const server = render(step.server, args, secrets, /^https?:/i.test(step.server) ? 'url' : 'text');
+    const headers = render(step.headers ?? {}, args, secrets, 'header');
+    const tool = render(step.tool, args, secrets, 'text');
+    const argumentsR = render(step.arguments ?? {}, args, secrets, 'json');
+    return {
+      kind: 'mcp',
+      shown: { method: 'MCP', server: server.shown, headers: headers.shown, tool: tool.shown, arguments: argumentsR.shown },
+      sent: { server: server.sent as string, headers: headers.sent as Record<string, string>, tool: tool.sent as string, arguments: argumentsR.sent as Record<string, unknown> },
+    };
+  }
+  if (step.method === 'CODE') throw new Error('CODE is refused before rendering');
+  const url = render(step.url, args, secrets, 'url');
+  const headers = render(step.headers ?? {}, args, secrets, 'header');
+  const body = step.body === undefined ? undefined : render(step.body, args, secrets, 'json');
+  return {
+    kind: 'http',
+    shown: { method: step.method, url: url.shown, headers: headers.shown, ...(body && { body: body.shown }) },
+    sent: { method: step.method, url: url.sent as string, headers: headers.sent as Record<string, string>, ...(body && { body: body.sent }) },
+  };
+}
+
+/** Builds the runner's own events: one call OUT and one response IN per step, or a refusal, or a dry run. */
+class EventSink {
+  args: Record<string, unknown> = {};
+
+  constructor(
+    private readonly options: DispatcherOptions,
+    private readonly invocation: Invocation | undefined,
+    private readonly actionId: string,
+    private readonly request: DispatchRequest,
+  ) {}
+
+  private base(kind: string, direction: 'IN' | 'OUT', extra: Record<string, unknown> = {}): EventInput {
+    const inv = this.invocation;
+    return {
+      id: `${this.actionId}:dispatch:${randomUUID()}`,
+      kind,
+      direction,
+      actionId: this.actionId,
+      tool: this.request.tool.slice(0, 512) || '(none)',
+      ...(inv?.session && { session: inv.session }),
+      ...(inv?.turn && { turn: inv.turn }),
+      ...(inv?.task && { task: inv.task }),
+      ...(inv?.agent && { agent: inv.agent }),
+      occurredAt: new Date(),
+      payload: { state: 'NONE' },
+      metadata: { capture: 'dispatch', ...(inv && { door: inv.door }), ...(this.request.form && { form: this.request.form }), ...extra },
+    };
+  }
+
+  private async emit(events: EventInput[]): Promise<void> {
+    try {
+      await this.options.record(events);
+    } catch (error) {
+      this.options.logger?.error({ err: error, actionId: this.actionId }, 'recording a dispatch event failed');
+    }
+  }
+
+  async refuse(base: ResultBase, code: DispatchErrorCode, message: string, details: Record<string, unknown>): Promise<DispatchResult> {
+    await this.emit([{ ...this.base('REFUSAL', 'OUT', { code, message, ...details }), status: 'REFUSED' }]);
+    return { ...base, outcome: 'REFUSED', error: { code, message } };
+  }
+
+  async dryRun(base: ResultBase, requests: unknown[], way?: Way): Promise<DispatchResult> {
+    await this.emit([
+      {
+        ...this.base('DRY_RUN', 'OUT', { args: this.args, ...(way && { way: way.header }) }),
+        status: 'DRY_RUN',
+        payload: { state: 'COMPLETE', text: JSON.stringify(requests) },
+        ...(way && { contract: { form: way.header, sha256: way.sha256 } }),
+      },
+    ]);
+    return { ...base, outcome: 'DRY_RUN', requests };
+  }
+
+  /** Sends one step under the timeout and the caller's signal, and records it. */
+  async step(
+    base: ResultBase,
+    step: RenderedStep,
+    contract: { form: string; sha256: string } | undefined,
+    send: (signal: AbortSignal) => Promise<StepAnswer>,
+    callerSignal?: AbortSignal,
+    index?: number,
+  ): Promise<DispatchResult> {
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
+    const extra = { args: this.args, ...(index && { step: index }) };
+    const call = { ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) };
+    let answer: StepAnswer;
+    try {
+      answer = await send(signal);
+    } catch (error) {
+      const code: DispatchErrorCode = timeout.aborted ? 'TIMEOUT' : callerSignal?.aborted ? 'CANCELLED' : ((error as { code?: string }).code === 'RESPONSE_TOO_LARGE' ? 'RESPONSE_TOO_LARGE' : 'UPSTREAM_ERROR');
+      const message =
+        code === 'TIMEOUT'
+          ? `${JSON.stringify(base.tool)} did not answer within ${this.options.timeoutMs} ms; the call was abandoned.`
+          : code === 'CANCELLED'
+            ? 'The caller went away; the call was cancelled.'
+            : code === 'RESPONSE_TOO_LARGE'
+              ? `The answer passed ${this.options.responseMaxBytes} bytes; the call was stopped and the answer not kept.`
+              : `The call failed: ${errorText(error)}`;
+      const safe = this.options.redactor.text(message, new Set());
+      const size = (error as { size?: number }).size;
+      await this.emit([
+        call,
+        {
+          ...this.base('TOOL_RESULT', 'IN', { ...extra, code, message: safe }),
+          status: 'ERROR',
+          payload: size ? { state: 'MISSING', size } : { state: 'NONE' },
+          ...(contract && { contract }),
+        },
+      ]);
+      return { ...base, outcome: 'ERROR', error: { code, message: safe } };
+    }
+    const ok = answer.ok ?? (step.kind === 'http' ? answer.status < 400 : answer.status === 0);
+    const payload: PayloadInput = answer.bytes ? bytesPayload(answer.bytes) : { state: 'NONE' };
+    await this.emit([
+      call,
+      {
+        ...this.base('TOOL_RESULT', 'IN', { ...extra, ...(answer.meta ?? {}) }),
+        status: String(answer.status),
+        ...(answer.headers && { headers: answer.headers }),
+        payload,
+        ...(contract && { contract }),
+      },
+    ]);
+    const out = this.output(answer);
+    if (ok) return { ...base, outcome: 'OK', status: answer.status, ...out };
+    const code: DispatchErrorCode = step.kind === 'http' ? 'UPSTREAM_STATUS' : step.kind === 'cli' ? 'EXIT_STATUS' : 'TOOL_ERROR';
+    const message =
+      step.kind === 'http'
+        ? `The upstream answered HTTP ${answer.status}.`
+        : step.kind === 'cli'
+          ? `The command exited with status ${answer.status}.`
+          : 'The MCP tool answered with isError.';
+    return { ...base, outcome: 'ERROR', status: answer.status, ...out, error: { code, message } };
+  }
+
+  /** The answer for the caller: secret values replaced by names, JSON parsed when it is JSON. */
+  private output(answer: StepAnswer): Pick<DispatchResult, 'output' | 'outputText' | 'outputBase64'> {
+    if (!answer.bytes) return {};
+    const bytes = this.options.redactor.size ? this.options.redactor.bytes(answer.bytes, new Set()) : answer.bytes;
+    if (answer.value !== undefined) {
+      const text = bytes.toString('utf8');
+      return { output: JSON.parse(text), outputText: text };
+    }
+    if (!isUtf8(bytes)) return { outputBase64: bytes.toString('base64') };
+    const text = bytes.toString('utf8');
+    let output: unknown = text;
+    if (/json/i.test(answer.contentType ?? '') || /^\s*[[{"]/.test(text)) {
+      try {
+        output = JSON.parse(text);
+      } catch {
+        output = text;
+      }
+    }
+    return { output, outputText: text };
+  }
+}
+
+type ResultBase = { tool: string; actionId: string; dryRun: boolean };
+
+function describeSent(step: RenderedStep): Partial<EventInput> {
+  const sent = step.sent as Sent | undefined;
+  if (step.kind === 'http' && sent && 'url' in sent) {
+    const body = sent.body === undefined ? undefined : typeof sent.body === 'string' ? sent.body : JSON.stringify(sent.body);
+    return { method: sent.method, url: sent.url.slice(0, 16_384), headers: withJsonType(sent.headers, sent.body), payload: body === undefined ? { state: 'NONE' } : { state: 'COMPLETE', text: body } };
+  }
+  if (step.kind === 'mcp' && sent && 'server' in sent) {
+    return {
+      method: 'MCP',
+      ...(/^https?:/i.test(sent.server) && { url: sent.server.slice(0, 16_384) }),
+      headers: sent.headers,
+      payload: { state: 'COMPLETE', text: JSON.stringify({ server: sent.server, tool: sent.tool, arguments: sent.arguments }) },
+    };
+  }
+  if (step.kind === 'cli' && sent && 'argv' in sent) return { method: 'CLI', payload: { state: 'COMPLETE', text: JSON.stringify({ argv: sent.argv }) } };
+  return { method: 'BUILTIN', payload: { state: 'COMPLETE', text: JSON.stringify(step.shown) } };
+}
+
+export function withJsonType(headers: Record<string, string>, body: unknown): Record<string, string> {
+  if (body === undefined || typeof body === 'string') return headers;
+  if (Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) return headers;
+  return { ...headers, 'content-type': 'application/json' };
+}
+
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
 }

@@ -1,0 +1,61 @@
+// Arguments are checked against the row's args schema (JSON Schema, Ajv) before anything leaves.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+
+const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: false });
+const cache = new Map<string, ValidateFunction | Error>();
+const cacheMax = 5_000;
+
+export type ArgsCheck = { ok: true; args: Record<string, unknown> } | { ok: false; field: string; message: string };
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+function at(args: unknown, pointer: string): unknown {
+  let v: unknown = args;
+  for (const part of pointer.split('/').slice(1)) {
+    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+    v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+  }
+  return v;
+}
+
+function explain(error: ErrorObject, args: unknown): { field: string; message: string } {
+  const path = error.instancePath.split('/').slice(1).join('.');
+  if (error.keyword === 'required') {
+    const field = [path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
+    return { field, message: `Argument ${JSON.stringify(field)}: expected a value (it is required), got nothing.` };
+  }
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    const field = [path, extra].filter(Boolean).join('.');
+    return { field, message: `Argument ${JSON.stringify(field)}: expected no such argument (the schema does not list it), got ${describe(at(args, `${error.instancePath}/${extra}`))}.` };
+  }
+  const field = path || '(the arguments)';
+  return { field, message: `Argument ${JSON.stringify(field)}: expected a value that ${error.message ?? 'matches the schema'}, got ${describe(at(args, error.instancePath))}.` };
+}
+
+/** Validates (and fills defaults into a copy of) the arguments; no schema accepts any object. */
+export function checkArgs(schema: unknown, input: unknown): ArgsCheck {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    return { ok: false, field: '(the arguments)', message: `Arguments: expected a JSON object, got ${describe(input)}.` };
+  }
+  const args = structuredClone(input) as Record<string, unknown>;
+  if (!schema || typeof schema !== 'object') return { ok: true, args };
+  const key = JSON.stringify(schema);
+  let validate = cache.get(key);
+  if (!validate) {
+    try {
+      validate = ajv.compile(schema as object);
+    } catch (error) {
+      validate = error as Error;
+    }
+    if (cache.size >= cacheMax) cache.delete(cache.keys().next().value!);
+    cache.set(key, validate);
+  }
+  if (validate instanceof Error) return { ok: false, field: '(the args schema)', message: `The row's args schema cannot be used: ${validate.message}.` };
+  if (validate(args)) return { ok: true, args };
+  return { ok: false, ...explain(validate.errors![0]!, args) };
+}
