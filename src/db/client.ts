@@ -3,14 +3,19 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { migrateInChild } from './migrate-child.ts';
+import { wholeScriptMigrations } from './pg-migrations.ts';
 import { applyMigrations } from './schema-engine.ts';
+import { pgliteExecutor, poolExecutor, type SqlExecutor } from './sql.ts';
 
 export type Database = {
   prisma: PrismaClient;
+  /** Driver-level SQL on the same pool or instance as `prisma`, for hot paths only. */
+  sql: SqlExecutor;
   kind: 'postgres' | 'pglite';
   adapterFactory: SqlMigrationAwareDriverAdapterFactory;
   migrate(): Promise<string[]>;
@@ -28,16 +33,18 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     const adapterFactory = new PrismaPg(pool);
     const prisma = new PrismaClient({ adapter: adapterFactory });
     const migrationFactory = wholeScriptMigrations(adapterFactory, pool);
-    return {
+    return register({
       prisma,
+      sql: poolExecutor(pool),
       kind: 'postgres',
       adapterFactory: migrationFactory,
-      migrate: () => applyMigrations(migrationFactory),
+      // In a child process with its own connection: the schema engine's memory leaves with it.
+      migrate: () => migrateInChild(target.url),
       close: once(async () => {
         await prisma.$disconnect();
         await pool.end();
       }),
-    };
+    });
   }
   let pglite: PGlite;
   if ('dataDir' in target) {
@@ -48,37 +55,31 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
   }
   const adapterFactory = new PrismaPGlite(pglite);
   const prisma = new PrismaClient({ adapter: adapterFactory });
-  return {
+  return register({
     prisma,
+    sql: pgliteExecutor(pglite),
     kind: 'pglite',
     pglite,
     adapterFactory,
+    // In-process: the adapter needs this very PGlite instance. The engine is released after each run.
     migrate: () => applyMigrations(adapterFactory),
     close: once(async () => {
       await prisma.$disconnect();
       await pglite.close();
     }),
-  };
+  });
 }
 
-/**
- * @prisma/adapter-pg splits a migration script on every `;`, which breaks
- * function bodies. Send each script whole instead: PostgreSQL's simple query
- * protocol runs it as one implicit transaction.
- */
-function wholeScriptMigrations(factory: PrismaPg, pool: pg.Pool): SqlMigrationAwareDriverAdapterFactory {
-  const patch = (adapter: SqlDriverAdapter): SqlDriverAdapter => {
-    adapter.executeScript = async (script: string) => {
-      await pool.query(script);
-    };
-    return adapter;
-  };
-  return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => patch(await factory.connect()),
-    connectToShadowDb: async () => factory.connectToShadowDb(),
-  };
+const executors = new WeakMap<PrismaClient, SqlExecutor>();
+
+function register(db: Database): Database {
+  executors.set(db.prisma, db.sql);
+  return db;
+}
+
+/** The driver-level executor opened with this Prisma client by openDatabase, if any. */
+export function sqlExecutorOf(prisma: PrismaClient): SqlExecutor | undefined {
+  return executors.get(prisma);
 }
 
 function once(run: () => Promise<void>): () => Promise<void> {

@@ -1,7 +1,9 @@
 // The Ledger core: append() is the only write path; reads verify every byte they serve.
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.ts';
+import { sqlExecutorOf } from '../db/client.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
+import type { SqlExecutor, SqlQueryable } from '../db/sql.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
@@ -42,12 +44,20 @@ export class Ledger {
   private readonly listeners = new Set<(result: AppendResult) => void>();
   private readonly knownBlobs = new Set<string>();
 
+  private readonly sql: SqlExecutor;
+
+  /** `sql` defaults to the driver-level executor openDatabase opened with `prisma`. */
   constructor(
     readonly prisma: PrismaClient,
     readonly objects: ObjectStore,
     private readonly redactor: SecretRedactor,
     readonly limits: LedgerLimits,
-  ) {}
+    sql?: SqlExecutor,
+  ) {
+    const executor = sql ?? sqlExecutorOf(prisma);
+    if (!executor) throw new Error('Ledger needs the SQL executor of its database: open it with openDatabase, or pass one.');
+    this.sql = executor;
+  }
 
   /** Called after each commit that added events (never before, never for a rolled-back batch). */
   onAppended(listener: (result: AppendResult) => void): () => void {
@@ -74,16 +84,9 @@ export class Ledger {
     }
     try {
       const blobRows = await this.storeBlobs([...blobs.values()]);
-      const appended = await this.prisma.$transaction(
-        async (tx) => {
-          // The commit lock comes before the blobs: concurrent batches repeat each other's payloads, and
-          // inserting a blob row another open transaction is inserting waits for it, chaining them all.
-          if (blobRows.length) await insertBlobs(tx as unknown as PrismaClient, blobRows);
-          else await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY})`);
-          return insertEvents(tx as unknown as PrismaClient, batchId, batch, events, bytes);
-        },
-        { timeout: 60_000, maxWait: 30_000 },
-      );
+      // One statement, so one transaction and one round trip: the commit lock, the blobs, the events,
+      // the batch row and the collector's position. The lock is held only while it executes.
+      const appended = await appendStatement(this.sql, batchId, batch, blobRows, events, bytes);
       for (const row of blobRows) this.rememberBlob(row.sha256);
       const result: AppendResult = {
         batchId,
@@ -139,12 +142,9 @@ export class Ledger {
     const unknown = blobs.filter((b) => !this.knownBlobs.has(b.sha256));
     if (unknown.length === 0) return [];
     const existing = new Set(
-      (
-        await this.prisma.$queryRawUnsafe<{ sha256: string }[]>(
-          'SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[])',
-          pgArray(unknown.map((b) => b.sha256)),
-        )
-      ).map((r) => r.sha256),
+      (await this.sql.query<{ sha256: string }>('SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[])', [pgArray(unknown.map((b) => b.sha256))])).map(
+        (r) => r.sha256,
+      ),
     );
     const fresh = unknown.filter((b) => !existing.has(b.sha256)).sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1));
     for (const sha of existing) this.rememberBlob(sha);
@@ -206,28 +206,6 @@ type BlobRow = PreparedBlob & {
   storedSize: number;
 };
 
-/** Takes the commit lock and inserts the blobs in one round trip (the lock's row is joined to every blob row). */
-async function insertBlobs(tx: PrismaClient, rows: BlobRow[]): Promise<void> {
-  await tx.$executeRawUnsafe(
-    `WITH commit_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}))
-     INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
-     SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size,
-       decode(b.data, 'base64'), b.object_key
-     FROM commit_lock, unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[])
-       AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key)
-     ON CONFLICT (sha256) DO NOTHING`,
-    pgArray(rows.map((r) => r.sha256)),
-    pgArray(rows.map((r) => r.bytes.length)),
-    pgArray(rows.map((r) => r.encoding)),
-    pgArray(rows.map((r) => r.storage)),
-    pgArray(rows.map((r) => r.codec)),
-    pgArray(rows.map((r) => r.storedSize)),
-    // base64 text decoded by PostgreSQL: cheaper to send and to parse than a bytea[] literal.
-    pgArray(rows.map((r) => (r.storage === 'INLINE' ? r.data!.toString('base64') : null))),
-    pgArray(rows.map((r) => r.objectKey)),
-  );
-}
-
 /**
  * One array parameter as a PostgreSQL array literal (`{"a",NULL,"b\"c"}`), cast in SQL (`$1::text[]`).
  * Prisma serialises a JS array element by element at several microseconds each, which made the
@@ -253,17 +231,32 @@ const escaped = /[\\"]/g;
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
-async function insertEvents(
-  tx: PrismaClient,
+/**
+ * The whole batch as one statement. The commit lock is a MATERIALIZED CTE joined to every row source
+ * that writes (and to the final SELECT), so it is taken before the first blob row and before the first
+ * nextval, and held until commit: positions become visible in commit order.
+ */
+async function appendStatement(
+  sql: SqlQueryable,
   batchId: string,
   batch: BatchInput,
+  blobs: BlobRow[],
   events: PreparedEvent[],
   bytes: number,
 ): Promise<{ events: { id: string; position: bigint }[]; collectorPosition: bigint | null }> {
   const col = (f: (e: PreparedEvent) => unknown) => pgArray(events.map(f));
-  // One statement: the events, the batch's accounting row and the collector's position.
-  const rows = await tx.$queryRawUnsafe<{ id: string | null; position: bigint | null; collector_position: bigint | null }[]>(
-    `WITH input AS (
+  const blobCol = (f: (b: BlobRow) => unknown) => pgArray(blobs.map(f));
+  const rows = await sql.query<{ id: string | null; position: bigint | null; collector_position: bigint | null }>(
+    `WITH commit_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}) AS held),
+     stored_blobs AS (
+       INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
+       SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size,
+         decode(b.data, 'base64'), b.object_key
+       FROM commit_lock, unnest($34::text[], $35::bigint[], $36::text[], $37::text[], $38::text[], $39::bigint[], $40::text[], $41::text[])
+         AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key)
+       ON CONFLICT (sha256) DO NOTHING
+     ),
+     input AS (
        SELECT * FROM unnest(
          $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
          $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::numeric[], $16::int[], $17::int[],
@@ -283,7 +276,7 @@ async function insertEvents(
          payload_state::"PayloadState", payload_sha256, payload_size, payload_encoding::"PayloadEncoding", artifact_uri,
          artifact_sha256, coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata,
          contract_form, contract_sha256
-       FROM input ORDER BY ord
+       FROM commit_lock, input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
        RETURNING id, position
      ),
@@ -299,51 +292,56 @@ async function insertEvents(
        RETURNING delivered_position
      )
      SELECT i.id, i.position, (SELECT delivered_position FROM delivered) AS collector_position
-     FROM (SELECT 1) AS one LEFT JOIN inserted i ON true
+     FROM commit_lock LEFT JOIN inserted i ON true
      ORDER BY i.position`,
-    col((e) => e.input.id),
-    col((e) => e.input.kind),
-    col((e) => e.input.direction),
-    col((e) => e.input.actionId),
-    col((e) => e.input.tool ?? null),
-    col((e) => e.input.session ?? null),
-    col((e) => e.input.turn ?? null),
-    col((e) => e.input.task ?? null),
-    col((e) => e.input.agent ?? null),
-    col((e) => e.input.model ?? null),
-    col((e) => e.input.status ?? null),
-    col((e) => e.input.method ?? null),
-    col((e) => e.url),
-    col((e) => json(e.headers)),
-    col((e) => e.input.costUsd ?? null),
-    col((e) => e.input.inputTokens ?? null),
-    col((e) => e.input.outputTokens ?? null),
-    col((e) => e.input.occurredAt),
-    col((e) => e.state),
-    col((e) => e.sha256),
-    col((e) => e.size),
-    col((e) => e.encoding),
-    col((e) => (e.state === 'ARTIFACT' ? e.input.payload.artifactUri! : null)),
-    col((e) => (e.state === 'ARTIFACT' ? (e.input.payload.artifactSha256 ?? null) : null)),
-    col((e) => e.redacted.join(',')),
-    col((e) => json(e.metadata)),
-    batchId,
-    batch.collector,
-    batch.position ?? null,
-    batch.events.length,
-    bytes,
-    col((e) => e.input.contract?.form ?? null),
-    col((e) => e.input.contract?.sha256 ?? null),
+    [
+      col((e) => e.input.id),
+      col((e) => e.input.kind),
+      col((e) => e.input.direction),
+      col((e) => e.input.actionId),
+      col((e) => e.input.tool ?? null),
+      col((e) => e.input.session ?? null),
+      col((e) => e.input.turn ?? null),
+      col((e) => e.input.task ?? null),
+      col((e) => e.input.agent ?? null),
+      col((e) => e.input.model ?? null),
+      col((e) => e.input.status ?? null),
+      col((e) => e.input.method ?? null),
+      col((e) => e.url),
+      col((e) => json(e.headers)),
+      col((e) => e.input.costUsd ?? null),
+      col((e) => e.input.inputTokens ?? null),
+      col((e) => e.input.outputTokens ?? null),
+      col((e) => e.input.occurredAt),
+      col((e) => e.state),
+      col((e) => e.sha256),
+      col((e) => e.size),
+      col((e) => e.encoding),
+      col((e) => (e.state === 'ARTIFACT' ? e.input.payload.artifactUri! : null)),
+      col((e) => (e.state === 'ARTIFACT' ? (e.input.payload.artifactSha256 ?? null) : null)),
+      col((e) => e.redacted.join(',')),
+      col((e) => json(e.metadata)),
+      batchId,
+      batch.collector,
+      batch.position ?? null,
+      batch.events.length,
+      bytes,
+      col((e) => e.input.contract?.form ?? null),
+      col((e) => e.input.contract?.sha256 ?? null),
+      blobCol((r) => r.sha256),
+      blobCol((r) => r.bytes.length),
+      blobCol((r) => r.encoding),
+      blobCol((r) => r.storage),
+      blobCol((r) => r.codec),
+      blobCol((r) => r.storedSize),
+      // base64 text decoded by PostgreSQL: cheaper to send and to parse than a bytea[] literal.
+      blobCol((r) => (r.storage === 'INLINE' ? r.data!.toString('base64') : null)),
+      blobCol((r) => r.objectKey),
+    ],
   );
-  const collectorPosition =
-    rows[0]?.collector_position ?? (batch.position === undefined ? null : await currentCollectorPosition(tx, batch.collector));
   return {
     events: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, position: r.position! })),
-    collectorPosition,
+    // The upsert always returns the row when a position was sent (a rewind raises instead).
+    collectorPosition: rows[0]?.collector_position ?? null,
   };
-}
-
-async function currentCollectorPosition(tx: PrismaClient, collector: string): Promise<bigint | null> {
-  const rows = await tx.$queryRawUnsafe<{ p: bigint }[]>('SELECT delivered_position AS p FROM collector WHERE id = $1', collector);
-  return rows[0]?.p ?? null;
 }

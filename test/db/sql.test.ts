@@ -1,0 +1,73 @@
+// The driver-level executor (db.sql): the same values in and the same types out on both
+// databases, every value a bind parameter, and a transaction that rolls back on error.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/database.ts';
+
+describe.each(databaseKinds)('db.sql on %s', (kind) => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    await db.sql.query('CREATE TABLE sql_probe (id int PRIMARY KEY, note text)');
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('round-trips bytea with NUL bytes, unicode text, bigint and numeric exactly', async () => {
+    const bytes = Uint8Array.from([0, 1, 0, 255, 0, 0x5c, 0x27]);
+    const text = "naïve ✓ 𝄞 ' \" \\ $1 ; DROP TABLE sql_probe; --";
+    const big = 9_007_199_254_740_993n; // past Number.MAX_SAFE_INTEGER
+    const [row] = await db.sql.query<{ b: Uint8Array; t: string; n: bigint; small: bigint; d: string; len: number }>(
+      'SELECT $1::bytea AS b, $2::text AS t, $3::int8 AS n, $4::int8 AS small, $5::numeric AS d, octet_length($1::bytea) AS len',
+      [bytes, text, big, 7n, '0.0000001'],
+    );
+    expect(Buffer.from(row!.b).equals(Buffer.from(bytes))).toBe(true);
+    expect(row!.len).toBe(7);
+    expect(row!.t).toBe(text);
+    expect(row!.n).toBe(big);
+    expect(row!.small).toBe(7n);
+    expect(row!.d).toBe('0.0000001');
+  });
+
+  it('passes arrays as PostgreSQL arrays, quotes, commas, braces and NULLs included', async () => {
+    const texts = ['a,b', '{c}', 'd"e', 'f\\g', null, ''];
+    const [row] = await db.sql.query<{ t: (string | null)[]; i: number[]; n: number; big: bigint[] }>(
+      'SELECT $1::text[] AS t, $2::int[] AS i, cardinality($1::text[]) AS n, $3::int8[] AS big',
+      [texts, [1, -2, 3], [1n, 9_007_199_254_740_993n]],
+    );
+    expect(row!.t).toEqual(texts);
+    expect(row!.i).toEqual([1, -2, 3]);
+    expect(row!.n).toBe(6);
+    expect(row!.big).toEqual([1n, 9_007_199_254_740_993n]);
+  });
+
+  it('commits a transaction that resolves', async () => {
+    const out = await db.sql.transaction(async (tx) => {
+      await tx.query('INSERT INTO sql_probe VALUES ($1, $2)', [1, 'kept']);
+      return (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM sql_probe'))[0]!.n;
+    });
+    expect(out).toBe(1);
+    expect(await db.sql.query('SELECT id, note FROM sql_probe ORDER BY id')).toEqual([{ id: 1, note: 'kept' }]);
+  });
+
+  it('rolls back every statement of a transaction that throws, and the connection stays usable', async () => {
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.query('INSERT INTO sql_probe VALUES ($1, $2)', [2, 'rolled back']);
+        await tx.query('INSERT INTO sql_probe VALUES ($1, $2)', [1, 'duplicate key']);
+      }),
+    ).rejects.toThrow(/duplicate key|unique/i);
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.query('INSERT INTO sql_probe VALUES ($1, $2)', [3, 'rolled back too']);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(await db.sql.query('SELECT id FROM sql_probe ORDER BY id')).toEqual([{ id: 1 }]);
+    expect(await db.prisma.$queryRawUnsafe('SELECT count(*)::int AS n FROM sql_probe')).toEqual([{ n: 1 }]);
+  });
+
+  it('reports a statement error with its SQLSTATE', async () => {
+    await expect(db.sql.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+  });
+});
