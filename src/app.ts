@@ -15,6 +15,9 @@ import { schema } from './graphql/schema.ts';
 import { listDirectory } from './http/directory-routes.ts';
 import { ingestBatch, serveBlob } from './http/ledger-routes.ts';
 import { resolveRoute } from './http/resolver-routes.ts';
+import { mcpPath, mcpRoute } from './http/mcp-routes.ts';
+import { sseDispatch, wantsEventStream } from './http/sse-door.ts';
+import { createWsDoor, wsDoorPath, type WsDoor } from './http/ws-door.ts';
 import { json } from './http/respond.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createServices, type Services } from './services.ts';
@@ -84,6 +87,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (path === '/api/directory') {
       return request.method === 'GET' || request.method === 'HEAD' ? listDirectory(request, services) : methodNotAllowed('GET');
     }
+    if (path === mcpPath) return mcpRoute(request, services);
+    if (path === '/api/dispatch' && wantsEventStream(request)) return sseDispatch(request, services);
     if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return yoga.fetch(request, {});
     if (path === '/') return new Response(null, { status: 302, headers: { location: graphqlPath } });
     return json({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}.` } }, 404);
@@ -104,12 +109,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   let server: Server | undefined;
   let wsServer: WebSocketServer | undefined;
+  let wsDoor: WsDoor | undefined;
   let disposeWs: (() => Promise<void> | void) | undefined;
 
   async function start(port = config.PORT, host = config.HOST) {
     const adapter = createServerAdapter((request: Request) => fetch(request));
     server = createServer(adapter);
-    wsServer = new WebSocketServer({ server, path: graphqlPath });
+    // One upgrade listener routes by path: graphql-ws on /graphql, the raw JSON door on /api/ws.
+    wsServer = new WebSocketServer({ noServer: true });
+    wsDoor = createWsDoor(services);
+    server.on('upgrade', (request, socket, head) => {
+      const upgradePath = new URL(request.url ?? '/', 'http://localhost').pathname;
+      if (upgradePath === graphqlPath) wsServer!.handleUpgrade(request, socket, head, (ws) => wsServer!.emit('connection', ws, request));
+      else if (upgradePath === wsDoorPath) wsDoor!.handleUpgrade(request, socket, head);
+      else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    });
     const ws = useServer(
       {
         execute: (args: any) => args.rootValue.execute(args),
@@ -153,6 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
     await disposeWs?.();
     wsServer?.close();
+    await wsDoor?.close();
     // Connections finish their current exchange; each is closed as soon as it goes idle.
     const sweep = setInterval(() => server?.closeIdleConnections(), 25);
     server?.closeIdleConnections();

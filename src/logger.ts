@@ -1,11 +1,12 @@
 // The one structured logger, created at the edge and handed inward.
-import { pino, type Logger as PinoLogger } from 'pino';
+import { pino, type Logger as PinoLogger, type LoggerOptions } from 'pino';
 
 export type Logger = PinoLogger;
 
-export function createLogger(level: string, secrets: Record<string, string> = {}): Logger {
+/** `fd` 2 writes to stderr (the stdio MCP server keeps stdout for the protocol). */
+export function createLogger(level: string, secrets: Record<string, string> = {}, fd: 1 | 2 = 1): Logger {
   const values = Object.entries(secrets);
-  return pino({
+  const options: LoggerOptions = {
     level,
     base: undefined,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.password'], censor: '[REDACTED]' },
@@ -17,5 +18,6 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
         return out;
       },
     },
-  });
+  };
+  return fd === 1 ? pino(options) : pino(options, pino.destination({ fd, sync: true }));
 }

@@ -1,5 +1,5 @@
 // The dirledger CLI. Each command is a thin door over the same cores the server uses.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, parseConfig } from '../config.ts';
 import { diffMigrations } from '../db/schema-engine.ts';
 import { openConfiguredDatabase } from '../services.ts';
@@ -72,8 +72,42 @@ program
   .option('--json', 'print the answer as JSON, exactly as the HTTP door sends it')
   .action(async (words: string[], opts: { url?: string; minScore?: string; limit?: string; types?: string; json?: boolean }) => {
     const { find } = await import('./find.ts');
-    const url = opts.url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
-    process.exitCode = await find(words, { ...opts, url });
+    process.exitCode = await find(words, { ...opts, url: serverUrl(opts.url) });
+  });
+
+const serverUrl = (url?: string) => url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
+
+program
+  .command('call')
+  .description('Run a Directory tool through a running server (POST /api/dispatch) and print the DispatchResult as JSON.')
+  .argument('<name>', 'the tool, as named in the Directory')
+  .option('--args <json>', 'the arguments, one JSON object (default {})')
+  .option('--dry-run', 'render the outgoing request(s) without sending anything')
+  .option('--url <url>', 'the server (default DIRLEDGER_URL, else http://127.0.0.1:PORT)')
+  .addOption(new Option('--server <url>', 'the same as --url').hideHelp())
+  .option('--token <token>', 'sent as authorization: Bearer <token>')
+  .addOption(new Option('--form <form>', 'the contract form this call was written as (recorded; default CLI)').hideHelp())
+  .action(async (name: string, opts: { args?: string; dryRun?: boolean; url?: string; server?: string; token?: string; form?: string }) => {
+    const { call } = await import('./call.ts');
+    process.exitCode = await call(name, { ...opts, url: serverUrl(opts.url ?? opts.server) });
+  });
+
+program
+  .command('mcp')
+  .description(
+    'Serve MCP over stdio. With --url (or DIRLEDGER_URL) it relays every message to that server\'s /mcp; otherwise it runs the cores in this process on the configured database (DATABASE_URL, else PGlite in DATA_DIR).',
+  )
+  .option('--url <url>', 'relay to this running server (default DIRLEDGER_URL; unset: in process)')
+  .action(async (opts: { url?: string }) => {
+    const url = opts.url ?? process.env.DIRLEDGER_URL;
+    if (url) {
+      const { proxyStdio } = await import('../mcp/stdio.ts');
+      await proxyStdio(url);
+    } else {
+      const { serveStdio } = await import('../mcp/stdio.ts');
+      await serveStdio(config());
+    }
+    process.exit(process.exitCode ?? 0);
   });
 
 await program.parseAsync(process.argv);

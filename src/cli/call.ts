@@ -1,0 +1,52 @@
+// `dirledger call NAME --args '{…}'`: sends the canonical call to a running server's POST /api/dispatch,
+// so its runner makes the call and its ledger records it. Prints the DispatchResult as JSON.
+export type CallOptions = { url: string; args?: string; dryRun?: boolean; token?: string; form?: string };
+
+/** Exit codes: 0 OK or DRY_RUN; 1 the call ran and failed (ERROR) or was refused (REFUSED); 2 bad input; 3 server unreachable or failing. */
+export async function call(tool: string, opts: CallOptions, out = process.stdout, err = process.stderr): Promise<number> {
+  let args: unknown = {};
+  if (opts.args !== undefined) {
+    try {
+      args = JSON.parse(opts.args);
+    } catch (error) {
+      err.write(`--args: expected a JSON object, got text that is not JSON (${(error as Error).message})\n`);
+      return 2;
+    }
+  }
+  if (!args || typeof args !== 'object' || Array.isArray(args)) {
+    err.write(`--args: expected a JSON object, got ${JSON.stringify(args)}\n`);
+    return 2;
+  }
+  const url = new URL('/api/dispatch', opts.url);
+  const body = { tool, args, ...(opts.dryRun ? { dryRun: true } : {}), form: opts.form ?? 'CLI' };
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'x-dirledger-caller': 'dirledger call',
+        ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    err.write(`Cannot reach the server at ${opts.url} (${(error as Error).message}). Start one with \`dirledger serve\` or pass --url.\n`);
+    return 3;
+  }
+  const text = await response.text();
+  type Answer = { outcome?: string; error?: { code?: string; message?: string } };
+  let answer = null as Answer | null;
+  try {
+    answer = JSON.parse(text) as Answer;
+  } catch {
+    // Not JSON: reported below with the status.
+  }
+  if (!answer || typeof answer.outcome !== 'string') {
+    err.write(`${answer?.error ? `${answer.error.code}: ${answer.error.message}` : `HTTP ${response.status}: ${text.slice(0, 500)}`}\n`);
+    return response.status === 400 || response.status === 404 ? 2 : 3;
+  }
+  out.write(`${JSON.stringify(answer, null, 2)}\n`);
+  return answer.outcome === 'OK' || answer.outcome === 'DRY_RUN' ? 0 : 1;
+}

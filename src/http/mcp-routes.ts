@@ -1,0 +1,76 @@
+// The MCP door at /mcp: MCP streamable HTTP, stateless. Each POST gets a fresh server and transport
+// (the SDK's stateless pattern), so any instance can answer any request, a lone tools/call needs no
+// initialize first, and no session is held in memory. Answers are JSON (enableJsonResponse), so the
+// answer OUT event holds the whole JSON-RPC response. GET (a standalone SSE stream) and DELETE
+// (ending a session) have nothing to do without sessions: 405.
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { plainHeaders } from './door-headers.ts';
+import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
+import { DomainError, ErrorCode } from '../errors.ts';
+import { createMcpServer } from '../mcp/server.ts';
+import type { Services } from '../services.ts';
+import { errorResponse, readBody } from './respond.ts';
+
+export const mcpPath = '/mcp';
+
+const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+/** The tool a JSON-RPC tools/call body names (the first, in a batch), for the ledger events. */
+function toolOf(body: Uint8Array): string | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as unknown;
+    for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+      const m = message as { method?: unknown; params?: { name?: unknown } };
+      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return m.params.name;
+    }
+  } catch {
+    // Not JSON: the transport answers the parse error.
+  }
+  return undefined;
+}
+
+export async function mcpRoute(request: Request, services: Services): Promise<Response> {
+  const limit = services.config.PAYLOAD_MAX_BYTES;
+  let body: BoundaryRequest['body'] = null;
+  let tooLarge: DomainError | undefined;
+  if (request.method === 'POST') {
+    try {
+      body = await readBody(request, limit);
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== ErrorCode.PAYLOAD_TOO_LARGE) throw error;
+      tooLarge = error;
+      body = { missing: Number(request.headers.get('content-length') ?? limit + 1) };
+    }
+  }
+  const tool = body && !('missing' in body) ? toolOf(body) : undefined;
+  return captureExchange(
+    services,
+    {
+      door: 'MCP',
+      request: { method: request.method, url: request.url, headers: plainHeaders(request.headers), body },
+      invocation: invocationFromHeaders(plainHeaders(request.headers)),
+      ...(tool ? { tool } : {}),
+    },
+    async () => {
+      if (request.method !== 'POST') return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
+      if (tooLarge) return rpcError(413, -32000, tooLarge.message);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const server = createMcpServer(services, 'MCP_HTTP');
+      await server.connect(transport);
+      try {
+        const bytes = body as Buffer;
+        return await transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: bytes.byteLength ? new Uint8Array(bytes) : null }));
+      } finally {
+        await server.close();
+      }
+    },
+  ).catch((error: unknown) => {
+    // An invalid x-dirledger-* header refuses the request before anything runs.
+    if (error instanceof DomainError) return errorResponse(error);
+    throw error;
+  });
+}

@@ -1,0 +1,119 @@
+// The raw WebSocket JSON door at /api/ws (graphql-ws keeps /graphql; app.ts routes each upgrade by
+// path). Text frames only, one JSON message each:
+//   in:  {"type": "call", "id"?: string, "tool": NAME, "args"?: {...}, "dryRun"?: bool, "form"?: FORM}
+//        {"type": "ping", "id"?: string}
+//   out: {"type": "result", "id", "result": DispatchResult}
+//        {"type": "error", "id", "error": {"code", "message"}}   (the message was not a call)
+//        {"type": "pong", "id"}
+// Each call is its own exchange at the boundary (request IN = the message, answer OUT = the reply),
+// and calls on one socket run concurrently; replies carry the call's id.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { z } from 'zod';
+import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
+import { DomainError, ErrorCode } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { describeIssues } from '../validation.ts';
+import { CallMessage } from './call-message.ts';
+
+export const wsDoorPath = '/api/ws';
+/** The subprotocol this door speaks (optional for clients; chosen when offered). */
+export const wsSubprotocol = 'dirledger';
+
+const Id = z.string().min(1).max(256).optional();
+const InMessage = z.discriminatedUnion('type', [
+  CallMessage.extend({ type: z.literal('call'), id: Id }),
+  z.strictObject({ type: z.literal('ping'), id: Id }),
+]);
+
+export type WsDoor = {
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): Promise<void>;
+};
+
+export function createWsDoor(services: Services): WsDoor {
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: services.config.PAYLOAD_MAX_BYTES,
+    handleProtocols: (protocols) => (protocols.has(wsSubprotocol) ? wsSubprotocol : false),
+  });
+  wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    const url = `ws://${request.headers.host ?? 'localhost'}${request.url ?? wsDoorPath}`;
+    // An action id names one call, never a whole socket.
+    const { actionId: _socketAction, ...invocation } = invocationFromHeaders(request.headers as Record<string, string>);
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      void answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary)
+        .then((reply) => {
+          if (socket.readyState === socket.OPEN) socket.send(reply);
+        })
+        .catch((error) => services.logger.error({ err: error }, 'unexpected error in the WebSocket door'));
+    });
+    socket.on('error', (error) => services.logger.warn({ err: error }, 'WebSocket door socket error'));
+  });
+  return {
+    handleUpgrade(request, socket, head) {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    },
+    async close() {
+      for (const client of wss.clients) client.close(1001, 'server stopping');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+type SocketInfo = { url: string; headers: Record<string, string | string[]>; invocation: ReturnType<typeof invocationFromHeaders> };
+
+function toBuffer(data: RawData): Buffer {
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+}
+
+/** Answers one message; returns the reply's text. */
+async function answer(services: Services, info: SocketInfo, data: RawData, isBinary: boolean): Promise<string> {
+  const bytes = toBuffer(data);
+  const parsed = parse(bytes, isBinary);
+  const id = parsed.ok ? parsed.message.id : parsed.id;
+  const tool = parsed.ok && parsed.message.type === 'call' ? parsed.message.tool : undefined;
+  const reply = await captureExchange(
+    services,
+    {
+      door: 'WEBSOCKET',
+      request: { method: 'WS', url: info.url, headers: info.headers, body: bytes },
+      invocation: info.invocation,
+      ...(tool ? { tool } : {}),
+    },
+    async () => {
+      if (!parsed.ok) return replyResponse({ type: 'error', ...(id !== undefined && { id }), error: { code: parsed.error.code, message: parsed.error.message } }, 400);
+      const m = parsed.message;
+      if (m.type === 'ping') return replyResponse({ type: 'pong', ...(id !== undefined && { id }) });
+      const result = await services.dispatcher.dispatch({ tool: m.tool, args: m.args ?? {}, ...(m.dryRun !== undefined && { dryRun: m.dryRun }), form: m.form ?? 'WEBSOCKET' });
+      return replyResponse({ type: 'result', ...(id !== undefined && { id }), result });
+    },
+  ).catch((error: unknown) => {
+    if (!(error instanceof DomainError)) throw error;
+    return replyResponse({ type: 'error', ...(id !== undefined && { id }), error: { code: error.code, message: error.message } }, 400);
+  });
+  return reply.text();
+}
+
+function replyResponse(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+}
+
+type Parsed = { ok: true; message: z.output<typeof InMessage> } | { ok: false; id?: string; error: DomainError };
+
+function parse(bytes: Buffer, isBinary: boolean): Parsed {
+  const bad = (message: string, id?: string): Parsed => ({ ok: false, ...(id !== undefined && { id }), error: new DomainError(ErrorCode.BAD_INPUT, message) });
+  if (isBinary) return bad('Expected a text frame holding one JSON message, got a binary frame.');
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (error) {
+    return bad(`Expected one JSON message in UTF-8, got ${(error as Error).message}.`);
+  }
+  const rawId = value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
+  const id = typeof rawId === 'string' ? rawId : undefined;
+  const result = InMessage.safeParse(value);
+  if (!result.success) return bad(`Invalid message: ${describeIssues(result.error, value).join('; ')}.`, id);
+  return { ok: true, message: result.data };
+}

@@ -1,0 +1,66 @@
+// What the MCP doors list: every runnable Directory tool, with its args schema as the inputSchema.
+import type { PrismaClient } from '../generated/prisma/client.ts';
+
+export type McpTool = {
+  name: string;
+  description: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+};
+
+/** The MCP tool answered by the resolver (the Directory's rows are never named in lower case). */
+export const FindToolName = 'find';
+
+export const FindTool: McpTool = {
+  name: FindToolName,
+  description:
+    'Find Directory rows from any words: ranked rows, each with the layer that matched, a reason and the words that matched. The same answer as GET /api/directory/resolve and the GraphQL resolve query.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: { type: 'string', description: 'What you are looking for, in any words.' },
+      minScore: { type: 'integer', description: 'Refuse anything scored below this.' },
+      limit: { type: 'integer', description: 'At most this many rows (default 10).' },
+      types: { type: 'array', items: { type: 'string' }, description: 'Only rows of these types.' },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+};
+
+/** Rows listed per tools/list page; the next page is asked for with nextCursor. */
+export const pageSize = 500;
+
+function inputSchemaOf(argsSchema: unknown): McpTool['inputSchema'] {
+  if (argsSchema && typeof argsSchema === 'object' && !Array.isArray(argsSchema)) {
+    return { ...(argsSchema as Record<string, unknown>), type: 'object' };
+  }
+  return { type: 'object' };
+}
+
+const encodeCursor = (offset: number) => Buffer.from(`tools:${offset}`).toString('base64url');
+
+/** The offset a cursor names, or undefined when it is not one of ours. */
+export function decodeCursor(cursor: string): number | undefined {
+  const m = /^tools:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** One page of runnable tools in section order (the tool section first, then any row with a way). */
+export async function listRunnableTools(prisma: PrismaClient, offset: number): Promise<{ tools: McpTool[]; nextCursor?: string }> {
+  const rows = await prisma.directoryRow.findMany({
+    where: { runnable: true, name: { not: FindToolName } },
+    select: { name: true, type: true, description: true, argsSchema: true, ways: true },
+    orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
+  });
+  // A name used by several types is one tool: the tool row when there is one (as the runner picks).
+  const seen = new Set<string>();
+  const tools: McpTool[] = [];
+  for (const row of [...rows.filter((r) => r.type === 'tool'), ...rows.filter((r) => r.type !== 'tool')]) {
+    if (seen.has(row.name)) continue;
+    if (row.type !== 'tool' && Object.keys((row.ways as object | null) ?? {}).length === 0) continue;
+    seen.add(row.name);
+    tools.push({ name: row.name, description: row.description, inputSchema: inputSchemaOf(row.argsSchema) });
+  }
+  const page = tools.slice(offset, offset + pageSize);
+  return offset + pageSize < tools.length ? { tools: page, nextCursor: encodeCursor(offset + pageSize) } : { tools: page };
+}

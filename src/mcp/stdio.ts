@@ -1,0 +1,115 @@
+// `dirledger mcp`: MCP over stdio, two ways.
+// - Proxy (with --url or DIRLEDGER_URL): every JSON-RPC message is relayed to a running server's
+//   /mcp, so that server's runner makes the call and its ledger records each request and answer.
+// - In process (otherwise): the app's cores on the configured database (DATABASE_URL, else PGlite in
+//   DATA_DIR, which only one process may hold), no HTTP listener; each tools/list and tools/call is
+//   recorded at the boundary as door MCP_STDIO, and the writer is flushed when stdin closes.
+// stdout carries only the protocol; logs go to stderr.
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { buildApp } from '../app.ts';
+import { captureExchange } from '../capture/boundary.ts';
+import type { Config } from '../config.ts';
+import { createLogger } from '../logger.ts';
+import { createMcpServer, type McpHandlerWrap } from './server.ts';
+
+/** Counts requests in flight, so closing stdin (`echo … | dirledger mcp`) still gets every answer out. */
+class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+  start(): void {
+    this.count++;
+  }
+  end(): void {
+    if (--this.count === 0) for (const w of this.waiters.splice(0)) w();
+  }
+  idle(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** Closes once stdin has ended (or SIGTERM/SIGINT arrived) and nothing is in flight. */
+function onInputEnd(inFlight: InFlight, close: () => Promise<void>): void {
+  let closing = false;
+  const finish = () => {
+    if (closing) return;
+    closing = true;
+    void inFlight.idle().then(close);
+  };
+  process.stdin.once('end', finish);
+  process.once('SIGTERM', finish);
+  process.once('SIGINT', finish);
+}
+
+/** Relays stdio to `<url>/mcp` until stdin closes. */
+export async function proxyStdio(url: string): Promise<void> {
+  const endpoint = new URL('/mcp', url);
+  const local = new StdioServerTransport();
+  const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { 'x-dirledger-caller': 'dirledger mcp' } } });
+  const done = new Promise<void>((resolve) => {
+    local.onclose = () => resolve();
+  });
+  const inFlight = new InFlight();
+  const pending = new Set<string | number>();
+  local.onmessage = (message: JSONRPCMessage) => {
+    if ('id' in message && 'method' in message) {
+      pending.add(message.id);
+      inFlight.start();
+    }
+    remote.send(message).catch((error: Error) => {
+      process.stderr.write(`dirledger mcp: ${endpoint.href}: ${error.message}\n`);
+      // A request that cannot be relayed is answered, so the client is not left waiting.
+      if ('id' in message && 'method' in message) {
+        void answered(message.id, { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `Cannot reach ${endpoint.href}: ${error.message}` } });
+      }
+    });
+  };
+  const answered = async (id: string | number, message: JSONRPCMessage) => {
+    await local.send(message);
+    if (pending.delete(id)) inFlight.end();
+  };
+  remote.onmessage = (message: JSONRPCMessage) => {
+    if ('id' in message && message.id !== undefined && !('method' in message)) void answered(message.id, message);
+    else void local.send(message);
+  };
+  remote.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
+  await remote.start();
+  await local.start();
+  onInputEnd(inFlight, () => local.close());
+  await done;
+  await remote.close();
+}
+
+/** Serves MCP over stdio from this process's own cores until stdin closes. */
+export async function serveStdio(config: Config): Promise<void> {
+  const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
+  const app = await buildApp(config, { logger });
+  const { services } = app;
+  const inFlight = new InFlight();
+  const wrap: McpHandlerWrap = (request, run) => {
+    inFlight.start();
+    let value: Awaited<ReturnType<typeof run>> | undefined;
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
+    return captureExchange(
+      services,
+      { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
+      async () => {
+        value = await run();
+        return new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+    )
+      .then(() => value as Awaited<ReturnType<typeof run>>)
+      .finally(() => inFlight.end());
+  };
+  const server = createMcpServer(services, 'MCP_STDIO', wrap);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  // The answer is written when the handler returns; give it that turn before closing.
+  onInputEnd(inFlight, () => new Promise((resolve) => setImmediate(() => void server.close().then(resolve))));
+  await closed;
+  await app.stop();
+}

@@ -1,0 +1,195 @@
+// The MCP doors through the official SDK client: /mcp over streamable HTTP and `dirledger mcp` over stdio.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/client.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { databaseKinds } from '../helpers/database.ts';
+import { cliBin, repoRoot } from '../helpers/process.ts';
+import { boundaryPair, eventsOf } from './door-helpers.ts';
+
+const echoSchema = { type: 'object', properties: { text: { type: 'string', examples: ['hello'] } }, required: ['text'] };
+
+async function httpClient(t: TestApp): Promise<Client> {
+  const client = new Client({ name: 'dirledger-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin)));
+  return client;
+}
+
+function stdioClient(env: Record<string, string>): { client: Client; connect(): Promise<void>; stderr(): string } {
+  const client = new Client({ name: 'dirledger-test', version: '1.0.0' });
+  let stderr = '';
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cliBin, 'mcp'],
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return { client, connect: () => client.connect(transport), stderr: () => stderr };
+}
+
+describe.each(databaseKinds)('MCP doors on %s', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('lists every runnable tool with its args schema, and find; leaves out rows that cannot run', async () => {
+    const client = await httpClient(t);
+    try {
+      const { tools, nextCursor } = await client.listTools();
+      expect(nextCursor).toBeUndefined();
+      const names = tools.map((tool) => tool.name);
+      expect(names[0]).toBe('find');
+      expect(names).toEqual(expect.arrayContaining(['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING']));
+      expect(names).not.toContain('WEATHER_NOW'); // its secret is unbound
+      const echo = tools.find((tool) => tool.name === 'ECHO')!;
+      expect(echo.inputSchema).toEqual(echoSchema);
+      expect(echo.description).toMatch(/Answers with the arguments/);
+      const clock = tools.find((tool) => tool.name === 'CLOCK')!;
+      expect(clock.inputSchema).toEqual({ type: 'object', properties: {} });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('tools/call dispatches through the runner, and the HTTP exchange is recorded (request IN, answer OUT)', async () => {
+    const client = await httpClient(t);
+    try {
+      const result = await client.callTool({ name: 'ECHO', arguments: { text: 'over mcp http' } });
+      expect(result.isError).toBeFalsy();
+      const structured = result.structuredContent as any;
+      expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'over mcp http' } });
+      expect(JSON.parse((result.content as any)[0].text)).toEqual({ text: 'over mcp http' });
+      const events = await eventsOf(t, structured.actionId);
+      const { request, answer } = boundaryPair(events);
+      expect(request).toMatchObject({ tool: 'ECHO', metadata: { door: 'MCP' } });
+      expect(answer).toMatchObject({ status: '200', metadata: { door: 'MCP' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a refusal is an MCP tool error naming the field, not a protocol error', async () => {
+    const client = await httpClient(t);
+    try {
+      const missing = await client.callTool({ name: 'ECHO', arguments: {} });
+      expect(missing.isError).toBe(true);
+      expect((missing.content as any)[0].text).toMatch(/text/);
+      const unknown = await client.callTool({ name: 'NO_SUCH_TOOL', arguments: {} });
+      expect(unknown.isError).toBe(true);
+      expect((unknown.structuredContent as any).outcome).toBe('REFUSED');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('find answers exactly what GET /api/directory/resolve answers', async () => {
+    const client = await httpClient(t);
+    try {
+      for (const query of ['echo', 'what time is it', 'send an imessge', 'tiktok']) {
+        const viaMcp = await client.callTool({ name: 'find', arguments: { query, limit: 5 } });
+        const viaHttp = await (await fetch(`${t.origin}/api/directory/resolve?q=${encodeURIComponent(query)}&limit=5`)).json();
+        expect(viaMcp.structuredContent).toEqual(viaHttp);
+        expect(JSON.parse((viaMcp.content as any)[0].text)).toEqual(viaHttp);
+      }
+      const bad = await client.callTool({ name: 'find', arguments: { query: 'echo', limit: 'many' } });
+      expect(bad.isError).toBe(true);
+      expect((bad.content as any)[0].text).toMatch(/^BAD_INPUT: .*limit: expected number, got "many"/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a lone tools/call without initialize is answered (stateless); GET and DELETE are 405', async () => {
+    const response = await fetch(`${t.origin}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ECHO', arguments: { text: 'lone' } } }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as any;
+    expect(body.id).toBe(7);
+    expect(body.result.structuredContent).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'lone' } });
+    for (const method of ['GET', 'DELETE']) {
+      const other = await fetch(`${t.origin}/mcp`, { method, headers: { accept: 'text/event-stream' } });
+      expect(other.status).toBe(405);
+      expect(other.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  it('`dirledger mcp` with DIRLEDGER_URL relays stdio to this server: the server runs and records the call', async () => {
+    const { client, connect, stderr } = stdioClient({ DIRLEDGER_URL: t.origin });
+    await connect().catch((error) => {
+      throw new Error(`${error.message}\n${stderr()}`);
+    });
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((tool) => tool.name === 'ECHO')?.inputSchema).toEqual(echoSchema);
+      const result = await client.callTool({ name: 'ECHO', arguments: { text: 'over stdio relay' } });
+      const structured = result.structuredContent as any;
+      expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'over stdio relay' } });
+      const { request, answer } = boundaryPair(await eventsOf(t, structured.actionId));
+      expect(request).toMatchObject({ tool: 'ECHO', metadata: { door: 'MCP' } });
+      expect(answer).toBeDefined();
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('`dirledger mcp` in process (no URL): the cores on the configured database', () => {
+  it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: runs the tool and records MCP_STDIO request IN and answer OUT in that database', async () => {
+    const { createTestDatabase } = await import('../helpers/database.ts');
+    const db = await createTestDatabase('postgres');
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-'));
+    try {
+      const { client, connect, stderr } = stdioClient({ DATABASE_URL: db.url!, DATA_DIR: dataDir });
+      await connect().catch((error) => {
+        throw new Error(`${error.message}\n${stderr()}`);
+      });
+      const result = await client.callTool({ name: 'ECHO', arguments: { text: 'in process' } });
+      const structured = result.structuredContent as any;
+      expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'in process' } });
+      await client.close();
+      const events = await db.prisma.ledgerEvent.findMany({ where: { actionId: structured.actionId }, orderBy: { position: 'asc' } });
+      expect(events.find((e) => e.kind === 'REQUEST' && e.direction === 'IN')).toMatchObject({ tool: 'ECHO', metadata: { door: 'MCP_STDIO' } });
+      expect(events.find((e) => e.kind === 'RESPONSE' && e.direction === 'OUT')).toMatchObject({ tool: 'ECHO', status: '200' });
+    } finally {
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('on PGlite in DATA_DIR: answers, and the events are in that database after the process ends', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-'));
+    try {
+      const { client, connect, stderr } = stdioClient({ DATA_DIR: dataDir });
+      await connect().catch((error) => {
+        throw new Error(`${error.message}\n${stderr()}`);
+      });
+      const result = await client.callTool({ name: 'ECHO', arguments: { text: 'in process on pglite' } });
+      const structured = result.structuredContent as any;
+      expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'in process on pglite' } });
+      await client.close();
+      const db = await openDatabase({ dataDir: path.join(dataDir, 'pglite') });
+      try {
+        const events = await db.prisma.ledgerEvent.findMany({ where: { actionId: structured.actionId } });
+        expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(expect.arrayContaining(['REQUEST/IN', 'RESPONSE/OUT']));
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
