@@ -18,7 +18,9 @@ import { resolveRoute } from './http/resolver-routes.ts';
 import { mcpPath, mcpRoute } from './http/mcp-routes.ts';
 import { sseDispatch, wantsEventStream } from './http/sse-door.ts';
 import { createWsDoor, wsDoorPath, type WsDoor } from './http/ws-door.ts';
+import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './http/dispatch-routes.ts';
 import { json } from './http/respond.ts';
+import { useOutboundCapture } from './capture/boundary.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -43,6 +45,8 @@ function limitCode(code: string) {
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, config.secrets);
   const services = await createServices(config, logger, options.db);
+  // Every outbound fetch inside an invocation is recorded (the runner switches it off for its own calls).
+  const releaseCapture = useOutboundCapture(services, config.S3_ENDPOINT ? [config.S3_ENDPOINT] : []);
 
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
@@ -89,6 +93,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
     if (path === mcpPath) return mcpRoute(request, services);
     if (path === '/api/dispatch' && wantsEventStream(request)) return sseDispatch(request, services);
+    if (path === dispatchPath) return dispatchRoute(request, services);
+    const tool = toolsPath.exec(path);
+    if (tool) return toolRoute(request, services, tool[1]!);
+    const hook = hooksPath.exec(path);
+    if (hook) return hookRoute(request, services, hook[1]!);
     if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return yoga.fetch(request, {});
     if (path === '/') return new Response(null, { status: 302, headers: { location: graphqlPath } });
     return json({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}.` } }, 404);
@@ -181,6 +190,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_MS).unref()),
       ]);
     }
+    // The background writer is flushed before the database closes; what it cannot write in the grace is counted.
+    await services.writer.stop(config.SHUTDOWN_GRACE_MS);
+    await releaseCapture();
     await services.close();
     await services.db.close();
   }

@@ -55,7 +55,7 @@ export const InvocationHeaders = {
 /** Reads the invocation fields from request headers (x-dirledger-session, …); absent ones stay absent. */
 export function invocationFromHeaders(headers: Headers | HeaderRecord): Omit<InvocationInput, 'door'> {
   const get = (name: string): string | undefined => {
-    const v = headers instanceof Headers ? headers.get(name) : headers[name];
+    const v = isHeaders(headers) ? headers.get(name) : headers[name];
     const s = Array.isArray(v) ? v[0] : v;
     return s ? s : undefined;
   };
@@ -67,8 +67,11 @@ export function invocationFromHeaders(headers: Headers | HeaderRecord): Omit<Inv
   return out;
 }
 
+/** Fetch Headers of any implementation (undici's, @whatwg-node's ponyfill). */
+const isHeaders = (h: unknown): h is Headers => typeof (h as Headers)?.get === 'function' && typeof (h as Headers)?.forEach === 'function';
+
 function headerRecord(headers: Headers | HeaderRecord): HeaderRecord {
-  if (!(headers instanceof Headers)) return headers;
+  if (!isHeaders(headers)) return headers;
   const out: HeaderRecord = {};
   headers.forEach((value, name) => {
     out[name] = value;

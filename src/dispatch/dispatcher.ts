@@ -182,6 +182,11 @@ export class Dispatcher {
     }
   }
 
+  /** The row's args schema (for a door that types query values), or null. */
+  async argsSchema(tool: string): Promise<unknown> {
+    return (await this.row(tool))?.argsSchema ?? null;
+  }
+
   private send(step: RenderedStep, signal: AbortSignal): Promise<StepAnswer> {
     const limits = { signal, maxBytes: this.options.responseMaxBytes };
     return withoutOutboundCapture(() => {

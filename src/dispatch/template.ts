@@ -5,7 +5,8 @@
 // `[SOME_SECRET]` reaches the upstream as those characters.
 //
 // CLI commands: the template is split into words first (POSIX quoting: '…', "…", backslash; no
-// expansion, no operators), then each `{{arg}}` is replaced inside its word. An argument is
+// expansion, no operators), then each `{{arg}}` is replaced inside its word. An argument the
+// call did not give renders as nothing (a whole-value placeholder drops its key). An argument is
 // therefore always part of exactly one argv entry, whatever characters it holds; no shell runs.
 
 export const placeholder = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
@@ -27,10 +28,8 @@ export type Rendering = { shown: unknown; sent: unknown };
 
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
+/** An argument the call did not give renders as nothing: the args schema says what is required. */
 function argValue(args: Record<string, unknown>, name: string): unknown {
-  if (!(name in args) || args[name] === undefined) {
-    throw new TemplateError('ARGS_INVALID', `Argument ${JSON.stringify(name)}: expected a value (the contract uses {{${name}}}), got nothing.`, name);
-  }
   return args[name];
 }
 
@@ -61,7 +60,8 @@ function renderText(text: string, args: Record<string, unknown>, secrets: Record
   };
   for (const m of text.matchAll(placeholder)) {
     literal(text.slice(last, m.index));
-    let value = asText(argValue(args, m[1]!));
+    const raw = argValue(args, m[1]!);
+    let value = raw === undefined ? '' : asText(raw);
     if (context === 'url') value = encodeURIComponent(value);
     if (context === 'header' && /[\r\n\0]/.test(value)) {
       throw new TemplateError('ARGS_INVALID', `Argument ${JSON.stringify(m[1])}: expected text without line breaks (it goes into a header), got ${JSON.stringify(value)}.`, m[1]);
@@ -78,7 +78,7 @@ function renderText(text: string, args: Record<string, unknown>, secrets: Record
 export function render(template: unknown, args: Record<string, unknown>, secrets: Record<string, string>, context: Context = 'json'): Rendering {
   if (typeof template === 'string') return renderText(template, args, secrets, context);
   if (Array.isArray(template)) {
-    const parts = template.map((t) => render(t, args, secrets, context));
+    const parts = template.map((t) => render(t, args, secrets, context)).filter((p) => p.sent !== undefined);
     return { shown: parts.map((p) => p.shown), sent: parts.map((p) => p.sent) };
   }
   if (template && typeof template === 'object') {
@@ -87,6 +87,7 @@ export function render(template: unknown, args: Record<string, unknown>, secrets
     for (const [k, v] of Object.entries(template)) {
       const key = renderText(k, args, secrets, 'text');
       const value = render(v, args, secrets, context);
+      if (value.sent === undefined) continue;
       shown[key.shown as string] = value.shown;
       sent[key.sent as string] = value.sent;
     }
