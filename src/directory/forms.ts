@@ -55,7 +55,7 @@ export const Doors = {
   TYPESCRIPT: 'POST /graphql (mutation dispatch)',
   PYTHON: 'POST /api/dispatch',
   GO: 'POST /api/dispatch',
-  IN_PROCESS: 'services.dispatch.call (in process)',
+  IN_PROCESS: 'services.dispatcher.dispatch (in process)',
   SDK: 'POST /api/dispatch (client.tools.<name>)',
   NPX: 'dirledger call via npx (POST /api/dispatch)',
   SSH: 'ssh, then dirledger call (POST /api/dispatch)',
@@ -274,7 +274,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
           '}',
         ].join('\n'),
       ),
-    IN_PROCESS: () => code('IN_PROCESS', 'typescript', `const result = await app.services.dispatch.call(${canonicalJson});`),
+    IN_PROCESS: () => code('IN_PROCESS', 'typescript', `const result = await app.services.dispatcher.dispatch(${canonicalJson});`),
     SDK: () =>
       code(
         'SDK',
