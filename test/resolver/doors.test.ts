@@ -93,6 +93,29 @@ describe('the resolver doors', () => {
     expect(viaCore(asks[6]!).message).toBe('Nothing in the Directory is called, or means, "how do I zqxv". Every row is listed at GET /api/directory');
   });
 
+  it("returns the Directory's own row type, with its section and Tool fields", async () => {
+    const { data, errors } = await app.gql(/* GraphQL */ `
+      query ResolveRows {
+        resolve(query: "send an imessge", limit: 1) {
+          matches {
+            score
+            row {
+              __typename
+              name
+              section { type versionTag }
+              ... on Tool { runnable contracts(forms: [REST]) { form } }
+            }
+          }
+        }
+      }
+    `);
+    expect(errors).toBeUndefined();
+    const row = data.resolve.matches[0].row;
+    expect(row).toMatchObject({ __typename: 'Tool', name: 'IMSG_SEND', section: { type: 'tool' } });
+    expect(row.section.versionTag).toMatch(/^[0-9a-f]{64}$/);
+    expect(row.contracts.map((c: { form: string }) => c.form)).toEqual(['REST']);
+  });
+
   it('gives the same answer through the CLI', async () => {
     for (const ask of [asks[0]!, asks[4]!]) {
       const args = ['--import', 'tsx', 'src/cli/main.ts', 'find', ...ask.q.split(' '), '--url', app.origin, '--json'];
