@@ -171,7 +171,13 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
       }
       const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
       const answerEvent: EventInput = { ...answerBase, occurredAt: new Date(), payload: bytes.length ? bodyPayload(bytes, maxBytes) : { state: 'NONE' } };
-      if (exchange.synchronous) await services.writer.writeNow([answerEvent]);
+      if (exchange.synchronous) {
+        // What the handler recorded in the background (the runner's call) commits before the answer.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([services.writer.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+        clearTimeout(timer);
+        await services.writer.writeNow([answerEvent]);
+      }
       else await services.writer.enqueue(answerEvent);
       return new Response(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
 }

@@ -90,7 +90,7 @@ export type RenderedForm = {
 };
 
 /** The GraphQL operation the GraphQL forms send; the dispatch issue implements `dispatch`. */
-export const DispatchMutation = 'mutation Dispatch($tool: String!, $args: JSON) { dispatch(tool: $tool, args: $args) { actionId status result } }';
+export const DispatchMutation = 'mutation Dispatch($tool: String!, $args: JSON) { dispatch(tool: $tool, args: $args) { tool actionId outcome status output error { code message } } }';
 
 /** POSIX single-quoting. */
 export function shellQuote(text: string): string {

@@ -1,0 +1,162 @@
+// Dispatch: added latency and throughput of POST /api/tools/:name with full capture against calling the upstream directly; events recorded vs expected.
+//
+//   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32]
+//
+// A local upstream HTTP server runs in its own process, the dirledger server in another (on a
+// fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
+// paths in the same run. Nothing is asserted; targets print PASS or MISS.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { Agent, request } from 'undici';
+import { onCleanup } from './lib/cleanup.ts';
+import { createBenchDatabase } from './lib/postgres.ts';
+import { freePort, startServer } from './lib/server.ts';
+import { fixed, int, percentile, row, target } from './lib/stats.ts';
+
+const upstreamSource = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length + 9 });
+    res.end('{"echo":' + (body.length ? body : 'null') + '}');
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('ready\\n'));
+`;
+
+async function startUpstream(): Promise<{ origin: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['-e', upstreamSource, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`upstream exited with ${code}`)));
+  });
+  const stop = onCleanup(`stop upstream pid ${child.pid}`, async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  });
+  return { origin: `http://127.0.0.1:${port}`, stop };
+}
+
+type Target = { url: string; body: string };
+
+async function once(agent: Agent, t: Target): Promise<void> {
+  const r = await request(t.url, { method: 'POST', body: t.body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+  await r.body.arrayBuffer();
+  if (r.statusCode !== 200) throw new Error(`${t.url} answered ${r.statusCode}`);
+}
+
+async function sequential(agent: Agent, t: Target, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await once(agent, t);
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+async function concurrent(agent: Agent, t: Target, seconds: number, workers: number): Promise<{ times: number[]; rps: number }> {
+  const times: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await once(agent, t);
+        times.push(performance.now() - start);
+      }
+    }),
+  );
+  return { times, rps: times.length / ((performance.now() - started) / 1000) };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { sequential: { type: 'string', default: '5000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '32' } },
+  });
+  const n = Number(values.sequential);
+  const seconds = Number(values.seconds);
+  const workers = Number(values.concurrency);
+
+  const upstream = await startUpstream();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-dispatch-'));
+  onCleanup('remove bench directory', () => rm(dir, { recursive: true, force: true }));
+  await writeFile(
+    path.join(dir, 'tool.json'),
+    JSON.stringify([
+      {
+        name: 'BENCH_UP',
+        description: 'the benchmark upstream',
+        'way: http': JSON.stringify({ method: 'POST', url: `${upstream.origin}/echo`, headers: { 'content-type': 'application/json' }, body: { q: '{{q}}' } }),
+        'args schema': JSON.stringify({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }),
+      },
+    ]),
+  );
+  const db = await createBenchDatabase('bench_dispatch');
+  onCleanup('drop bench database', () => db.drop());
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
+  onCleanup('remove bench data', () => rm(dataDir, { recursive: true, force: true }));
+  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error' });
+
+  const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
+  const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
+  const through: Target = { url: `${server.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
+
+  let throughCalls = 0;
+  await sequential(agent, direct, 200);
+  await sequential(agent, through, 200);
+  throughCalls += 200;
+  const seqDirect = await sequential(agent, direct, n);
+  const seqThrough = await sequential(agent, through, n);
+  throughCalls += n;
+  const conDirect = await concurrent(agent, direct, seconds, workers);
+  const conThrough = await concurrent(agent, through, seconds, workers);
+  throughCalls += conThrough.times.length;
+  await agent.close();
+
+  // A graceful stop flushes the background ledger writer.
+  await server.stop(60_000);
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  const { rows } = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE tool = 'BENCH_UP'`);
+  await client.end();
+  const recorded = Number(rows[0]!.n);
+  const expected = throughCalls * 4;
+  await upstream.stop();
+
+  const p = (xs: number[], q: number) => percentile(xs, q);
+  const addedP50 = p(seqThrough, 0.5) - p(seqDirect, 0.5);
+  const addedP99 = p(seqThrough, 0.99) - p(seqDirect, 0.99);
+  const conAddedP50 = p(conThrough.times, 0.5) - p(conDirect.times, 0.5);
+  const ratio = conThrough.rps / conDirect.rps;
+  const ms = (v: number) => `${fixed(v, 3)} ms`;
+  const lines = [
+    `dispatch benchmark: ${int(n)} sequential calls, then ${seconds} s at ${workers} concurrent; upstream and server in their own processes (${os.cpus().length} cores)`,
+    '',
+    row('', 'p50', 'p99', 'calls/s'),
+    row('sequential direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99)), ''),
+    row('sequential through', ms(p(seqThrough, 0.5)), ms(p(seqThrough, 0.99)), ''),
+    row(`${workers} concurrent direct`, ms(p(conDirect.times, 0.5)), ms(p(conDirect.times, 0.99)), int(conDirect.rps)),
+    row(`${workers} concurrent through`, ms(p(conThrough.times, 0.5)), ms(p(conThrough.times, 0.99)), int(conThrough.rps)),
+    '',
+    `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
+    `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
+    `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
+    '',
+    target('added p50', ms(addedP50), '≤ 1 ms', addedP50 <= 1),
+    target('added p99', ms(addedP99), '≤ 5 ms', addedP99 <= 5),
+    target('throughput ratio', fixed(ratio, 3), '≥ 0.5', ratio >= 0.5),
+    target('no event lost', `${int(recorded)} / ${int(expected)}`, 'equal', recorded === expected),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,69 @@
+// GraphQL: the dispatch mutation (over HTTP, SSE and graphql-ws, wherever the schema is served).
+// A GraphQL operation has no per-call HTTP exchange on graphql-ws, so the mutation records its own
+// boundary: the canonical call IN and the result OUT, around the runner's call OUT / response IN.
+import { captureExchange } from '../capture/boundary.ts';
+import { currentInvocation, type Door } from '../capture/context.ts';
+import { ContractFormEnum } from '../directory/schema.ts';
+import { builder } from '../graphql/builder.ts';
+import type { DispatchResult } from './dispatcher.ts';
+
+export const DispatchOutcomeEnum = builder.enumType('DispatchOutcome', {
+  description: 'OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent.',
+  values: ['OK', 'ERROR', 'REFUSED', 'DRY_RUN'] as const,
+});
+
+const DispatchError = builder.objectRef<{ code: string; message: string }>('DispatchError').implement({
+  description: 'Why a call was refused or failed: a SCREAMING_SNAKE code and a message saying what was expected and what arrived.',
+  fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+});
+
+export const DispatchResultRef = builder.objectRef<DispatchResult>('DispatchResult');
+DispatchResultRef.implement({
+  description: 'The result of one dispatched call: secret values never appear in it (they read as [NAME]).',
+  fields: (t) => ({
+    tool: t.exposeString('tool'),
+    actionId: t.exposeString('actionId', { description: 'The action id every ledger event of this call carries.' }),
+    outcome: t.field({ type: DispatchOutcomeEnum, resolve: (r) => r.outcome }),
+    dryRun: t.exposeBoolean('dryRun'),
+    status: t.int({ nullable: true, description: 'Upstream HTTP status or CLI exit code, when there is one.', resolve: (r) => r.status ?? null }),
+    output: t.field({ type: 'JSON', nullable: true, description: 'Parsed JSON when the answer is JSON, else its text.', resolve: (r) => r.output ?? null }),
+    outputText: t.string({ nullable: true, description: 'The answer as text, when it is UTF-8.', resolve: (r) => r.outputText ?? null }),
+    outputBase64: t.string({ nullable: true, description: 'The answer bytes as base64, when they are not UTF-8.', resolve: (r) => r.outputBase64 ?? null }),
+    requests: t.field({ type: ['JSON'], nullable: true, description: 'Dry run: the rendered request(s), secrets as [NAME].', resolve: (r) => r.requests ?? null }),
+    steps: t.field({ type: [DispatchResultRef], nullable: true, description: "A sequence: each step's own result.", resolve: (r) => r.steps ?? null }),
+    error: t.field({ type: DispatchError, nullable: true, resolve: (r) => r.error ?? null }),
+  }),
+});
+
+const doorOf = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'INTERNAL' } as const satisfies Record<string, Door>;
+
+builder.mutationField('dispatch', (t) =>
+  t.field({
+    type: DispatchResultRef,
+    description: 'Runs a Directory tool with the canonical call {tool, args}; dryRun renders without sending.',
+    args: {
+      tool: t.arg.string({ required: true }),
+      args: t.arg({ type: 'JSON', required: false }),
+      dryRun: t.arg.boolean({ required: false }),
+      form: t.arg({ type: ContractFormEnum, required: false, description: 'The form the caller used, recorded on the events.' }),
+    },
+    resolve: async (_root, a, ctx) => {
+      const args = (a.args ?? {}) as Record<string, unknown>;
+      const door: Door = doorOf[ctx.caller?.door ?? 'HTTP'] ?? 'GRAPHQL';
+      const form = a.form ?? (door === 'GRAPHQL_WS' ? 'GRAPHQL_WS' : door === 'GRAPHQL_SSE' ? 'GRAPHQL_SSE' : 'GRAPHQL_HTTP');
+      const call = { tool: a.tool, args, ...(a.dryRun != null && { dryRun: a.dryRun }), form };
+      let result: DispatchResult | undefined;
+      const run = () => ctx.services.dispatcher.dispatch(call);
+      if (currentInvocation()) return run();
+      await captureExchange(
+        ctx.services,
+        { door, tool: a.tool, request: { method: 'MUTATION', url: 'graphql:dispatch', headers: {}, body: Buffer.from(JSON.stringify(call)) } },
+        async () => {
+          result = await run();
+          return new Response(JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json' } });
+        },
+      );
+      return result!;
+    },
+  }),
+);

@@ -1,0 +1,208 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/errors.ts';
+import { adminUrl, databaseKinds } from '../helpers/database.ts';
+import { readBody, startServer, type TestServer } from '../capture/helpers.ts';
+import { startDispatchApp, type DispatchApp } from './helpers.ts';
+
+const CANARY = 'canary-7Qx9-secret-value-31337';
+const injections = ['; rm -rf /tmp/nothing-here', '$(touch /tmp/dirledger-pwned)', '`id`', 'line1\nline2', "it's \"quoted\" && echo no | cat > /tmp/x"];
+
+describe.each(databaseKinds)('the runner (%s)', (kind) => {
+  let upstream: TestServer;
+  let mcp: { url: string; close(): Promise<void> };
+  let app: DispatchApp;
+  const hits: { url: string; headers: Record<string, unknown>; body: string }[] = [];
+
+  beforeAll(async () => {
+    upstream = await startServer(async (request, response) => {
+      const body = (await readBody(request)).toString('utf8');
+      hits.push({ url: request.url!, headers: request.headers, body });
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ got: body, key: request.headers['x-key'] ?? null }));
+    });
+    mcp = await startMcp();
+    const o = upstream.origin;
+    app = await startDispatchApp(
+      kind,
+      [
+        { name: 'ARGV', way: { method: 'CLI', command: `node -e "process.stdout.write(JSON.stringify(process.argv.slice(1)))" -- {{a}} 'literal {{b}}' x{{a}}y` }, args: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a', 'b'] } },
+        { name: 'EXIT3', way: { method: 'CLI', command: `node -e "process.exit(3)"` } },
+        { name: 'PIPE', way: { method: 'CLI', command: 'date | cat' } },
+        { name: 'KEYED', way: { method: 'POST', url: `${o}/k`, headers: { 'x-key': '[CANARY_KEY]' }, body: { v: '{{v}}', k: 'key=[CANARY_KEY]' } }, args: { type: 'object', properties: { v: { type: 'string' } } } },
+        { name: 'RELAY', way: { method: 'POST', url: `${o}/relay`, body: { target: '{{target}}' } }, args: { type: 'object', properties: { target: { type: 'string' } } } },
+        { name: 'RELAY_HEADER', way: { method: 'GET', url: `${o}/h`, headers: { 'x-forward': '{{to}}' } }, args: { type: 'object', properties: { to: { type: 'string' } } } },
+        { name: 'SHELL_RELAY', way: { method: 'CLI', command: 'curl {{url}}' }, args: { type: 'object', properties: { url: { type: 'string' } } } },
+        { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        { name: 'HOOKED', way: { method: 'POST', url: `${o}/hook`, body: { n: '{{n}}' } }, args: { type: 'object', properties: { n: { type: 'integer' } } } },
+      ],
+      { DIRLEDGER_SECRET_CANARY_KEY: CANARY, RETIRED_HOSTS: 'old.retired.example' },
+    );
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await upstream?.stop();
+    await mcp?.close();
+  });
+
+  it('CLI arguments reach the program as literal argv entries, never through a shell', async () => {
+    for (const attempt of injections) {
+      const r = await app.post('/api/tools/ARGV', { a: attempt, b: attempt });
+      expect(r.body.outcome, attempt).toBe('OK');
+      expect(r.body.output).toEqual([attempt, `literal ${attempt}`, `x${attempt}y`]);
+    }
+    await expect(readFile('/tmp/dirledger-pwned')).rejects.toThrow();
+    const exit = await app.post('/api/tools/EXIT3', {});
+    expect(exit.body).toMatchObject({ outcome: 'ERROR', status: 3, error: { code: 'EXIT_STATUS' } });
+    const pipe = await app.post('/api/tools/PIPE', {});
+    expect(pipe.body.error.code).toBe('CLI_SYNTAX');
+    const events = await app.events(exit.body.actionId);
+    expect(events.map((e) => e.kind)).toEqual(['REQUEST', 'TOOL_CALL', 'TOOL_RESULT', 'RESPONSE']);
+    expect(events[1]!.method).toBe('CLI');
+  });
+
+  it('an MCP contract runs through the SDK client over streamable HTTP', async () => {
+    const r = await app.post('/api/tools/MCP_ADD', { a: 2, b: 40 });
+    expect(r.body.outcome).toBe('OK');
+    expect(r.body.output).toEqual({ sum: 42 });
+    const events = await app.events(r.body.actionId);
+    // The SDK's own HTTP traffic is not captured again: the runner's record is the only one.
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+  });
+
+  it('the retired build is refused at call time wherever the rendered request hides it', async () => {
+    hits.length = 0;
+    const attempts: [string, Record<string, unknown>][] = [
+      ['RELAY', { target: 'https://old.retired.example/api' }],
+      ['RELAY', { target: Buffer.from('https://api.old.retired.example/x').toString('base64') }],
+      ['RELAY', { target: encodeURIComponent('http://old.retired.example:8080/') }],
+      ['RELAY', { target: JSON.stringify({ jsonrpc: '2.0', method: 'call', params: { url: 'http://old.retired.example' } }) }],
+      ['RELAY_HEADER', { to: 'old.retired.example' }],
+      ['SHELL_RELAY', { url: 'https://old.retired.example/run' }],
+    ];
+    for (const [tool, args] of attempts) {
+      const r = await app.post(`/api/tools/${tool}`, args);
+      expect(r.status, JSON.stringify(args)).toBe(403);
+      expect(r.body.error.code).toBe('RETIRED_BUILD');
+      const refusal = (await app.events(r.body.actionId)).find((e) => e.kind === 'REFUSAL')!;
+      expect((refusal.metadata as any).target).toBe('old.retired.example');
+    }
+    expect(hits).toHaveLength(0);
+  });
+
+  it('GraphQL dispatch returns the same result and records four events', async () => {
+    const r = await app.gql('mutation($args: JSON) { dispatch(tool: "KEYED", args: $args, form: GRAPHQL_HTTP) { tool actionId outcome status output error { code message } } }', { args: { v: 'gql' } });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.dispatch).toMatchObject({ tool: 'KEYED', outcome: 'OK', status: 200, output: { key: '[CANARY_KEY]' } });
+    const events = await app.events(r.data.dispatch.actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect((events[1]!.metadata as any).form).toBe('GRAPHQL_HTTP');
+  });
+
+  it('a webhook is written before it is answered: 503 + Retry-After while the ledger is down, then the retry succeeds with nothing lost', async () => {
+    const restore = await makeLedgerUnavailable(kind, app);
+    let down: Response;
+    try {
+      down = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
+    } finally {
+      await restore();
+    }
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('1');
+    hits.length = 0;
+    const retry = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
+    expect(retry.status).toBe(200);
+    expect(hits).toHaveLength(1);
+    const events = await app.events(`hook-${kind}`);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+  });
+
+  it('a canary secret reaches the upstream but no stored blob, event column, answer or log', async () => {
+    hits.length = 0;
+    const logs: string[] = [];
+    const logger = app.app.services.logger as any;
+    const r = await app.post('/api/tools/KEYED', { v: 'canary run' });
+    expect(hits[0]!.headers['x-key']).toBe(CANARY);
+    expect(JSON.parse(hits[0]!.body).k).toBe(`key=${CANARY}`);
+    expect(JSON.stringify(r.body)).not.toContain(CANARY);
+    const dry = await app.post('/api/dispatch', { tool: 'KEYED', args: { v: 'x' }, dryRun: true });
+    expect(JSON.stringify(dry.body)).not.toContain(CANARY);
+    // An argument spelling a secret's name is sent as those characters, never as the value.
+    hits.length = 0;
+    await app.post('/api/tools/KEYED', { v: '[CANARY_KEY]' });
+    expect(JSON.parse(hits[0]!.body).v).toBe('[CANARY_KEY]');
+    await app.app.services.writer.flush();
+    const prisma = app.app.services.db.prisma;
+    const events = await prisma.ledgerEvent.findMany();
+    expect(events.length).toBeGreaterThan(0);
+    expect(JSON.stringify(events, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(CANARY);
+    const blobs = await prisma.blob.findMany({ select: { sha256: true } });
+    for (const b of blobs) {
+      const bytes = await app.app.services.ledger.readBlob(b.sha256);
+      expect(bytes?.includes(CANARY) ?? false, b.sha256).toBe(false);
+    }
+    const rows = await prisma.directoryRow.findMany();
+    expect(JSON.stringify(rows)).not.toContain(CANARY);
+    for (const file of await readdir(app.dataDir, { recursive: true })) {
+      const full = path.join(app.dataDir, file);
+      const content = await readFile(full).catch(() => null);
+      if (content && !file.includes('pglite')) expect(content.includes(CANARY), file).toBe(false);
+    }
+    void logs;
+    void logger;
+  });
+});
+
+/** PostgreSQL: a real outage (ALLOW_CONNECTIONS false + terminate). PGlite cannot come back from a close, so its append is made to fail as the driver would. */
+async function makeLedgerUnavailable(kind: string, app: DispatchApp): Promise<() => Promise<void>> {
+  if (kind === 'postgres') {
+    const name = new URL(app.db.url!).pathname.slice(1);
+    const admin = async (sql: string, params: unknown[] = []) => {
+      const client = new pg.Client({ connectionString: adminUrl(process.env.TEST_DATABASE_URL!) });
+      await client.connect();
+      try {
+        await client.query(sql, params);
+      } finally {
+        await client.end();
+      }
+    };
+    await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+    return () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+  }
+  const ledger = app.app.services.ledger;
+  const original = ledger.append.bind(ledger);
+  ledger.append = async () => {
+    throw new DomainError('DATABASE_UNAVAILABLE', 'The database is unavailable.');
+  };
+  return async () => {
+    ledger.append = original;
+  };
+}
+
+async function startMcp(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(async (req, res) => {
+    const mcp = new McpServer({ name: 'test-upstream', version: '1.0.0' });
+    mcp.registerTool('add', { inputSchema: { a: z.number(), b: z.number() }, outputSchema: { sum: z.number() } }, async ({ a, b }) => ({
+      content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }],
+      structuredContent: { sum: a + b },
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => void transport.close());
+    await mcp.connect(transport);
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
