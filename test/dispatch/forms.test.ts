@@ -128,7 +128,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     expect(request, `${form}: request IN`).toMatchObject({ metadata: { door: expectedDoor[form] } });
     expect(answer, `${form}: answer OUT`).toMatchObject({ metadata: { door: expectedDoor[form] } });
     // The runner's own events name the tool it ran.
-    expect(events.some((e) => e.tool === 'ECHO' && e.metadata?.capture !== 'boundary')).toBe(true);
+    expect(events.some((e) => e.tool !== null && e.metadata?.capture !== 'boundary')).toBe(true);
   }
 
   const skipWith = (ctx: { skip: (note?: string) => void }, form: ContractForm, reason: string) => {
@@ -308,6 +308,41 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     const events = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId: result.actionId } });
     expect(events.some((e) => e.tool === 'ECHO')).toBe(true);
   });
+
+  // The other local demo tools (a CLI contract; a sequence ending in CODE) through one form of each door family.
+  for (const tool of ['CLOCK', 'CLOCK_THEN_ECHO'] as const) {
+    for (const form of ['DISPATCH', 'CURL', 'CLI', 'SSE', 'WEBSOCKET', 'MCP_HTTP'] as const) {
+      it(`${tool} through ${form}, as written`, async (ctx) => {
+        const why = missing(form);
+        if (why) return skipWith(ctx, form, why);
+        const args = tool === 'CLOCK' ? {} : { text: `after the clock via ${form}` };
+        const rendered = renderForms({ tool, args }, { baseUrl: t.origin }, [form])[0]!;
+        let output: string;
+        if (rendered.shape === 'HTTP') output = (await run('curl', curlArgv(rendered.json as never))).stdout;
+        else if (form === 'CURL' || form === 'CLI') output = (await run('sh', ['-c', (rendered.json as { command: string }).command], { env: env() })).stdout;
+        else if (form === 'WEBSOCKET') {
+          const file = path.join(work, `${tool}-ws.mjs`);
+          await writeFile(file, rendered.text!);
+          output = (await run(process.execPath, ['--experimental-websocket', '--no-warnings', file])).stdout;
+        } else {
+          const json = rendered.json as { server: string; tool: string; arguments: Record<string, unknown> };
+          const client = new Client({ name: 'forms-test', version: '1.0.0' });
+          await client.connect(new StreamableHTTPClientTransport(new URL(json.server)));
+          output = JSON.stringify((await client.callTool({ name: json.tool, arguments: json.arguments })).structuredContent);
+          await client.close();
+        }
+        if (tool === 'CLOCK') {
+          expect(output).toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/);
+          expect(output).toMatch(/"?outcome"?\s*:\s*"OK"/);
+        } else {
+          // Its second step is a CODE cell, which the runner never executes: the same refusal by every door.
+          expect(output).toMatch(/"?outcome"?\s*:\s*"REFUSED"/);
+          expect(output).toContain('CODE_NOT_EXECUTED');
+        }
+        await assertReachedAndRecorded(form, output, tool);
+      });
+    }
+  }
 
   it('SDK: skipped unless a dirledger/client module exists', async (ctx) => {
     const exists = spawnSync(process.execPath, ['--import', 'tsx', '-e', "await import('dirledger/client')"], { cwd: repoRoot }).status === 0;
