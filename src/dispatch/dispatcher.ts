@@ -343,14 +343,25 @@ class EventSink {
     callerSignal?: AbortSignal,
     index?: number,
   ): Promise<DispatchResult> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
+    // One controller and one timer per step (AbortSignal.any is slow and long-lived on Node 20).
+    const controller = new AbortController();
+    const timeout = { aborted: false };
+    const timer = setTimeout(() => {
+      timeout.aborted = true;
+      controller.abort(new Error(`timed out after ${this.options.timeoutMs} ms`));
+    }, this.options.timeoutMs);
+    const onCaller = () => controller.abort(new Error('the caller went away'));
+    if (callerSignal?.aborted) onCaller();
+    else callerSignal?.addEventListener('abort', onCaller, { once: true });
+    const signal = controller.signal;
     const extra = { args: this.args, ...(index && { step: index }) };
     const call = { ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) };
     let answer: StepAnswer;
     try {
       answer = await send(signal);
     } catch (error) {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCaller);
       const code: DispatchErrorCode = timeout.aborted ? 'TIMEOUT' : callerSignal?.aborted ? 'CANCELLED' : ((error as { code?: string }).code === 'RESPONSE_TOO_LARGE' ? 'RESPONSE_TOO_LARGE' : 'UPSTREAM_ERROR');
       const message =
         code === 'TIMEOUT'
@@ -373,6 +384,8 @@ class EventSink {
       ]);
       return { ...base, outcome: 'ERROR', error: { code, message: safe } };
     }
+    clearTimeout(timer);
+    callerSignal?.removeEventListener('abort', onCaller);
     const ok = answer.ok ?? (step.kind === 'http' ? answer.status < 400 : answer.status === 0);
     const payload: PayloadInput = answer.bytes ? bytesPayload(answer.bytes) : { state: 'NONE' };
     await this.emit([
