@@ -1,11 +1,9 @@
-// The demo directory (src/directory/demo) as a resolver index, with its alias file: the one beside
-// the sections when it exists, else test/resolver/demo-aliases.json.
-import { existsSync, readFileSync } from 'node:fs';
+// The demo directory (src/directory/demo) as a resolver index, with its alias file beside the sections.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseSection, sectionFileType } from '../../src/directory/sections.ts';
-import { ALIAS_FILE, loadAliasFile, parseAliasTable } from '../../src/resolver/aliases.ts';
+import { loadAliasFile } from '../../src/resolver/aliases.ts';
 import { buildResolverIndex, type ResolverIndex } from '../../src/resolver/build.ts';
 import type { ResolverRow } from '../../src/resolver/types.ts';
 
@@ -25,7 +23,7 @@ export async function demoRows(dir = demoDir): Promise<ResolverRow[]> {
 }
 
 export async function demoAliases(dir = demoDir) {
-  return existsSync(path.join(dir, ALIAS_FILE)) ? loadAliasFile(dir) : parseAliasTable(JSON.parse(readFileSync(path.join(here, 'demo-aliases.json'), 'utf8')));
+  return loadAliasFile(dir);
 }
 
 export async function demoResolverIndex(): Promise<ResolverIndex> {
