@@ -214,7 +214,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
           `  headers: { 'content-type': 'application/json'${authJsHeader} },`,
           `  body: JSON.stringify(${canonicalJson}),`,
           `});`,
-          `console.log(await response.json());`,
+          `console.log(JSON.stringify(await response.json()));`,
         ].join('\n'),
       ),
     TYPESCRIPT: () =>
@@ -230,7 +230,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
           `  headers: { 'content-type': 'application/json'${authJsHeader} },`,
           `  body: JSON.stringify({ query: print(Dispatch), variables: ${canonicalJson} }),`,
           `});`,
-          `console.log(await response.json());`,
+          `console.log(JSON.stringify(await response.json()));`,
         ].join('\n'),
       ),
     PYTHON: () =>
