@@ -344,7 +344,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     }
   }
 
-  it('SDK: skipped unless a dirledger/client module exists', async (ctx) => {
+  it('SDK: tsx runs the snippet, importing dirledger/client', async (ctx) => {
     const exists = spawnSync(process.execPath, ['--import', 'tsx', '-e', "await import('dirledger/client')"], { cwd: repoRoot }).status === 0;
     if (!exists) return skipWith(ctx, 'SDK', 'there is no `dirledger/client` module to import yet');
     const dir = path.join(work, 'sdk');
