@@ -169,7 +169,7 @@ export class Ledger {
   }
 
   private rememberBlob(sha256: string): void {
-    if (this.knownBlobs.size >= 200_000) this.knownBlobs.clear();
+    if (this.knownBlobs.size >= 65_536) this.knownBlobs.clear(); // ~6 MB of hashes at most
     this.knownBlobs.add(sha256);
   }
 

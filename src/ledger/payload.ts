@@ -27,7 +27,11 @@ const SYNC_DEFLATE_MAX_BYTES = 32_768;
 /** Compresses for inline storage; keeps the bytes as they are when compression would not save space. */
 export async function encodeInline(bytes: Buffer): Promise<{ codec: Codec; data: Buffer }> {
   if (bytes.length < 64) return { codec: 'identity', data: bytes };
-  const data = bytes.length <= SYNC_DEFLATE_MAX_BYTES ? zlib.deflateRawSync(bytes, { level: 1 }) : await deflateRaw(bytes, { level: 1 });
+  // An output buffer sized to the input: the default 16 KiB chunk would stay referenced by each small result.
+  const data =
+    bytes.length <= SYNC_DEFLATE_MAX_BYTES
+      ? zlib.deflateRawSync(bytes, { level: 1, chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, bytes.length + 64) })
+      : await deflateRaw(bytes, { level: 1 });
   return data.length < bytes.length ? { codec: 'deflate-raw', data } : { codec: 'identity', data: bytes };
 }
 
