@@ -22,6 +22,7 @@ import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath
 import { json } from './http/respond.ts';
 import { useOutboundCapture } from './capture/boundary.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { anonymousCaller, type CallerDoor } from './live/caller.ts';
 import { createServices, type Services } from './services.ts';
 
 export type App = {
@@ -54,7 +55,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logging: false,
     landingPage: false,
     graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'dirledger' } : false,
-    context: (): Context => ({ services }),
+    context: (init: Record<string, unknown>): Context => ({ services, caller: anonymousCaller(doorOf(init)) }),
     maskedErrors: { maskError: maskError(logger, (text) => services.redactor.text(text, new Set())) },
     plugins: [
       EnvelopArmorPlugin({
@@ -205,6 +206,13 @@ async function withoutSecrets(response: Response, services: Services): Promise<R
   if (response.status < 400 || services.redactor.size === 0 || !response.headers.get('content-type')?.includes('json')) return response;
   const text = await response.text();
   return new Response(services.redactor.text(text, new Set()), { status: response.status, headers: response.headers });
+}
+
+/** Which GraphQL transport an operation came through: graphql-ws passes its socket context (`extra`). */
+function doorOf(init: Record<string, unknown>): CallerDoor {
+  if (init.extra) return 'WS';
+  const request = init.request as Request | undefined;
+  return request?.headers.get('accept')?.includes('text/event-stream') ? 'SSE' : 'HTTP';
 }
 
 function methodNotAllowed(allowed: string): Response {

@@ -8,6 +8,8 @@ export const ErrorCode = {
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
   BLOB_CORRUPT: 'BLOB_CORRUPT',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  /** A live subscription fell too far behind and was closed; `extensions.cursor` (or `sequence`) says where to resume. */
+  SUBSCRIBER_TOO_SLOW: 'SUBSCRIBER_TOO_SLOW',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -32,4 +34,5 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   DATABASE_UNAVAILABLE: 503,
   BLOB_CORRUPT: 500,
   QUERY_TOO_COMPLEX: 400,
+  SUBSCRIBER_TOO_SLOW: 429,
 };

@@ -110,4 +110,22 @@ program
     process.exit(process.exitCode ?? 0);
   });
 
+program
+  .command('tail')
+  .description('Print ledger events live as they commit (graphql-ws); --after replays from a cursor first.')
+  .option('--tool <name...>', 'only events of these tools')
+  .option('--kind <kind...>', 'only events of these kinds')
+  .option('--session <id...>', 'only events of these sessions')
+  .option('--after <cursor>', 'replay everything after this cursor, then follow')
+  .option('--url <url>', 'the server (default DIRLEDGER_URL, else http://127.0.0.1:PORT)')
+  .option('--json', 'one JSON object per line')
+  .option('--limit <n>', 'stop after this many events')
+  .action(async (opts: { tool?: string[]; kind?: string[]; session?: string[]; after?: string; url?: string; json?: boolean; limit?: string }) => {
+    const { tail } = await import('./tail.ts');
+    const url = opts.url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    process.exitCode = await tail({ ...opts, url, limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
+  });
+
 await program.parseAsync(process.argv);

@@ -5,6 +5,7 @@ import './scalars.ts';
 import '../ledger/schema.ts';
 import '../directory/schema.ts';
 import '../resolver/schema.ts';
+import '../live/schema.ts';
 import '../dispatch/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,93 @@
+// `dirledger tail`: live ledger events in the terminal, over graphql-ws. A subscription closed for
+// slowness (SUBSCRIBER_TOO_SLOW) is resumed from its cursor, so nothing printed is missed or repeated.
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+
+export type TailOptions = {
+  /** The server's base URL (http://…) or its GraphQL endpoint. */
+  url: string;
+  tool?: string[];
+  kind?: string[];
+  session?: string[];
+  after?: string;
+  json?: boolean;
+  /** Stop after this many events (for scripts and tests). */
+  limit?: number;
+};
+
+const query = `subscription Tail($filter: LedgerFilter, $after: String) {
+  ledgerEvents(filter: $filter, after: $after) {
+    id position cursor kind direction toolName session status occurredAt payloadState payloadSize
+  }
+}`;
+
+type TailEvent = {
+  id: string; position: string; cursor: string; kind: string; direction: string; toolName: string | null;
+  session: string | null; status: string | null; occurredAt: string; payloadState: string; payloadSize: string | null;
+};
+
+function endpoint(url: string): string {
+  const u = new URL(url);
+  if (u.pathname === '/' || u.pathname === '') u.pathname = '/graphql';
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.toString();
+}
+
+function line(e: TailEvent): string {
+  const size = e.payloadSize === null ? '' : ` ${e.payloadSize}B`;
+  return `${e.position.padStart(8)}  ${e.occurredAt}  ${e.direction.padEnd(3)} ${e.kind.padEnd(12)} ${(e.toolName ?? '-').padEnd(20)} ${(e.status ?? '-').padEnd(6)} ${e.id}  ${e.payloadState}${size}  ${e.cursor}`;
+}
+
+/** Prints events until interrupted (or `limit`); returns the exit code (0, 2 refused, 3 unreachable). */
+export async function tail(opts: TailOptions, out = process.stdout, err = process.stderr, signal?: AbortSignal): Promise<number> {
+  const filter = Object.fromEntries(Object.entries({ tool: opts.tool, kind: opts.kind, session: opts.session }).filter(([, v]) => v?.length));
+  const client = createClient({ url: endpoint(opts.url), webSocketImpl: WebSocket, retryAttempts: 5, lazy: true });
+  let after = opts.after;
+  let printed = 0;
+  try {
+    for (;;) {
+      const outcome = await new Promise<{ code: number } | { resume: string }>((resolve) => {
+        let stop = () => {};
+        const onAbort = () => {
+          stop();
+          resolve({ code: 0 });
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        stop = client.subscribe<{ ledgerEvents: TailEvent }>(
+          { query, variables: { filter, ...(after && { after }) } },
+          {
+            next: (result) => {
+              const error = result.errors?.[0];
+              if (error?.extensions?.code === 'SUBSCRIBER_TOO_SLOW' && typeof error.extensions.cursor === 'string') {
+                resolve({ resume: error.extensions.cursor });
+                return;
+              }
+              if (error) {
+                err.write(`${error.extensions?.code ?? 'ERROR'}: ${error.message}\n`);
+                resolve({ code: error.extensions?.code === 'BAD_INPUT' ? 2 : 1 });
+                return;
+              }
+              const e = result.data!.ledgerEvents;
+              after = e.cursor;
+              out.write(opts.json ? `${JSON.stringify(e)}\n` : `${line(e)}\n`);
+              if (opts.limit !== undefined && ++printed >= opts.limit) {
+                stop();
+                resolve({ code: 0 });
+              }
+            },
+            error: (error) => {
+              const message = Array.isArray(error) ? error.map((e) => e.message).join('; ') : error instanceof Error ? error.message : 'the connection closed';
+              err.write(`Cannot follow the ledger at ${opts.url}: ${message}\n`);
+              resolve({ code: Array.isArray(error) ? 2 : 3 });
+            },
+            complete: () => resolve({ code: 0 }),
+          },
+        );
+      });
+      if ('code' in outcome) return outcome.code;
+      after = outcome.resume;
+    }
+  } finally {
+    await client.dispose();
+  }
+}

@@ -1,0 +1,203 @@
+// The registry of streamed answers as the ledger receives them. The stream tee (src/capture/tee.ts)
+// publishes each chunk here; `streamCapture` subscribers read them. A late subscriber first gets
+// the chunks so far, then the live ones, then the END. Finished streams are kept `retainMs` for
+// late subscribers, then forgotten.
+//
+// Wiring a door (the API for dispatch):
+//   const { response, recorded } = teeResponse(upstream, {
+//     cutoffMs, payloadMaxBytes, publish: (chunk) => services.streams.publish(actionId, chunk),
+//   });
+// `publish` never throws and never blocks the tee; chunk bytes are redacted here, chunk by chunk,
+// before they leave the process (a secret split across two chunks is not caught in the chunks; the
+// final hash is computed over the whole, as the ledger stores it).
+import { createHash } from 'node:crypto';
+import { DomainError, ErrorCode } from '../errors.ts';
+import type { SecretRedactor } from '../ledger/redact.ts';
+import type { StreamChunk, StreamCut, StreamState } from '../capture/tee.ts';
+import { cancellable } from './tail.ts';
+
+/** One chunk as subscribers see it; the last one has `final: true` with the stored state and hash. */
+export type LiveChunk = {
+  actionId: string;
+  sequence: number;
+  /** Byte offset of this chunk in the stream as received. */
+  offset: number;
+  /** The chunk's bytes, secrets replaced by `[NAME]` (empty on the final chunk). */
+  bytes: Buffer;
+  final: boolean;
+  /** On the final chunk: COMPLETE, PARTIAL or MISSING, as stored. */
+  state: StreamState | null;
+  /** On the final chunk: the SHA-256 of the stored (redacted) bytes; null when MISSING. */
+  sha256: string | null;
+  /** On the final chunk: the total bytes received. */
+  size: number | null;
+  cut: StreamCut | null;
+};
+
+export type StreamRegistryOptions = {
+  /** How long a finished stream stays for late subscribers. */
+  retainMs: number;
+  /** Bytes kept per stream for late subscribers (the ledger keeps no more either). */
+  retainMaxBytes: number;
+  /** Chunks a subscriber may hold undelivered before it is closed with SUBSCRIBER_TOO_SLOW. */
+  bufferMax: number;
+};
+
+type Listener = { push(chunk: LiveChunk): boolean };
+
+class Stream {
+  readonly chunks: LiveChunk[] = [];
+  /** The raw bytes of `chunks`, for the stored hash (redaction runs over the whole, as the ledger's does). */
+  readonly raw: Buffer[] = [];
+  /** Raw bytes kept so far; past `retainMaxBytes` the prefix is no longer complete. */
+  keptBytes = 0;
+  truncated = false;
+  final: LiveChunk | undefined;
+  readonly listeners = new Set<Listener>();
+  timer: NodeJS.Timeout | undefined;
+  constructor(readonly actionId: string) {}
+}
+
+export class StreamRegistry {
+  private readonly streams = new Map<string, Stream>();
+
+  constructor(
+    private readonly redactor: SecretRedactor,
+    private readonly options: StreamRegistryOptions,
+  ) {}
+
+  /** Streams currently known (live or retained). */
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /** Records one chunk of the stream of `actionId` and hands it to its subscribers. Never throws. */
+  publish(actionId: string, chunk: StreamChunk): void {
+    const stream = this.streamOf(actionId);
+    if (stream.final) return;
+    let live: LiveChunk;
+    if (chunk.type === 'CHUNK') {
+      const raw = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+      live = { actionId, sequence: chunk.sequence, offset: chunk.offset, bytes: this.redactor.bytes(Buffer.from(raw), new Set()), final: false, state: null, sha256: null, size: null, cut: null };
+      if (!stream.truncated && stream.keptBytes + raw.length <= this.options.retainMaxBytes) {
+        stream.chunks.push(live);
+        stream.raw.push(Buffer.from(raw));
+        stream.keptBytes += raw.length;
+      } else stream.truncated = true;
+    } else {
+      live = {
+        actionId,
+        sequence: chunk.sequence,
+        offset: chunk.size,
+        bytes: Buffer.alloc(0),
+        final: true,
+        state: chunk.state,
+        sha256: chunk.state === 'MISSING' ? null : this.storedHash(stream, chunk.sha256),
+        size: chunk.size,
+        cut: chunk.cut ?? null,
+      };
+      stream.final = live;
+      stream.timer = setTimeout(() => this.forget(stream), this.options.retainMs);
+      stream.timer.unref();
+    }
+    for (const listener of stream.listeners) if (!listener.push(live)) stream.listeners.delete(listener);
+  }
+
+  /**
+   * The stream's chunks: those so far, then live ones, ending with the final chunk. Waits for a
+   * stream that has not started yet. Ends with a DomainError item when the subscriber is too slow.
+   */
+  subscribe(actionId: string): AsyncIterableIterator<LiveChunk | { end: DomainError }> {
+    const queue: LiveChunk[] = [];
+    let waiting: (() => void) | undefined;
+    let overflowed = false;
+    let closed = false;
+    let lastSequence = -1;
+    const wake = () => {
+      const w = waiting;
+      waiting = undefined;
+      w?.();
+    };
+    const listener: Listener = {
+      push: (chunk) => {
+        if (closed) return false;
+        if (queue.length >= this.options.bufferMax) {
+          overflowed = true;
+          queue.length = 0;
+          wake();
+          return false;
+        }
+        queue.push(chunk);
+        wake();
+        return true;
+      },
+    };
+    const stream = this.streamOf(actionId);
+    // The chunks so far, then live: one synchronous step, so none is missed or repeated.
+    queue.push(...stream.chunks);
+    if (stream.final) queue.push(stream.final);
+    else stream.listeners.add(listener);
+    const bufferMax = this.options.bufferMax;
+    const forgetIfUnused = () => this.forgetIfUnused(stream);
+    async function* generate(): AsyncGenerator<LiveChunk | { end: DomainError }> {
+      try {
+        for (;;) {
+          const chunk = queue.shift();
+          if (chunk) {
+            lastSequence = chunk.sequence;
+            yield chunk;
+            if (chunk.final) return;
+            continue;
+          }
+          if (overflowed) {
+            yield {
+              end: new DomainError(
+                ErrorCode.SUBSCRIBER_TOO_SLOW,
+                `The stream subscription fell more than ${bufferMax} chunks behind and was closed; subscribe again to read the stream from its start.`,
+                { actionId, sequence: lastSequence },
+              ),
+            };
+            return;
+          }
+          if (closed) return;
+          await new Promise<void>((resolve) => (waiting = resolve));
+        }
+      } finally {
+        closed = true;
+        stream.listeners.delete(listener);
+        forgetIfUnused();
+      }
+    }
+    return cancellable(generate(), () => {
+      closed = true;
+      wake();
+    });
+  }
+
+  /** Drops every stream (server stop). */
+  close(): void {
+    for (const stream of this.streams.values()) clearTimeout(stream.timer);
+    this.streams.clear();
+  }
+
+  private streamOf(actionId: string): Stream {
+    let stream = this.streams.get(actionId);
+    if (!stream) this.streams.set(actionId, (stream = new Stream(actionId)));
+    return stream;
+  }
+
+  /** The hash of the bytes as the ledger stores them: redacted, then hashed (Ledger.prepare does the same). */
+  private storedHash(stream: Stream, rawSha256: string): string {
+    if (this.redactor.size === 0 || stream.truncated) return rawSha256;
+    return createHash('sha256').update(this.redactor.bytes(Buffer.concat(stream.raw), new Set())).digest('hex');
+  }
+
+  private forget(stream: Stream): void {
+    if (this.streams.get(stream.actionId) === stream) this.streams.delete(stream.actionId);
+  }
+
+  /** A stream nobody published to and nobody waits for leaves no entry behind. */
+  private forgetIfUnused(stream: Stream): void {
+    if (!stream.final && stream.chunks.length === 0 && stream.listeners.size === 0 && !stream.truncated) this.forget(stream);
+  }
+}

@@ -1,0 +1,116 @@
+// streamCapture: a real SSE upstream on a local port, read through the real tee, whose chunk
+// callbacks publish into services.streams; subscribers over graphql-ws see the chunks as they
+// arrive, a late one gets the chunks so far first, and a client disconnect ends with PARTIAL.
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { teeResponse } from '../../src/capture/tee.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { streamQuery, waitFor, wsClient, wsSubscribe } from './helpers.ts';
+
+/** An SSE upstream: `count` events, one every `everyMs`; `secret` is written into event 2. */
+function sseUpstream(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    const count = Number(url.searchParams.get('count') ?? 5);
+    const everyMs = Number(url.searchParams.get('every') ?? 20);
+    const secret = url.searchParams.get('secret');
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let i = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed) return clearInterval(timer);
+      if (i === count) {
+        clearInterval(timer);
+        res.end();
+        return;
+      }
+      res.write(`data: {"n":${i}${i === 2 && secret ? `,"key":"${secret}"` : ''}}\n\n`);
+      i++;
+    }, everyMs);
+    req.on('close', () => clearInterval(timer));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })));
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const bytesOf = (chunks: any[]) => Buffer.concat(chunks.filter((c) => !c.final).map((c) => Buffer.from(c.base64, 'base64')));
+
+describe('streamCapture', () => {
+  let t: TestApp;
+  let upstream: Awaited<ReturnType<typeof sseUpstream>>;
+  const secret = 'sk-live-0123456789';
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { DIRLEDGER_SECRET_UPSTREAM_KEY: secret });
+    upstream = await sseUpstream();
+  });
+  afterAll(async () => {
+    upstream?.server.close();
+    await t?.stop();
+  });
+
+  const tee = (actionId: string, response: Response, cutoffMs = 25_000) =>
+    teeResponse(response, { cutoffMs, payloadMaxBytes: 8_388_608, publish: (chunk) => t.app.services.streams.publish(actionId, chunk) });
+
+  it('delivers the chunks as they arrive, then a final COMPLETE chunk with the stored hash; a late subscriber gets them all', async () => {
+    const client = wsClient(t.url);
+    const early = wsSubscribe(client, streamQuery, { actionId: 'act-complete' }, 'streamCapture');
+    await waitFor(() => t.app.services.streams.size === 1, 'the subscriber waiting');
+    const { response, recorded } = tee('act-complete', await fetch(`${upstream.url}?count=6&every=15&secret=${secret}`));
+    const clientText = await response.text();
+    const result = await recorded;
+    await early.done;
+    expect(result.state).toBe('COMPLETE');
+    expect(early.events.length).toBeGreaterThan(1);
+    expect(early.events.map((c) => c.sequence)).toEqual(early.events.map((_, i) => i));
+    const final = early.events.at(-1);
+    expect(final).toMatchObject({ final: true, state: 'COMPLETE', totalSize: Buffer.byteLength(clientText), cut: null });
+    // What leaves is redacted; the final hash is the stored blob's, as Ledger.append would store it.
+    const redacted = Buffer.from(clientText.split(secret).join('[UPSTREAM_KEY]'));
+    expect(bytesOf(early.events)).toEqual(redacted);
+    expect(final.sha256).toBe(sha(redacted));
+    const stored = await t.app.services.ledger.append({
+      collector: 'streams-test',
+      events: [{ id: 'stream-complete', kind: 'RESPONSE', direction: 'IN', actionId: 'act-complete', occurredAt: new Date(), payload: result.payload }],
+    });
+    const row = await t.app.services.db.prisma.ledgerEvent.findUnique({ where: { id: 'stream-complete' } });
+    expect(stored.inserted).toBe(1);
+    expect(row!.payloadSha256).toBe(final.sha256);
+    for (const c of early.events) if (!c.final) expect(c.offset + c.size).toBeLessThanOrEqual(final.totalSize);
+
+    const late = wsSubscribe(client, streamQuery, { actionId: 'act-complete' }, 'streamCapture');
+    await late.done;
+    expect(late.events).toEqual(early.events);
+    await client.dispose();
+  });
+
+  it('a client that disconnects mid-stream ends with a final PARTIAL chunk; a late subscriber gets the chunks so far first', async () => {
+    const client = wsClient(t.url);
+    const { response, recorded } = tee('act-partial', await fetch(`${upstream.url}?count=1000&every=10`), 300);
+    const reader = response.body!.getReader();
+    await reader.read();
+    await reader.read();
+    const late = wsSubscribe(client, streamQuery, { actionId: 'act-partial' }, 'streamCapture');
+    await waitFor(() => late.events.length >= 2, 'the chunks so far');
+    expect(late.events[0].sequence).toBe(0);
+    await reader.cancel();
+    const result = await recorded;
+    await late.done;
+    expect(result).toMatchObject({ state: 'PARTIAL', cut: 'CUTOFF', clientDisconnected: true });
+    const final = late.events.at(-1);
+    expect(final).toMatchObject({ final: true, state: 'PARTIAL', cut: 'CUTOFF', sha256: result.sha256, totalSize: result.size });
+    expect(late.events.map((c) => c.sequence)).toEqual(late.events.map((_, i) => i));
+    expect(sha(bytesOf(late.events))).toBe(result.sha256);
+    await client.dispose();
+  });
+
+  it('forgets a stream nobody published to once its only subscriber leaves', async () => {
+    const client = wsClient(t.url);
+    const before = t.app.services.streams.size;
+    const sub = wsSubscribe(client, streamQuery, { actionId: 'act-never' }, 'streamCapture');
+    await waitFor(() => t.app.services.streams.size === before + 1, 'waiting entry');
+    sub.stop();
+    await waitFor(() => t.app.services.streams.size === before, 'entry forgotten');
+    await client.dispose();
+  });
+});

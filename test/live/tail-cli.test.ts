@@ -1,0 +1,35 @@
+// `dirledger tail` as a real child process against a real server: replay from a cursor, filter, live.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { batch, event } from '../helpers/ledger.ts';
+import { runCli } from '../helpers/process.ts';
+import { encodeCursor } from '../../src/ledger/cursor.ts';
+import { waitFor } from './helpers.ts';
+
+describe('dirledger tail', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { LIVE_POLL_MS: '60000' });
+  });
+  afterAll(() => t.stop());
+
+  it('prints the events of a tool after a cursor, then live ones, and stops at --limit', async () => {
+    const first = await t.app.services.ledger.append(batch('cli', [event('c1', { tool: 'grep' }), event('c2', { tool: 'other' }), event('c3', { tool: 'grep' })]));
+    const after = encodeCursor(first.appended[0]!.position);
+    const child = runCli(['tail', '--tool', 'grep', '--after', after, '--url', t.origin, '--json', '--limit', '2']);
+    await child.waitFor(/"id":"c3"/);
+    await waitFor(() => t.app.services.live.stats().following === 1, 'the CLI following live');
+    await t.app.services.ledger.append(batch('cli', [event('c4', { tool: 'other' }), event('c5', { tool: 'grep' })]));
+    const { code } = await child.exited;
+    expect(code).toBe(0);
+    const lines = child.output().trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.id)).toEqual(['c3', 'c5']);
+  }, 60_000);
+
+  it('refuses a bad cursor with exit code 2', async () => {
+    const child = runCli(['tail', '--after', 'nope', '--url', t.origin]);
+    const { code } = await child.exited;
+    expect(code).toBe(2);
+    expect(child.output()).toContain('BAD_INPUT');
+  }, 60_000);
+});
