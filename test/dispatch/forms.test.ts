@@ -299,6 +299,15 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     }
   });
 
+  it('MCP_STDIO: the form’s text, one JSON-RPC line, piped into `dirledger mcp` is answered before it exits', async () => {
+    const rendered = formOf('MCP_STDIO');
+    const ran = await run('sh', ['-c', `printf '%s\\n' "$LINE" | ${(rendered.json as { server: string }).server}`], { env: { ...env(), DIRLEDGER_URL: t.origin, LINE: rendered.text! } });
+    expect(ran.code, ran.stderr).toBe(0);
+    const reply = JSON.parse(ran.stdout);
+    expect(reply).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { tool: 'ECHO', outcome: 'OK', output: { text: marker('MCP_STDIO') } } } });
+    await assertReachedAndRecorded('MCP_STDIO', ran.stdout);
+  });
+
   it('IN_PROCESS: the snippet runs against the app itself and the runner records the call', async () => {
     const code = formOf('IN_PROCESS').text!;
     const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<any>;

@@ -110,6 +110,22 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
     }
   });
 
+  it('records the invocation headers, and refuses a cursor it did not give', async () => {
+    const client = new Client({ name: 'dirledger-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin), { requestInit: { headers: { 'x-dirledger-session': 'mcp-session', 'x-dirledger-agent': 'tester' } } }));
+    try {
+      const result = await client.callTool({ name: 'ECHO', arguments: { text: 'with a session' } });
+      const actionId = (result.structuredContent as any).actionId;
+      await eventsOf(t, actionId);
+      const events = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId } });
+      expect(events.length).toBeGreaterThanOrEqual(3);
+      expect(events.every((e) => e.session === 'mcp-session' && e.agent === 'tester')).toBe(true);
+      await expect(client.listTools({ cursor: 'bm90LW91cnM' })).rejects.toThrow(/Invalid cursor: expected a nextCursor from tools\/list/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a lone tools/call without initialize is answered (stateless); GET and DELETE are 405', async () => {
     const response = await fetch(`${t.origin}/mcp`, {
       method: 'POST',
