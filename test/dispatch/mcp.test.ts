@@ -163,6 +163,26 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
   });
 });
 
+describe('the /mcp body limit', () => {
+  it('a body over PAYLOAD_MAX_BYTES is answered 413 (JSON-RPC error) and recorded as MISSING, unread', async () => {
+    const t = await startTestApp('pglite', { PAYLOAD_MAX_BYTES: '1024', INLINE_MAX_BYTES: '1024' });
+    try {
+      const response = await fetch(`${t.origin}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-dirledger-action': 'mcp-too-large' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ECHO', arguments: { text: 'x'.repeat(2000) } } }),
+      });
+      expect(response.status).toBe(413);
+      expect(((await response.json()) as any).error.message).toMatch(/expected at most 1024 bytes/);
+      const { request, answer } = boundaryPair(await eventsOf(t, 'mcp-too-large'));
+      expect(request).toMatchObject({ payloadState: 'MISSING', metadata: { door: 'MCP' } });
+      expect(answer).toMatchObject({ status: '413' });
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
 describe('`dirledger mcp` in process (no URL): the cores on the configured database', () => {
   it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: runs the tool and records MCP_STDIO request IN and answer OUT in that database', async () => {
     const { createTestDatabase } = await import('../helpers/database.ts');
