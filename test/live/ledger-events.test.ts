@@ -1,6 +1,6 @@
 // ledgerEvents over both transports: live from the head, replay from a cursor joining the live
 // tail, filters, slow subscribers closed with their cursor and resumed, unsubscribe releasing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../helpers/database.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { batch, event } from '../helpers/ledger.ts';
@@ -17,6 +17,7 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
     t = await startTestApp(kind, { LIVE_POLL_MS: '60000' });
   });
   afterAll(() => t.stop());
+  afterEach(() => waitFor(() => t.app.services.live.stats().subscribers === 0, 'every subscription released'));
 
   const following = (n: number) => waitFor(() => t.app.services.live.stats().following >= n, `${n} live subscriptions`);
   const append = (evs: Record<string, unknown>[]) => t.app.services.ledger.append(batch('test', evs));
@@ -49,6 +50,23 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
     await waitFor(() => sub.events.length >= expected.length, 'replay + live');
     await new Promise((r) => setTimeout(r, 100));
     expect(sub.events.map((e) => BigInt(e.position))).toEqual(expected);
+    sub.stop();
+    await client.dispose();
+  });
+
+  it('resolves relations and computed fields of live rows (payload, action, cursor)', async () => {
+    const client = wsClient(t.url);
+    const query = `subscription { ledgerEvents(filter: {tool: "rel"}) { id cursor payload { sha256 text } action { id } } }`;
+    const sub = wsSubscribe(client, query, {}, 'ledgerEvents');
+    await following(1);
+    const result = await append(events(3, ['rel']));
+    await waitFor(() => sub.events.length === 3, 'deliveries').catch((e) => { throw new Error(`${e.message} ${JSON.stringify(sub)}`); });
+    const rows = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { tool: 'rel' }, orderBy: { position: 'asc' } });
+    const { encodeCursor } = await import('../../src/ledger/cursor.ts');
+    expect(sub.events).toEqual(
+      rows.map((r) => ({ id: r.id, cursor: encodeCursor(r.position), payload: { sha256: r.payloadSha256, text: `{"event":${JSON.stringify(r.id)}}` }, action: { id: r.actionId } })),
+    );
+    expect(result.inserted).toBe(3);
     sub.stop();
     await client.dispose();
   });
