@@ -18,7 +18,7 @@ import { eventsQuery, waitFor, wsClient, wsSubscribe } from './helpers.ts';
 const redisUrl = process.env.REDIS_URL;
 const pgUrl = process.env.TEST_DATABASE_URL;
 const reason = !redisUrl ? 'REDIS_URL is not set' : !pgUrl ? 'TEST_DATABASE_URL is not set (two instances need a shared PostgreSQL)' : null;
-if (reason) process.stdout.write(`test/live/redis.test.ts skipped: ${reason}\n`);
+if (reason) process.stdout.write(`test/live/redis.test.ts (two instances on the machine's Redis) skipped: ${reason}\n`);
 
 /** A second instance of the app on the same database as `first`. */
 async function secondInstance(first: TestApp, env: Record<string, string>): Promise<{ app: App; url: string; stop(): Promise<void> }> {
@@ -99,6 +99,7 @@ function privateRedis(port: number) {
 }
 
 const redisServerReason = pgUrl ? null : 'TEST_DATABASE_URL is not set (two instances need a shared PostgreSQL)';
+if (redisServerReason) process.stdout.write(`test/live/redis.test.ts (private Redis restarted mid-stream) skipped: ${redisServerReason}\n`);
 
 describe.skipIf(redisServerReason !== null)('Redis restarted mid-stream', () => {
   let port: number;
