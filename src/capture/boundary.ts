@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import { currentInvocation, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
-import { teeResponse } from './tee.ts';
+import { teeResponse, type StreamChunk } from './tee.ts';
 import type { LedgerWriter } from './writer.ts';
 
 /** What the boundary needs of an app's services. */
@@ -19,6 +19,8 @@ export type BoundaryServices = {
   writer: LedgerWriter;
   logger: Logger;
   config: { PAYLOAD_MAX_BYTES: number; STREAM_CUTOFF_MS: number };
+  /** Where a streamed answer's chunks go as they arrive (subscriptions: streamCapture). */
+  streams?: { publish(actionId: string, chunk: StreamChunk): void };
 };
 
 export type HeaderRecord = Record<string, string | string[]>;
@@ -156,7 +158,11 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
       };
       const type = answer.headers.get('content-type') ?? '';
       if (!exchange.synchronous && answer.body && type.startsWith('text/event-stream')) {
-        const teed = teeResponse(answer, { cutoffMs: services.config.STREAM_CUTOFF_MS, payloadMaxBytes: maxBytes });
+        const teed = teeResponse(answer, {
+          cutoffMs: services.config.STREAM_CUTOFF_MS,
+          payloadMaxBytes: maxBytes,
+          publish: (chunk) => services.streams?.publish(invocation.actionId, chunk),
+        });
         void teed.recorded
           .then((result) =>
             services.writer.enqueue({

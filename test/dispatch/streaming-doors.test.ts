@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
+import { streamQuery, waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 function open(url: string, protocols?: string[]): Promise<WebSocket> {
@@ -129,6 +130,24 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
     expect(answer).toMatchObject({ payloadState: 'COMPLETE', metadata: { door: 'SSE', stream: true } });
     const sessions = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId: result.actionId, session: 'sse-session' } });
     expect(sessions.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('SSE: the streamed answer is published to streamCapture subscribers as it is recorded', async () => {
+    const actionId = `sse-stream-${kind}`;
+    const client = wsClient(t.url);
+    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
+    await waitFor(() => t.app.services.streams.size >= 1, 'the subscriber waiting');
+    const response = await fetch(`${t.origin}/api/dispatch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
+      body: JSON.stringify({ tool: 'ECHO', args: { text: 'published' } }),
+    });
+    const text = await response.text();
+    await sub.done;
+    await client.dispose();
+    const chunks = sub.events.filter((c: any) => !c.final);
+    expect(Buffer.concat(chunks.map((c: any) => Buffer.from(c.base64, 'base64'))).toString()).toBe(text);
+    expect(sub.events.at(-1)).toMatchObject({ final: true, state: 'COMPLETE', totalSize: Buffer.byteLength(text) });
   });
 
   it('SSE: bad input is answered before any stream, as JSON with its status, and recorded', async () => {
