@@ -9,7 +9,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { migrateInChild } from './migrate-child.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
-import { applyMigrations } from './schema-engine.ts';
+import { applyMigrations, hasPendingMigrations } from './schema-engine.ts';
 import { pgliteExecutor, poolExecutor, type SqlExecutor } from './sql.ts';
 
 export type Database = {
@@ -33,13 +33,14 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     const adapterFactory = new PrismaPg(pool);
     const prisma = new PrismaClient({ adapter: adapterFactory });
     const migrationFactory = wholeScriptMigrations(adapterFactory, pool);
+    const sql = poolExecutor(pool);
     return register({
       prisma,
-      sql: poolExecutor(pool),
+      sql,
       kind: 'postgres',
       adapterFactory: migrationFactory,
       // In a child process with its own connection: the schema engine's memory leaves with it.
-      migrate: () => migrateInChild(target.url),
+      migrate: async () => ((await hasPendingMigrations(sql)) ? migrateInChild(target.url) : []),
       close: once(async () => {
         await prisma.$disconnect();
         await pool.end();
@@ -55,14 +56,15 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
   }
   const adapterFactory = new PrismaPGlite(pglite);
   const prisma = new PrismaClient({ adapter: adapterFactory });
+  const sql = pgliteExecutor(pglite);
   return register({
     prisma,
-    sql: pgliteExecutor(pglite),
+    sql,
     kind: 'pglite',
     pglite,
     adapterFactory,
     // In-process: the adapter needs this very PGlite instance. The engine is released after each run.
-    migrate: () => applyMigrations(adapterFactory),
+    migrate: async () => ((await hasPendingMigrations(sql)) ? applyMigrations(adapterFactory) : []),
     close: once(async () => {
       await prisma.$disconnect();
       await pglite.close();

@@ -5,6 +5,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SqlQueryable } from './sql.ts';
 import {
   bindMigrationAwareSqlAdapterFactory,
   type SqlMigrationAwareDriverAdapterFactory,
@@ -61,11 +62,32 @@ async function withEngine<T>(
   }
 }
 
-async function migrationList() {
-  const names = (await readdir(migrationsDir, { withFileTypes: true }))
+async function migrationNames(): Promise<string[]> {
+  return (await readdir(migrationsDir, { withFileTypes: true }))
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort();
+}
+
+/**
+ * Whether any migration folder is not yet recorded as applied in `_prisma_migrations`. A cheap
+ * read that lets a start on an up-to-date database skip loading the schema engine at all.
+ */
+export async function hasPendingMigrations(sql: SqlQueryable): Promise<boolean> {
+  const [present] = await sql.query<{ present: boolean }>(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`);
+  if (!present?.present) return true;
+  const applied = new Set(
+    (
+      await sql.query<{ migration_name: string }>(
+        'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+      )
+    ).map((r) => r.migration_name),
+  );
+  return (await migrationNames()).some((name) => !applied.has(name));
+}
+
+async function migrationList() {
+  const names = await migrationNames();
   const lockPath = path.join(migrationsDir, 'migration_lock.toml');
   return {
     baseDir: migrationsDir,
