@@ -106,7 +106,8 @@ export async function run(args: string[]): Promise<void> {
   onCleanup('drop bench database', () => db.drop());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
   onCleanup('remove bench data', () => rm(dataDir, { recursive: true, force: true }));
-  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error' });
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error' }, { nodeArgs });
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
