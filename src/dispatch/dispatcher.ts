@@ -253,7 +253,7 @@ export type RenderedStep =
   | { kind: 'cli'; shown: unknown; sent: { argv: string[] } }
   | { kind: 'builtin'; shown: unknown; sent?: undefined };
 
-function renderStep(step: StepContract, args: Record<string, unknown>, secrets: Record<string, string>): RenderedStep {
+export function renderStep(step: StepContract, args: Record<string, unknown>, secrets: Record<string, string>): RenderedStep {
   if (step.method === 'CLI') {
     const argv = renderCommand(step.command, args, secrets);
     return { kind: 'cli', shown: { method: 'CLI', command: step.command, argv: argv.shown }, sent: { argv: argv.sent } };
@@ -434,7 +434,7 @@ class EventSink {
 
 type ResultBase = { tool: string; actionId: string; dryRun: boolean };
 
-function describeSent(step: RenderedStep): Partial<EventInput> {
+export function describeSent(step: RenderedStep): Partial<EventInput> {
   const sent = step.sent as Sent | undefined;
   if (step.kind === 'http' && sent && 'url' in sent) {
     const body = sent.body === undefined ? undefined : typeof sent.body === 'string' ? sent.body : JSON.stringify(sent.body);

@@ -3,9 +3,13 @@
 // boundary: the canonical call IN and the result OUT, around the runner's call OUT / response IN.
 import { captureExchange } from '../capture/boundary.ts';
 import { currentInvocation, type Door } from '../capture/context.ts';
+import type { Contract } from '../directory/contracts.ts';
+import { loadBatched } from '../directory/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';
 import { builder } from '../graphql/builder.ts';
+import { LedgerEventRef } from '../ledger/schema.ts';
 import type { DispatchResult } from './dispatcher.ts';
+import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type ContractMatch } from './match.ts';
 
 export const DispatchOutcomeEnum = builder.enumType('DispatchOutcome', {
   description: 'OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent.',
@@ -67,3 +71,42 @@ builder.mutationField('dispatch', (t) =>
     },
   }),
 );
+
+// ---- LedgerEvent.matchesContract: a recorded outbound call against its contract's rendering ----
+
+const ContractDifferenceRef = builder.objectRef<ContractDifference>('ContractDifference').implement({
+  description: 'One part of a recorded call that differs from its contract\'s rendering; secrets read as [NAME] on both sides.',
+  fields: (t) => ({
+    part: t.exposeString('part', { description: '"method", "url", "header:NAME" (lower case), "body", or "contract" when the contract cannot be rendered.' }),
+    expected: t.exposeString('expected', { nullable: true, description: 'What the contract renders to (null: absent).' }),
+    recorded: t.exposeString('recorded', { nullable: true, description: 'What the ledger recorded (null: absent).' }),
+  }),
+});
+
+const ContractMatchRef = builder.objectRef<ContractMatch>('ContractMatch').implement({
+  description: 'Whether a recorded outbound call equals its contract rendered with the recorded args.',
+  fields: (t) => ({
+    matches: t.exposeBoolean('matches'),
+    differences: t.field({ type: [ContractDifferenceRef], resolve: (m) => m.differences }),
+  }),
+});
+
+builder.prismaObjectFields(LedgerEventRef, (t) => ({
+  matchesContract: t.field({
+    type: ContractMatchRef,
+    nullable: true,
+    description:
+      "Compares this outbound call with its contract rendered with the args the runner recorded (metadata.args), secrets as [NAME] on both sides, " +
+      `header names case-insensitive, headers the HTTP client adds itself ignored (${CLIENT_ADDED_HEADERS.join(', ')}). ` +
+      'A call made by something other than the runner shows as not matching. Null when the event is not an outbound call or carries no contract identity.',
+    select: { direction: true, method: true, url: true, headers: true, metadata: true, payloadState: true, payloadSha256: true, contractSha256: true },
+    resolve: async (e, _a, ctx) => {
+      if (e.direction !== 'OUT' || !e.method || !e.contractSha256) return null;
+      const sha256 = e.contractSha256;
+      const stored = await loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
+      const bytes = e.payloadSha256 && (e.payloadState === 'COMPLETE' || e.payloadState === 'PARTIAL') ? await ctx.services.ledger.readBlob(e.payloadSha256) : null;
+      const args = (e.metadata as Record<string, unknown> | null)?.args;
+      return matchContract(stored?.contract as Contract | undefined, args, { method: e.method, url: e.url, headers: e.headers as Record<string, unknown> | null, body: bytes ? bytes.toString('utf8') : null }, sha256);
+    },
+  }),
+}));

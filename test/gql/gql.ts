@@ -14,6 +14,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  query EventMatch($id: ID!) {\n    event(id: $id) {\n      id\n      kind\n      headers\n      matchesContract {\n        matches\n        differences {\n          part\n          expected\n          recorded\n        }\n      }\n    }\n  }\n": typeof types.EventMatchDocument,
     "\n  mutation AppendBatch($input: AppendBatchInput!) {\n    appendBatch(input: $input) {\n      batchId\n      received\n      inserted\n      duplicates\n      position\n    }\n  }\n": typeof types.AppendBatchDocument,
     "\n  query EventById($id: ID!) {\n    event(id: $id) {\n      id\n      position\n      cursor\n      kind\n      direction\n      actionId\n      toolName\n      costUsd\n      payloadState\n      payloadSha256\n      payloadSize\n      payloadEncoding\n      redactedSecrets\n      url\n      headers\n      payload {\n        sha256\n        size\n        encoding\n        storage\n        codec\n        text\n        base64\n      }\n    }\n  }\n": typeof types.EventByIdDocument,
     "\n  query Ask($question: String!, $first: Int) {\n    ask(question: $question) {\n      question\n      readAs\n      answer\n      grouping\n      measures\n      notUnderstood\n      filter {\n        kind\n        direction\n        tool\n        session\n        turn\n        task\n        agent\n        model\n        status\n        occurredFrom\n        occurredTo\n      }\n      counts {\n        key\n        events\n        inputTokens\n        outputTokens\n        costUsd\n      }\n      total {\n        events\n        costUsd\n        inputTokens\n      }\n      events(first: $first) {\n        edges {\n          node {\n            id\n          }\n        }\n        pageInfo {\n          hasNextPage\n        }\n      }\n    }\n  }\n": typeof types.AskDocument,
@@ -25,6 +26,7 @@ type Documents = {
     "\n      query ResolveRows {\n        resolve(query: \"send an imessge\", limit: 1) {\n          matches {\n            score\n            row {\n              __typename\n              name\n              section { type versionTag }\n              ... on Tool { runnable contracts(forms: [REST]) { form } }\n            }\n          }\n        }\n      }\n    ": typeof types.ResolveRowsDocument,
 };
 const documents: Documents = {
+    "\n  query EventMatch($id: ID!) {\n    event(id: $id) {\n      id\n      kind\n      headers\n      matchesContract {\n        matches\n        differences {\n          part\n          expected\n          recorded\n        }\n      }\n    }\n  }\n": types.EventMatchDocument,
     "\n  mutation AppendBatch($input: AppendBatchInput!) {\n    appendBatch(input: $input) {\n      batchId\n      received\n      inserted\n      duplicates\n      position\n    }\n  }\n": types.AppendBatchDocument,
     "\n  query EventById($id: ID!) {\n    event(id: $id) {\n      id\n      position\n      cursor\n      kind\n      direction\n      actionId\n      toolName\n      costUsd\n      payloadState\n      payloadSha256\n      payloadSize\n      payloadEncoding\n      redactedSecrets\n      url\n      headers\n      payload {\n        sha256\n        size\n        encoding\n        storage\n        codec\n        text\n        base64\n      }\n    }\n  }\n": types.EventByIdDocument,
     "\n  query Ask($question: String!, $first: Int) {\n    ask(question: $question) {\n      question\n      readAs\n      answer\n      grouping\n      measures\n      notUnderstood\n      filter {\n        kind\n        direction\n        tool\n        session\n        turn\n        task\n        agent\n        model\n        status\n        occurredFrom\n        occurredTo\n      }\n      counts {\n        key\n        events\n        inputTokens\n        outputTokens\n        costUsd\n      }\n      total {\n        events\n        costUsd\n        inputTokens\n      }\n      events(first: $first) {\n        edges {\n          node {\n            id\n          }\n        }\n        pageInfo {\n          hasNextPage\n        }\n      }\n    }\n  }\n": types.AskDocument,
@@ -50,6 +52,10 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query EventMatch($id: ID!) {\n    event(id: $id) {\n      id\n      kind\n      headers\n      matchesContract {\n        matches\n        differences {\n          part\n          expected\n          recorded\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query EventMatch($id: ID!) {\n    event(id: $id) {\n      id\n      kind\n      headers\n      matchesContract {\n        matches\n        differences {\n          part\n          expected\n          recorded\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
