@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter, type AppendTarget } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
-import { adminUrl, databaseKinds } from '../helpers/database.ts';
+import { databaseKinds, refuseConnections } from '../helpers/database.ts';
 import { createTestLedger, type TestLedger } from '../helpers/ledger.ts';
 import { rawSql, type RawSql } from '../helpers/sql.ts';
 import { parsedEvent, until } from './helpers.ts';
@@ -158,28 +157,21 @@ describe.each(databaseKinds)('LedgerWriter on %s', (kind) => {
     return;
   }
 
-  const admin = async <T,>(run: (client: pg.Client, name: string) => Promise<T>) => {
-    const client = new pg.Client({ connectionString: adminUrl(process.env.TEST_DATABASE_URL!) });
-    await client.connect();
-    try {
-      return await run(client, new URL(t.db.url!).pathname.slice(1));
-    } finally {
-      await client.end();
-    }
+  let lift: (() => Promise<void>) | undefined;
+  const refuse = async () => {
+    lift = await refuseConnections(t.db.url!);
   };
-  const refuseConnections = () =>
-    admin(async (client, name) => {
-      await client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-      await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
-    });
-  const allowConnections = () => admin((client, name) => client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`));
+  const allowConnections = async () => {
+    await lift?.();
+    lift = undefined;
+  };
 
   it('keeps retrying through a real outage and writes everything once the database is back', async () => {
     const w = writer(t.ledger, { collector: 'outage', batchMaxEvents: 5, batchMaxDelayMs: 1 });
     await w.enqueue(events('before', 5));
     await w.flush();
     await sql.close();
-    await refuseConnections();
+    await refuse();
     try {
       await w.enqueue(events('during', 12));
       await until(() => w.stats().failedBatches >= 2, 'failed appends during the outage');

@@ -2,13 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.ts';
-import { adminUrl, databaseKinds } from '../helpers/database.ts';
+import { databaseKinds, refuseConnections } from '../helpers/database.ts';
 import { readBody, startServer, type TestServer } from '../capture/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
 
@@ -163,19 +162,7 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
 /** PostgreSQL: a real outage (ALLOW_CONNECTIONS false + terminate). PGlite cannot come back from a close, so its append is made to fail as the driver would. */
 async function makeLedgerUnavailable(kind: string, app: DispatchApp): Promise<() => Promise<void>> {
   if (kind === 'postgres') {
-    const name = new URL(app.db.url!).pathname.slice(1);
-    const admin = async (sql: string, params: unknown[] = []) => {
-      const client = new pg.Client({ connectionString: adminUrl(process.env.TEST_DATABASE_URL!) });
-      await client.connect();
-      try {
-        await client.query(sql, params);
-      } finally {
-        await client.end();
-      }
-    };
-    await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
-    return () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+    return refuseConnections(app.db.url!);
   }
   const ledger = app.app.services.ledger;
   const original = ledger.append.bind(ledger);

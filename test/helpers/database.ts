@@ -2,6 +2,7 @@
 // the machine's PostgreSQL when TEST_DATABASE_URL is set.
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 
@@ -56,4 +57,24 @@ export async function createTestDatabase(kind: DatabaseKind, options: { poolSize
       await admin.close();
     },
   });
+}
+
+/**
+ * A real outage of a PostgreSQL test database: new connections are refused and open ones are
+ * ended. Resolves with the function that lifts it.
+ */
+export async function refuseConnections(databaseUrl: string): Promise<() => Promise<void>> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const admin = async (sql: string, params: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: adminUrl(process.env.TEST_DATABASE_URL ?? databaseUrl) });
+    await client.connect();
+    try {
+      await client.query(sql, params);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+  await admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+  return () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
 }

@@ -1,10 +1,9 @@
 // Every error path of the ledger's HTTP doors, over real HTTP against a real database.
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { adminUrl, databaseKinds } from '../helpers/database.ts';
+import { databaseKinds, refuseConnections } from '../helpers/database.ts';
 import { event } from '../helpers/ledger.ts';
 import { rawSql, type RawSql } from '../helpers/sql.ts';
 
@@ -241,26 +240,19 @@ describe.each(databaseKinds)('when the database is unavailable (%s)', (kind) => 
     return;
   }
 
-  const admin = async <T,>(run: (client: pg.Client, name: string) => Promise<T>) => {
-    const client = new pg.Client({ connectionString: adminUrl(process.env.TEST_DATABASE_URL!) });
-    await client.connect();
-    try {
-      return await run(client, new URL(t.db.url!).pathname.slice(1));
-    } finally {
-      await client.end();
-    }
+  let lift: (() => Promise<void>) | undefined;
+  const refuse = async () => {
+    lift = await refuseConnections(t.db.url!);
   };
-  const refuseConnections = () =>
-    admin(async (client, name) => {
-      await client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-      await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
-    });
-  const allowConnections = () => admin((client, name) => client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`));
+  const allowConnections = async () => {
+    await lift?.();
+    lift = undefined;
+  };
 
   it('answers 503 with Retry-After while connections are refused, then takes the retry with nothing lost', async () => {
     await sql!.close();
     const batch = batchOf('refused');
-    await refuseConnections();
+    await refuse();
     try {
       expect503(await post(t, batch));
       expect503(await post(t, batch));
@@ -283,16 +275,15 @@ describe.each(databaseKinds)('when the database is unavailable (%s)', (kind) => 
     const batch = batchOf('stalled');
     const pending = post(t, batch);
     // Wait until the batch's transaction has inserted its blobs and events and sits in the trigger.
-    await admin(async (client, name) => {
-      for (let i = 0; i < 500; i++) {
-        const { rows } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [name]);
-        if (rows.length) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error('the batch never reached the stalling trigger');
-    });
+    const name = new URL(t.db.url!).pathname.slice(1);
+    for (let i = 0; ; i++) {
+      const rows = await sql!.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [name]);
+      if (rows.length) break;
+      if (i === 500) throw new Error('the batch never reached the stalling trigger');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await sql!.close();
-    await refuseConnections();
+    await refuse();
     try {
       expect503(await pending);
     } finally {
