@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
-import { currentInvocation, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
+import { currentInvocation, eventFields, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
 import { teeResponse, type StreamChunk } from './tee.ts';
@@ -92,15 +92,7 @@ function bodyPayload(body: BoundaryRequest['body'], maxBytes: number): PayloadIn
 }
 
 function baseOf(invocation: Invocation, tool: string | undefined) {
-  const { actionId, session, turn, task, agent } = invocation;
-  return {
-    actionId,
-    ...(session && { session }),
-    ...(turn && { turn }),
-    ...(task && { task }),
-    ...(agent && { agent }),
-    ...(tool && { tool }),
-  };
+  return { ...eventFields(invocation), ...(tool && { tool }) };
 }
 
 const appStore = new AsyncLocalStorage<BoundaryServices>();

@@ -78,3 +78,9 @@ export function withoutOutboundCapture<T>(fn: () => T): T {
 export function bindToInvocation<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
   return AsyncLocalStorage.bind(fn);
 }
+
+/** The ledger fields an invocation puts on every event recorded inside it (absent values left out). */
+export function eventFields(invocation: Invocation): { actionId: string; session?: string; turn?: string; task?: string; agent?: string } {
+  const { actionId, session, turn, task, agent } = invocation;
+  return { actionId, ...(session && { session }), ...(turn && { turn }), ...(task && { task }), ...(agent && { agent }) };
+}

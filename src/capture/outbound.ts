@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { EventInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
-import { currentInvocation, type Invocation } from './context.ts';
+import { currentInvocation, eventFields, type Invocation } from './context.ts';
 import { BoundedBytes } from './payload.ts';
 
 export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
@@ -147,13 +147,8 @@ class Exchange {
   }
 
   private base(): Omit<EventInput, 'id' | 'kind' | 'direction' | 'occurredAt' | 'payload'> {
-    const { actionId, session, turn, task, agent } = this.invocation;
     return {
-      actionId,
-      ...(session && { session }),
-      ...(turn && { turn }),
-      ...(task && { task }),
-      ...(agent && { agent }),
+      ...eventFields(this.invocation),
       method: this.method,
       url: this.url,
       metadata: {

@@ -4,7 +4,6 @@
 // answer OUT event holds the whole JSON-RPC response. GET (a standalone SSE stream) and DELETE
 // (ending a session) have nothing to do without sessions: 405.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { plainHeaders } from './door-headers.ts';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { createMcpServer } from '../mcp/server.ts';
@@ -51,8 +50,8 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
     services,
     {
       door: 'MCP',
-      request: { method: request.method, url: request.url, headers: plainHeaders(request.headers), body },
-      invocation: invocationFromHeaders(plainHeaders(request.headers)),
+      request: { method: request.method, url: request.url, headers: request.headers, body },
+      invocation: invocationFromHeaders(request.headers),
       ...(tool ? { tool } : {}),
     },
     async () => {

@@ -2,7 +2,6 @@
 // body. The answer is an event stream: `accepted` at once (the action id), then one `result` (the
 // DispatchResult), then the stream ends. Bad input is answered before any stream, as JSON with its
 // HTTP status, like POST /api/dispatch.
-import { plainHeaders } from './door-headers.ts';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { currentInvocation } from '../capture/context.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
@@ -45,8 +44,8 @@ export async function sseDispatch(request: Request, services: Services): Promise
       services,
       {
         door: 'SSE',
-        request: { method: request.method, url: request.url, headers: plainHeaders(request.headers), body },
-        invocation: invocationFromHeaders(plainHeaders(request.headers)),
+        request: { method: request.method, url: request.url, headers: request.headers, body },
+        invocation: invocationFromHeaders(request.headers),
         ...(call ? { tool: call.tool } : {}),
       },
       async () => {

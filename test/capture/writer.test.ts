@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter, type AppendTarget } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
-import { databaseKinds, refuseConnections } from '../helpers/database.ts';
+import { databaseKinds, databaseOutage } from '../helpers/database.ts';
 import { createTestLedger, type TestLedger } from '../helpers/ledger.ts';
 import { rawSql, type RawSql } from '../helpers/sql.ts';
 import { parsedEvent, until } from './helpers.ts';
@@ -157,14 +157,7 @@ describe.each(databaseKinds)('LedgerWriter on %s', (kind) => {
     return;
   }
 
-  let lift: (() => Promise<void>) | undefined;
-  const refuse = async () => {
-    lift = await refuseConnections(t.db.url!);
-  };
-  const allowConnections = async () => {
-    await lift?.();
-    lift = undefined;
-  };
+  const { begin: refuse, end: allowConnections } = databaseOutage(() => t.db.url!);
 
   it('keeps retrying through a real outage and writes everything once the database is back', async () => {
     const w = writer(t.ledger, { collector: 'outage', batchMaxEvents: 5, batchMaxDelayMs: 1 });

@@ -78,3 +78,17 @@ export async function refuseConnections(databaseUrl: string): Promise<() => Prom
   await admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
   return () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
 }
+
+/** An outage that can be begun and ended from a test (PostgreSQL only): see refuseConnections. */
+export function databaseOutage(databaseUrl: () => string) {
+  let lift: (() => Promise<void>) | undefined;
+  return {
+    begin: async () => {
+      lift = await refuseConnections(databaseUrl());
+    },
+    end: async () => {
+      await lift?.();
+      lift = undefined;
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { databaseKinds, refuseConnections } from '../helpers/database.ts';
+import { databaseKinds, databaseOutage } from '../helpers/database.ts';
 import { event } from '../helpers/ledger.ts';
 import { rawSql, type RawSql } from '../helpers/sql.ts';
 
@@ -240,14 +240,7 @@ describe.each(databaseKinds)('when the database is unavailable (%s)', (kind) => 
     return;
   }
 
-  let lift: (() => Promise<void>) | undefined;
-  const refuse = async () => {
-    lift = await refuseConnections(t.db.url!);
-  };
-  const allowConnections = async () => {
-    await lift?.();
-    lift = undefined;
-  };
+  const { begin: refuse, end: allowConnections } = databaseOutage(() => t.db.url!);
 
   it('answers 503 with Retry-After while connections are refused, then takes the retry with nothing lost', async () => {
     await sql!.close();
