@@ -1,11 +1,11 @@
 // buildApp(): the doors (HTTP routes, GraphQL over HTTP/SSE, graphql-ws) around the cores.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createServerAdapter } from '@whatwg-node/server';
-import type { GraphQLError } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
@@ -22,8 +22,13 @@ import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath
 import { json } from './http/respond.ts';
 import { useOutboundCapture } from './capture/boundary.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { anonymousCaller, type CallerDoor } from './live/caller.ts';
+import { callerOf, type CallerDoor } from './live/caller.ts';
 import { createServices, type Services } from './services.ts';
+import type { Checked, Grant } from './auth/authority.ts';
+import type { AuthDoor } from './auth/caveats.ts';
+import { currentGrant, runWithGrant } from './auth/current.ts';
+import { admit, credentialOf, credentialOfParams, recordRefusal, refusalResponse } from './http/authenticate.ts';
+import { hookSignature, verifyHookSignature } from './http/hook-signature.ts';
 
 export type App = {
   services: Services;
@@ -38,6 +43,16 @@ export type App = {
 export type BuildOptions = { logger?: Logger; db?: Database };
 
 const graphqlPath = '/graphql';
+
+/** GRAPHQL_INTROSPECTION=false: __schema and __type are refused at validation, with their own code. */
+const noIntrospection: Plugin = {
+  onValidate({ addValidationRule }) {
+    addValidationRule(NoSchemaIntrospectionCustomRule);
+    return ({ result, setResult }) => {
+      if (result.length) setResult(result.map((e) => (/introspection/i.test(e.message) ? Object.assign(e, { extensions: { ...e.extensions, code: 'INTROSPECTION_DISABLED' } }) : e)));
+    };
+  },
+};
 
 function limitCode(code: string) {
   return [(_ctx: unknown, error: GraphQLError) => void Object.assign(error.extensions as object, { code })];
@@ -55,9 +70,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logging: false,
     landingPage: false,
     graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'dirledger' } : false,
-    context: (init: Record<string, unknown>): Context => ({ services, caller: anonymousCaller(doorOf(init)) }),
+    context: (init: Record<string, unknown>): Context => {
+      const grant = (init.extra as { grant?: Grant } | undefined)?.grant ?? currentGrant();
+      return { services, caller: callerOf(doorOf(init), grant), ...(grant && { grant }) };
+    },
     maskedErrors: { maskError: maskError(logger, (text) => services.redactor.text(text, new Set())) },
+    batching: { limit: config.GRAPHQL_MAX_BATCH },
     plugins: [
+      ...(config.GRAPHQL_INTROSPECTION ? [] : [noIntrospection]),
       EnvelopArmorPlugin({
         maxDepth: { n: config.GRAPHQL_MAX_DEPTH, onReject: limitCode('DEPTH_LIMIT_EXCEEDED') },
         costLimit: { maxCost: config.GRAPHQL_MAX_COST, onReject: limitCode('COST_LIMIT_EXCEEDED') },
@@ -79,6 +99,36 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (path === '/healthz') {
       return json({ ok: true, database: services.db.kind });
     }
+    if (path === '/') return new Response(null, { status: 302, headers: { location: graphqlPath } });
+    if (isGraphiqlPage(request, path)) return yoga.fetch(request, {});
+    const door = doorOfRequest(request, path);
+    if (!door) return notFound(request, path);
+    if (!services.authRequired) return doors(request, url, path);
+    let grant: Grant;
+    if (door === 'WEBHOOK' && !credentialOf(request.headers, url) && hookSignature(request.headers)) {
+      const signed = await verifyHookSignature(request, services, path);
+      if ('refusal' in signed) {
+        await recordRefusal(services, signed.refusal, undefined, request);
+        return refusalResponse(signed.refusal);
+      }
+      ({ grant, request } = signed);
+    } else {
+      const checked = await admit(services, door, credentialOf(request.headers, url), request);
+      if (!checked.ok) return refusalResponse(checked.refusal);
+      grant = checked.grant;
+    }
+    if (door === 'INGEST') {
+      const refusal = services.authority.requirePower(grant, 'ingest', door);
+      if (refusal) {
+        await recordRefusal(services, refusal, grant, request);
+        return refusalResponse(refusal);
+      }
+    }
+    return runWithGrant(grant, () => doors(request, url, path));
+  }
+
+  /** The doors behind authority, by path. */
+  async function doors(request: Request, url: URL, path: string): Promise<Response> {
     if (path === '/ledger/batches') {
       return request.method === 'POST' ? ingestBatch(request, services) : methodNotAllowed('POST');
     }
@@ -100,8 +150,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const hook = hooksPath.exec(path);
     if (hook) return hookRoute(request, services, hook[1]!);
     if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return yoga.fetch(request, {});
-    if (path === '/') return new Response(null, { status: 302, headers: { location: graphqlPath } });
-    return json({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}.` } }, 404);
+    return notFound(request, path);
   }
 
   async function fetch(request: Request): Promise<Response> {
@@ -117,6 +166,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   }
 
+  /** A WebSocket upgrade's token: connection params, else the Authorization header or ?token=. Null when authority is off. */
+  async function admitUpgrade(request: IncomingMessage, url: URL, door: AuthDoor, params?: Readonly<Record<string, unknown>>): Promise<Checked | null> {
+    if (!services.authRequired) return null;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(name, value);
+    const token = credentialOfParams(params) ?? credentialOf(headers, url);
+    return admit(services, door, token, { method: 'GET', url: url.href, headers });
+  }
+
   let server: Server | undefined;
   let wsServer: WebSocketServer | undefined;
   let wsDoor: WsDoor | undefined;
@@ -129,16 +187,41 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     wsServer = new WebSocketServer({ noServer: true });
     wsDoor = createWsDoor(services);
     server.on('upgrade', (request, socket, head) => {
-      const upgradePath = new URL(request.url ?? '/', 'http://localhost').pathname;
-      if (upgradePath === graphqlPath) wsServer!.handleUpgrade(request, socket, head, (ws) => wsServer!.emit('connection', ws, request));
-      else if (upgradePath === wsDoorPath) wsDoor!.handleUpgrade(request, socket, head);
-      else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      const upgradeUrl = new URL(request.url ?? '/', 'http://localhost');
+      // graphql-ws checks its token in connection_init (or the upgrade's header / ?token=), below.
+      if (upgradeUrl.pathname === graphqlPath) wsServer!.handleUpgrade(request, socket, head, (ws) => wsServer!.emit('connection', ws, request));
+      else if (upgradeUrl.pathname === wsDoorPath) {
+        void admitUpgrade(request, upgradeUrl, 'WEBSOCKET').then(
+          (checked) => {
+            if (checked === null || checked.ok) return wsDoor!.handleUpgrade(request, socket, head, checked?.grant);
+            const status = checked.refusal.status === 429 ? '429 Too Many Requests' : checked.refusal.status === 403 ? '403 Forbidden' : '401 Unauthorized';
+            socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+          },
+          (error) => {
+            logger.error({ err: error }, 'checking a WebSocket upgrade failed');
+            socket.destroy();
+          },
+        );
+      } else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     });
     const ws = useServer(
       {
-        execute: (args: any) => args.rootValue.execute(args),
-        subscribe: (args: any) => args.rootValue.subscribe(args),
+        execute: (args: any) => runWithGrant(args.contextValue.grant, () => args.rootValue.execute(args)),
+        subscribe: (args: any) => runWithGrant(args.contextValue.grant, () => args.rootValue.subscribe(args)),
+        onConnect: async (ctx) => {
+          const checked = await admitUpgrade(ctx.extra.request, new URL(ctx.extra.request.url ?? '/', 'http://localhost'), 'GRAPHQL_WS', ctx.connectionParams);
+          if (checked === null) return true;
+          if (!checked.ok) return false;
+          (ctx.extra as { grant?: Grant }).grant = checked.grant;
+          return true;
+        },
         onSubscribe: async (ctx, _id, params) => {
+          const grant = (ctx.extra as { grant?: Grant }).grant;
+          const limited = grant && services.authority.rate(grant, 'GRAPHQL_WS');
+          if (limited) {
+            await recordRefusal(services, limited, grant);
+            return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];
+          }
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
             req: ctx.extra.request,
@@ -213,6 +296,28 @@ function doorOf(init: Record<string, unknown>): CallerDoor {
   if (init.extra) return 'WS';
   const request = init.request as Request | undefined;
   return request?.headers.get('accept')?.includes('text/event-stream') ? 'SSE' : 'HTTP';
+}
+
+/** Which door a request comes through, or null for no route. */
+function doorOfRequest(request: Request, path: string): AuthDoor | null {
+  if (path === '/ledger/batches') return 'INGEST';
+  if (path.startsWith('/ledger/blob/')) return 'BLOB';
+  if (path === '/api/directory' || path === '/api/directory/resolve') return 'REST';
+  if (path === mcpPath) return 'MCP';
+  if (path === dispatchPath) return wantsEventStream(request) ? 'SSE' : 'DISPATCH';
+  if (toolsPath.test(path)) return request.method === 'GET' ? 'URL' : 'REST';
+  if (hooksPath.test(path)) return 'WEBHOOK';
+  if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return request.headers.get('accept')?.includes('text/event-stream') ? 'GRAPHQL_SSE' : 'GRAPHQL';
+  return null;
+}
+
+/** GraphiQL's page (a browser GET asking for HTML, with no query) is open; its operations are not. */
+function isGraphiqlPage(request: Request, path: string): boolean {
+  return path === graphqlPath && request.method === 'GET' && Boolean(request.headers.get('accept')?.includes('text/html')) && !new URL(request.url).searchParams.has('query');
+}
+
+function notFound(request: Request, path: string): Response {
+  return json({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}.` } }, 404);
 }
 
 function methodNotAllowed(allowed: string): Response {

@@ -132,6 +132,27 @@ export const settings = {
     schema: z.coerce.number().int().min(1).default(20_000),
     doc: 'Events the background writer holds in memory at most (what a crash can lose); when full, callers wait for room.',
   },
+  AUTHORITY: {
+    schema: z.enum(['required', 'off']).default('required'),
+    doc: 'required: every door but /healthz and GraphiQL\'s page needs a token. off opens every door (benchmarks only; logged loudly).',
+  },
+  AUTH_AUDIENCE: {
+    schema: z.string().regex(/^[^\s,=<>]{1,200}$/, 'a name without spaces, commas or operators').default('dirledger'),
+    doc: 'This server\'s name for `audience` caveats: a token for another audience is refused here.',
+  },
+  AUTH_RATE_PER_SECOND: {
+    schema: z.coerce.number().min(0).default(50),
+    doc: 'Requests per second one token may make (all narrowed tokens share it); 0 turns the limit off. Over it: 429 + Retry-After.',
+  },
+  AUTH_RATE_BURST: {
+    schema: z.coerce.number().int().min(1).default(200),
+    doc: 'Requests one token may make at once above the steady rate.',
+  },
+  GRAPHQL_INTROSPECTION: { schema: bool.default(true), doc: 'Answer introspection queries (__schema, __type).' },
+  GRAPHQL_MAX_BATCH: {
+    schema: z.coerce.number().int().min(1).default(10),
+    doc: 'Most operations in one batched GraphQL request (a JSON array body).',
+  },
 } as const;
 
 type Settings = typeof settings;

@@ -11,9 +11,9 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
     base: undefined,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.password'], censor: '[REDACTED]' },
     hooks: {
-      // No secret value reaches a log line, whatever field it hides in.
+      // No secret value or bearer token reaches a log line, whatever field it hides in.
       streamWrite: (line) => {
-        let out = line;
+        let out = line.includes('AgEJZGlybGVkZ2Vy') ? line.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, '[DIRLEDGER_TOKEN]') : line;
         for (const [name, value] of values) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
         return out;
       },

@@ -15,6 +15,9 @@ import { MemorySignal, RedisSignal, type LiveSignal } from './live/signal.ts';
 import { LedgerTail } from './live/tail.ts';
 import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
+import { Authority } from './auth/authority.ts';
+import { withRootKey } from './auth/root-key.ts';
+import { callAuthorizer } from './auth/calls.ts';
 import type { Logger } from './logger.ts';
 
 export type Services = {
@@ -37,6 +40,10 @@ export type Services = {
   signal: LiveSignal;
   /** Streamed answers as they arrive: the tee publishes with `streams.publish(actionId, chunk)` (src/live/streams.ts). */
   streams: StreamRegistry;
+  /** Verifies tokens, counts uses, records refusals. `required` false only with AUTHORITY=off. */
+  authority: Authority;
+  /** False with AUTHORITY=off: every door open (benchmarks only). */
+  authRequired: boolean;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
   publicUrl: string;
   /** Stops background work (the Directory's folder watcher); the database is closed by the caller. */
@@ -66,7 +73,9 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 }
 
 /** Opens the database, applies pending migrations and builds every core. */
-export async function createServices(config: Config, logger: Logger, db?: Database): Promise<Services> {
+export async function createServices(keyless: Config, logger: Logger, db?: Database): Promise<Services> {
+  // The root key joins the secret registry before anything can redact, log or dispatch.
+  const { config, rootKey } = withRootKey(keyless);
   const database = db ?? (await openConfiguredDatabase(config));
   const applied = await database.migrate();
   if (applied.length) logger.info({ applied }, 'applied migrations');
@@ -100,7 +109,16 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
   });
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
   const writer = new LedgerWriter(ledger, writerOptionsFromConfig(config, logger));
+  const authority = new Authority({
+    rootKey,
+    audience: config.AUTH_AUDIENCE,
+    sql: database.sql,
+    record: (event) => writer.enqueue(event),
+    ratePerSecond: config.AUTH_RATE_PER_SECOND,
+    rateBurst: config.AUTH_RATE_BURST,
+  });
   const dispatcher = new Dispatcher({
+    authorize: callAuthorizer(authority),
     prisma: database.prisma,
     directory,
     record: (events) => writer.enqueue(events),
@@ -118,5 +136,5 @@ export async function createServices(config: Config, logger: Logger, db?: Databa
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
   };
-  return { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, live, signal, streams, publicUrl, close };
+  return { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
 }

@@ -5,13 +5,14 @@
 // retries, so its events are written (writeNow) before it is answered, and a failed write answers
 // 503 + Retry-After; every other door's events go to the background writer after the answer.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentGrant } from '../auth/current.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
 import { currentInvocation, eventFields, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
-import { teeResponse, type StreamChunk } from './tee.ts';
+import { isStreamedAnswer, teeResponse, type StreamChunk } from './tee.ts';
 import type { LedgerWriter } from './writer.ts';
 
 /** What the boundary needs of an app's services. */
@@ -95,6 +96,12 @@ function baseOf(invocation: Invocation, tool: string | undefined) {
   return { ...eventFields(invocation), ...(tool && { tool }) };
 }
 
+/** The token the door admitted (src/auth/current.ts): its task, agent and caller win over headers. */
+function grantOf() {
+  const grant = currentGrant();
+  return grant ? { grant } : {};
+}
+
 const appStore = new AsyncLocalStorage<BoundaryServices>();
 /** Action id → its app: undici's callbacks do not always run in the request's async context. */
 const byAction = new Map<string, BoundaryServices>();
@@ -107,7 +114,7 @@ const byAction = new Map<string, BoundaryServices>();
  */
 export function captureExchange(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<Response>): Promise<Response> {
   return appStore.run(services, () =>
-    runInInvocation({ ...(exchange.invocation ?? {}), door: exchange.door }, async () => {
+    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door }, async () => {
       const invocation = currentInvocation()!;
       byAction.set(invocation.actionId, services);
       try {
@@ -148,8 +155,7 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
         headers: headerRecord(answer.headers),
         metadata: { capture: 'boundary', door: exchange.door },
       };
-      const type = answer.headers.get('content-type') ?? '';
-      if (!exchange.synchronous && answer.body && type.startsWith('text/event-stream')) {
+      if (!exchange.synchronous && isStreamedAnswer(answer)) {
         const teed = teeResponse(answer, {
           cutoffMs: services.config.STREAM_CUTOFF_MS,
           payloadMaxBytes: maxBytes,

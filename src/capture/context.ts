@@ -4,10 +4,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import type { Grant } from '../auth/authority.ts';
 import { badInput } from '../errors.ts';
 
 /** The door an invocation came in through. */
-export const Door = z.enum(['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INTERNAL']);
+export const Door = z.enum(['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INGEST', 'BLOB', 'INTERNAL']);
 export type Door = z.output<typeof Door>;
 
 const label = (max = 512) => z.string().min(1).max(max);
@@ -21,6 +22,8 @@ export const InvocationInput = z
     task: label().optional(),
     agent: label().optional(),
     caller: label().optional(),
+    /** The verified token the door admitted; its task and agent win over any header. */
+    grant: z.custom<Grant>((v) => typeof v === 'object' && v !== null).optional(),
     door: Door,
     /** False for the runner, which records its own richer exchange. Default true. */
     captureOutbound: z.boolean().optional(),
@@ -35,6 +38,7 @@ export type Invocation = Readonly<{
   task?: string;
   agent?: string;
   caller?: string;
+  grant?: Grant;
   door: Door;
   captureOutbound: boolean;
   startedAt: Date;
@@ -52,9 +56,14 @@ export function runInInvocation<T>(input: InvocationInput, fn: () => T): T {
     const issue = parsed.error.issues[0]!;
     throw badInput(`Invalid invocation ${issue.path.join('.') || 'context'}: ${issue.message}.`, { field: issue.path.join('.') });
   }
-  const { captureOutbound, actionId, ...rest } = parsed.data;
+  const { captureOutbound, actionId, grant, ...rest } = parsed.data;
+  // The task and agent of a bound token are not the request's to choose.
+  if (grant?.task !== undefined) rest.task = grant.task;
+  if (grant?.agent !== undefined) rest.agent = grant.agent;
+  if (grant) rest.caller = grant.caller;
   const invocation: Invocation = Object.freeze({
     ...rest,
+    ...(grant && { grant }),
     actionId: actionId ?? randomUUID(),
     captureOutbound: captureOutbound ?? true,
     startedAt: new Date(),

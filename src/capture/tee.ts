@@ -189,6 +189,19 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
   return { client, recorded };
 }
 
+const streamedAnswers = new WeakSet<Response>();
+
+/** Marks a door's answer as streamed (e.g. a chunked upstream passed through), so the boundary tees it whatever its type. */
+export function markStreamed(response: Response): Response {
+  streamedAnswers.add(response);
+  return response;
+}
+
+/** An answer to tee rather than read whole: an event stream, or one marked by its door. */
+export function isStreamedAnswer(response: Response): boolean {
+  return Boolean(response.body) && ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') || streamedAnswers.has(response));
+}
+
 /** Tees a streamed Response: the client gets a Response with the same status and headers over its branch. */
 export function teeResponse(response: Response, options: TeeOptions): { response: Response; recorded: Promise<TeeResult> } {
   if (!response.body) {

@@ -3,11 +3,14 @@
 // request object. Order of a call: find the row → check the args against its args schema → render
 // (secrets as names) → refuse CODE, unbound secrets and the retired build → (dry run: record and
 // stop) → substitute secret values → send, with generic outbound capture switched off, recording
-// the call OUT and the response IN itself (tool, contract identity, form).
+// the call OUT and the response IN itself (tool, contract identity, form). A door that can stream
+// (DispatchOptions.stream) gets a streamed upstream answer as it arrives: the ledger's branch is teed
+// and reads on its own (src/capture/tee.ts), the response IN is recorded when it ends.
 import { isUtf8 } from 'node:buffer';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { currentInvocation, withoutOutboundCapture, type Invocation } from '../capture/context.ts';
 import { bytesPayload } from '../capture/payload.ts';
+import { teeStream, type StreamChunk, type StreamCut, type StreamState } from '../capture/tee.ts';
 import type { Contract, StepContract } from '../directory/contracts.ts';
 import type { Directory, StoredWay } from '../directory/directory.ts';
 import { describeRetiredHit, findRetired, type RetiredTarget } from '../directory/retired.ts';
@@ -19,6 +22,8 @@ import { checkArgs } from './args.ts';
 import { builtins } from './builtins.ts';
 import { runCli, runHttp, runMcp, type Sent, type StepAnswer } from './runners.ts';
 import { render, renderCommand, templateSecrets, TemplateError } from './template.ts';
+import type { CallAuthorizer } from '../auth/calls.ts';
+import type { Refusal as AuthRefusal } from '../auth/authority.ts';
 
 export type DispatchRequest = { tool: string; args?: Record<string, unknown>; dryRun?: boolean; form?: string };
 export type DispatchOutcome = 'OK' | 'ERROR' | 'REFUSED' | 'DRY_RUN';
@@ -41,11 +46,37 @@ export type DispatchResult = {
   steps?: DispatchResult[];
   /** REFUSED / ERROR: a SCREAMING_SNAKE code and a clear message. */
   error?: { code: string; message: string };
+  /** A streamed answer (sent to the client as it arrived): how the ledger stored it. */
+  stream?: { state: StreamState; size: number; sha256: string | null; clientDisconnected: boolean; cut?: StreamCut };
+};
+
+/** A streamed upstream answer handed to the door: its head, the client's bytes, and the result once it ends. */
+export type StreamedAnswer = {
+  status: number;
+  contentType: string;
+  headers: Record<string, string | string[]>;
+  /** The client's branch, secret values replaced chunk by chunk. It closes after the response IN is recorded. */
+  body: ReadableStream<Uint8Array>;
+  /** Settles when the ledger's branch has finished (end, cut-off, error or timeout). */
+  result: Promise<DispatchResult>;
+};
+
+export type StreamOptions = {
+  /** How long the ledger keeps reading after the client has gone (STREAM_CUTOFF_MS). */
+  cutoffMs: number;
+  /** Bytes kept at most (with DISPATCH_RESPONSE_MAX_BYTES, the lower); a longer stream is MISSING. */
+  payloadMaxBytes: number;
+  /** Each chunk as it arrives, then the end (the stream registry). */
+  publish?: (chunk: StreamChunk) => void;
+  /** Called once, when the upstream answers with a stream; `dispatch` then resolves when it ends. */
+  onStream(answer: StreamedAnswer): void;
 };
 
 /** Why a call was refused (nothing sent) or failed. */
 export const DispatchErrorCode = {
   TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
+  /** The caller's token does not allow this call (which limit: `details.limit`). */
+  FORBIDDEN: 'FORBIDDEN',
   NOT_RUNNABLE: 'NOT_RUNNABLE',
   ARGS_INVALID: 'ARGS_INVALID',
   CODE_NOT_EXECUTED: 'CODE_NOT_EXECUTED',
@@ -67,6 +98,7 @@ export function httpStatusOfResult(result: DispatchResult): number {
   if (result.outcome === 'OK' || result.outcome === 'DRY_RUN') return 200;
   const byCode: Record<string, number> = {
     TOOL_NOT_FOUND: 404,
+    FORBIDDEN: 403,
     NOT_RUNNABLE: 409,
     ARGS_INVALID: 400,
     CODE_NOT_EXECUTED: 409,
@@ -81,6 +113,8 @@ export function httpStatusOfResult(result: DispatchResult): number {
 
 export type DispatcherOptions = {
   prisma: PrismaClient;
+  /** The token's say on each call (src/auth/calls.ts); absent: every call allowed. */
+  authorize?: CallAuthorizer;
   directory: Directory;
   /** Where the runner's own events go (the background writer's enqueue). */
   record(events: EventInput[]): Promise<void>;
@@ -92,13 +126,21 @@ export type DispatcherOptions = {
   logger?: Logger;
 };
 
-export type DispatchOptions = { signal?: AbortSignal };
+/**
+ * `signal`: the caller went away (before an answer: CANCELLED; during a stream: the client
+ * disconnected, and the ledger reads on up to the cut-off). `stream`: the door can stream.
+ */
+export type DispatchOptions = { signal?: AbortSignal; stream?: StreamOptions };
 
 type Row = { type: string; name: string; kind: string | null; ways: Record<string, StoredWay>; argsSchema: unknown; reasons: string[] };
 type Way = { header: string; sha256: string; contract: Contract };
 
 const wayOrder = ['HTTP', 'MCP', 'CLI', 'SEQUENCE'];
 const rowCacheMax = 10_000;
+
+/** A token's refusal as the runner's own: the caller sees the message, the REFUSAL event the detail. */
+const forbidden = (r: AuthRefusal) =>
+  new Refusal('FORBIDDEN', r.message, { limit: r.limit, door: r.door, reason: r.reason, ...(r.caveat && { caveat: r.caveat }), ...(r.tokenId && { tokenId: r.tokenId }) });
 
 class Refusal extends Error {
   constructor(
@@ -125,12 +167,16 @@ export class Dispatcher {
     const base = { tool: request.tool, actionId, dryRun };
     const events = new EventSink(this.options, invocation, actionId, request);
     try {
+      const toolRefusal = this.options.authorize?.tool(request.tool);
+      if (toolRefusal) throw forbidden(toolRefusal);
       const row = await this.row(request.tool);
       if (!row) throw new Refusal('TOOL_NOT_FOUND', `No Directory row is called ${JSON.stringify(request.tool)}.`);
       const checked = checkArgs(row.argsSchema, request.args ?? {});
       if (!checked.ok) throw new Refusal('ARGS_INVALID', checked.message, { field: checked.field });
       const args = checked.args;
       events.args = args;
+      const callRefusal = await this.options.authorize?.call({ tool: row.name, rowType: row.type, args, argsSchema: row.argsSchema, dryRun });
+      if (callRefusal) throw forbidden(callRefusal);
 
       const builtin = row.kind === 'builtin' ? builtins[row.name] : undefined;
       if (builtin) {
@@ -163,7 +209,7 @@ export class Dispatcher {
 
       const contractFor = async (i: number) =>
         Array.isArray(way.contract) ? { form: `${way.header} step ${i + 1}`, sha256: await this.remember(steps[i]!) } : { form: way.header, sha256: way.sha256 };
-      if (rendered.length === 1) return await events.step(base, rendered[0]!, await contractFor(0), (signal) => this.send(rendered[0]!, signal), options.signal);
+      if (rendered.length === 1) return await events.step(base, rendered[0]!, await contractFor(0), (signal) => this.send(rendered[0]!, signal, Boolean(options.stream)), options.signal, undefined, options.stream);
       const results: DispatchResult[] = [];
       for (const [i, step] of rendered.entries()) {
         const result = await events.step({ ...base }, step, await contractFor(i), (signal) => this.send(step, signal), options.signal, i + 1);
@@ -187,8 +233,8 @@ export class Dispatcher {
     return (await this.row(tool))?.argsSchema ?? null;
   }
 
-  private send(step: RenderedStep, signal: AbortSignal): Promise<StepAnswer> {
-    const limits = { signal, maxBytes: this.options.responseMaxBytes };
+  private send(step: RenderedStep, signal: AbortSignal, streaming = false): Promise<StepAnswer> {
+    const limits = { signal, maxBytes: this.options.responseMaxBytes, streaming };
     return withoutOutboundCapture(() => {
       if (step.kind === 'http') return runHttp(step.sent, limits);
       if (step.kind === 'mcp') return runMcp(step.sent, limits);
@@ -342,6 +388,7 @@ class EventSink {
     send: (signal: AbortSignal) => Promise<StepAnswer>,
     callerSignal?: AbortSignal,
     index?: number,
+    stream?: StreamOptions,
   ): Promise<DispatchResult> {
     // One controller and one timer per step (AbortSignal.any is slow and long-lived on Node 20).
     const controller = new AbortController();
@@ -384,8 +431,9 @@ class EventSink {
       ]);
       return { ...base, outcome: 'ERROR', error: { code, message: safe } };
     }
-    clearTimeout(timer);
     callerSignal?.removeEventListener('abort', onCaller);
+    if (answer.body && stream) return this.streamed(base, answer as StepAnswer & { body: ReadableStream<Uint8Array> }, call, extra, contract, stream, { timer, timeout }, callerSignal);
+    clearTimeout(timer);
     const ok = answer.ok ?? (step.kind === 'http' ? answer.status < 400 : answer.status === 0);
     const payload: PayloadInput = answer.bytes ? bytesPayload(answer.bytes) : { state: 'NONE' };
     await this.emit([
@@ -408,6 +456,80 @@ class EventSink {
           ? `The command exited with status ${answer.status}.`
           : 'The MCP tool answered with isError.';
     return { ...base, outcome: 'ERROR', status: answer.status, ...out, error: { code, message } };
+  }
+
+  /**
+   * A streamed answer: the call OUT is recorded now; the upstream is teed, the ledger's branch reads
+   * on its own (after a client disconnect, up to the cut-off) and the response IN is recorded when it
+   * ends. The timeout still bounds the whole call: past it the upstream is aborted (PARTIAL).
+   */
+  private async streamed(
+    base: ResultBase,
+    answer: StepAnswer & { body: ReadableStream<Uint8Array> },
+    call: EventInput,
+    extra: Record<string, unknown>,
+    contract: { form: string; sha256: string } | undefined,
+    stream: StreamOptions,
+    clock: { timer: NodeJS.Timeout; timeout: { aborted: boolean } },
+    clientSignal?: AbortSignal,
+  ): Promise<DispatchResult> {
+    await this.emit([call]);
+    const tee = teeStream(answer.body, {
+      cutoffMs: stream.cutoffMs,
+      payloadMaxBytes: Math.min(stream.payloadMaxBytes, this.options.responseMaxBytes),
+      ...(stream.publish && { publish: stream.publish }),
+      ...(clientSignal && { clientSignal }),
+    });
+    const redactor = this.options.redactor;
+    const result = tee.recorded.then(async (r): Promise<DispatchResult> => {
+      clearTimeout(clock.timer);
+      const timedOut = clock.timeout.aborted && r.state !== 'COMPLETE';
+      const error = timedOut
+        ? { code: 'TIMEOUT' as const, message: `${JSON.stringify(base.tool)} was still streaming after ${this.options.timeoutMs} ms; the call was abandoned and what arrived kept as PARTIAL.` }
+        : r.cut === 'CUTOFF'
+          ? { code: 'CANCELLED' as const, message: `The caller went away; the stream was read for up to ${stream.cutoffMs} ms more and what arrived kept as PARTIAL.` }
+          : r.cut === 'SOURCE_ERROR'
+            ? { code: 'UPSTREAM_ERROR' as const, message: redactor.text(`The stream broke: ${r.error ?? 'unknown error'}`, new Set()) }
+            : undefined;
+      await this.emit([
+        {
+          ...this.base('TOOL_RESULT', 'IN', { ...extra, stream: true, clientDisconnected: r.clientDisconnected, ...(r.cut && { cut: r.cut }), ...(error && { code: error.code, message: error.message }) }),
+          status: String(answer.status),
+          ...(answer.headers && { headers: answer.headers }),
+          payload: r.payload,
+          ...(contract && { contract }),
+        },
+      ]);
+      const sha256 = r.bytes === null ? null : redactor.size ? createHash('sha256').update(redactor.bytes(r.bytes, new Set())).digest('hex') : r.sha256;
+      const summary = { state: r.state, size: r.size, sha256, clientDisconnected: r.clientDisconnected, ...(r.cut && { cut: r.cut }) };
+      return { ...base, outcome: error ? 'ERROR' : 'OK', status: answer.status, stream: summary, ...(error && { error }) };
+    });
+    const reader = tee.client.getReader();
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          let next: ReadableStreamReadResult<Uint8Array>;
+          try {
+            next = await reader.read();
+          } catch (error) {
+            controller.error(error);
+            return;
+          }
+          if (next.done) {
+            // The response IN is queued before the client's stream (and so the door's answer OUT) ends.
+            await result.catch(() => {});
+            controller.close();
+          } else controller.enqueue(redactor.size ? redactor.bytes(Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength), new Set()) : next.value);
+        },
+        cancel(reason) {
+          return reader.cancel(reason);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    if (clientSignal?.aborted) void body.cancel(clientSignal.reason).catch(() => {});
+    stream.onStream({ status: answer.status, contentType: answer.contentType ?? '', headers: answer.headers ?? {}, body, result });
+    return result;
   }
 
   /** The answer for the caller: secret values replaced by names, JSON parsed when it is JSON. */

@@ -21,9 +21,18 @@ export type StepAnswer = {
   /** Set when the bytes are the JSON of this value. */
   value?: unknown;
   meta?: Record<string, unknown>;
+  /** A streamed answer, unread: set only when the caller asked for streaming (`Limits.streaming`). */
+  body?: ReadableStream<Uint8Array>;
 };
 
-export type Limits = { signal: AbortSignal; maxBytes: number };
+/** `streaming`: hand a successful streamed answer (event stream, or no length) back unread instead of reading it whole. */
+export type Limits = { signal: AbortSignal; maxBytes: number; streaming?: boolean };
+
+/** An answer that arrives as a stream: an event stream, or a body without a length (chunked). */
+export function isStreamedAnswer(response: Response): boolean {
+  if (!response.body || response.status < 200 || response.status >= 300) return false;
+  return (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream') || !response.headers.has('content-length');
+}
 
 class TooLarge extends Error {
   readonly code = 'RESPONSE_TOO_LARGE';
@@ -50,17 +59,19 @@ async function readBounded(body: ReadableStream<Uint8Array> | null, maxBytes: nu
   return Buffer.concat(chunks, size);
 }
 
-export async function runHttp(sent: Extract<Sent, { url: string }>, { signal, maxBytes }: Limits): Promise<StepAnswer> {
+export async function runHttp(sent: Extract<Sent, { url: string }>, { signal, maxBytes, streaming }: Limits): Promise<StepAnswer> {
   const body = sent.body === undefined ? undefined : typeof sent.body === 'string' ? sent.body : JSON.stringify(sent.body);
   const headers = { ...sent.headers };
   if (body !== undefined && typeof sent.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   const response = await fetch(sent.url, { method: sent.method, headers, ...(body !== undefined && { body }), signal, redirect: 'manual' });
-  const bytes = await readBounded(response.body, maxBytes);
   const out: Record<string, string | string[]> = {};
   response.headers.forEach((value, name) => {
     out[name] = value;
   });
-  return { status: response.status, bytes, headers: out, contentType: response.headers.get('content-type') ?? '' };
+  const contentType = response.headers.get('content-type') ?? '';
+  if (streaming && isStreamedAnswer(response)) return { status: response.status, body: response.body!, headers: out, contentType };
+  const bytes = await readBounded(response.body, maxBytes);
+  return { status: response.status, bytes, headers: out, contentType };
 }
 
 /** An MCP server is an http(s) URL (streamable HTTP) or a command line (stdio, split into words like a CLI contract). */

@@ -2,9 +2,12 @@
 // `GET /api/tools/:name?…` (query = args), `POST /api/dispatch` (the canonical call) and webhooks
 // `POST /hooks/:name` (written to the ledger before answering; 503 + Retry-After when it cannot be).
 // Every request runs in its own invocation and is recorded at the boundary: request IN, answer OUT.
-import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryExchange } from '../capture/boundary.ts';
-import type { Door } from '../capture/context.ts';
-import { httpStatusOfResult, type DispatchRequest } from '../dispatch/dispatcher.ts';
+// REST streams: when the upstream answers with a stream, its bytes go to the client as they arrive
+// (status and content type of the upstream) instead of a DispatchResult.
+import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryExchange, type BoundaryServices } from '../capture/boundary.ts';
+import { currentInvocation, type Door } from '../capture/context.ts';
+import { markStreamed } from '../capture/tee.ts';
+import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, json, readBody } from './respond.ts';
@@ -15,8 +18,34 @@ export const dispatchPath = '/api/dispatch';
 
 type Parse = (body: Buffer, url: URL) => Promise<DispatchRequest> | DispatchRequest;
 
+/**
+ * Dispatches with streaming on, inside the current invocation: resolves with the streamed answer as
+ * soon as the upstream streams (its chunks published to the stream registry), else with the result.
+ */
+export function dispatchStreaming(services: Services, call: DispatchRequest, signal: AbortSignal): Promise<{ result: DispatchResult } | { streamed: StreamedAnswer }> {
+  const actionId = currentInvocation()!.actionId;
+  return new Promise((resolve, reject) => {
+    services.dispatcher
+      .dispatch(call, {
+        signal,
+        stream: {
+          cutoffMs: services.config.STREAM_CUTOFF_MS,
+          payloadMaxBytes: services.config.PAYLOAD_MAX_BYTES,
+          publish: (chunk) => services.streams.publish(actionId, chunk),
+          onStream: (streamed) => resolve({ streamed }),
+        },
+      })
+      .then((result) => resolve({ result }), reject);
+  });
+}
+
+/** The boundary's services without the stream registry: a streamed upstream is published by the runner, not as the door's answer. */
+export function boundaryWithoutStreams(services: Services): BoundaryServices {
+  return { writer: services.writer, logger: services.logger, config: services.config };
+}
+
 /** Reads, records and answers one door request; `parse` turns it into the canonical call. */
-async function door(request: Request, services: Services, door: Door, tool: string | undefined, parse: Parse, synchronous = false): Promise<Response> {
+async function door(request: Request, services: Services, door: Door, tool: string | undefined, parse: Parse, synchronous = false, streaming = false): Promise<Response> {
   const url = new URL(request.url);
   let body: Buffer | { missing: number } | null = null;
   let tooLarge: DomainError | undefined;
@@ -37,7 +66,7 @@ async function door(request: Request, services: Services, door: Door, tool: stri
     synchronous,
   };
   try {
-    return await captureExchange(services, exchange, async () => {
+    return await captureExchange(streaming ? boundaryWithoutStreams(services) : services, exchange, async () => {
       if (tooLarge) return errorResponse(tooLarge);
       let call: DispatchRequest;
       try {
@@ -46,8 +75,15 @@ async function door(request: Request, services: Services, door: Door, tool: stri
         if (error instanceof DomainError) return errorResponse(error);
         throw error;
       }
-      const result = await services.dispatcher.dispatch(call, { signal: request.signal });
-      return json(result, httpStatusOfResult(result));
+      if (!streaming) {
+        const result = await services.dispatcher.dispatch(call, { signal: request.signal });
+        return json(result, httpStatusOfResult(result));
+      }
+      const answer = await dispatchStreaming(services, call, request.signal);
+      if ('result' in answer) return json(answer.result, httpStatusOfResult(answer.result));
+      const { streamed } = answer;
+      const headers = { 'content-type': streamed.contentType || 'application/octet-stream', 'cache-control': 'no-cache', 'x-dirledger-action': currentInvocation()!.actionId };
+      return markStreamed(new Response(streamed.body, { status: streamed.status, headers }));
     });
   } catch (error) {
     if (isRetryable(error)) {
@@ -117,7 +153,7 @@ export function toolRoute(request: Request, services: Services, rawName: string)
   } catch {
     return errorResponse(new DomainError(ErrorCode.BAD_INPUT, `Expected a URL-encoded tool name, got ${JSON.stringify(rawName)}.`));
   }
-  if (request.method === 'POST') return door(request, services, 'REST', tool, (body) => ({ tool, args: argsObject(jsonOf(body, 'the body'), 'the body'), form: 'REST' }));
+  if (request.method === 'POST') return door(request, services, 'REST', tool, (body) => ({ tool, args: argsObject(jsonOf(body, 'the body'), 'the body'), form: 'REST' }), false, true);
   if (request.method === 'GET') return door(request, services, 'URL', tool, async (_b, url) => ({ tool, args: await argsFromQuery(url, services, tool), form: 'URL' }));
   return json({ error: { code: 'METHOD_NOT_ALLOWED', message: 'Expected POST (JSON args) or GET (query args).' } }, 405, { allow: 'GET, POST' });
 }

@@ -11,6 +11,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
+import type { Grant } from '../auth/authority.ts';
+import { runWithGrant } from '../auth/current.ts';
 import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
@@ -28,7 +30,8 @@ const InMessage = z.discriminatedUnion('type', [
 ]);
 
 export type WsDoor = {
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** `grant`: the token the upgrade presented (checked by app.ts); every call on the socket runs under it. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, grant?: Grant): void;
   close(): Promise<void>;
 };
 
@@ -38,12 +41,12 @@ export function createWsDoor(services: Services): WsDoor {
     maxPayload: services.config.PAYLOAD_MAX_BYTES,
     handleProtocols: (protocols) => (protocols.has(wsSubprotocol) ? wsSubprotocol : false),
   });
-  wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+  wss.on('connection', (socket: WebSocket, request: IncomingMessage, grant?: Grant) => {
     const url = `ws://${request.headers.host ?? 'localhost'}${request.url ?? wsDoorPath}`;
     // An action id names one call, never a whole socket.
     const { actionId: _socketAction, ...invocation } = invocationFromHeaders(request.headers as Record<string, string>);
     socket.on('message', (data: RawData, isBinary: boolean) => {
-      void answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary)
+      void runWithGrant(grant, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary))
         .then((reply) => {
           if (socket.readyState === socket.OPEN) socket.send(reply);
         })
@@ -52,8 +55,8 @@ export function createWsDoor(services: Services): WsDoor {
     socket.on('error', (error) => services.logger.warn({ err: error }, 'WebSocket door socket error'));
   });
   return {
-    handleUpgrade(request, socket, head) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    handleUpgrade(request, socket, head, grant) {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request, grant));
     },
     async close() {
       for (const client of wss.clients) client.close(1001, 'server stopping');

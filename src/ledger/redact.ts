@@ -4,6 +4,16 @@
 
 type Needle = { name: string; bytes: Buffer; text: string; replacement: Buffer };
 
+/**
+ * Bearer tokens are credentials too. Every dirledger token starts with these 16 characters (the
+ * macaroon v2 header with location "dirledger"); the whole base64url run from there is replaced.
+ */
+export const TOKEN_SECRET_NAME = 'DIRLEDGER_TOKEN';
+const tokenStart = 'AgEJZGlybGVkZ2Vy';
+const tokenStartBytes = Buffer.from(tokenStart);
+const tokenReplacement = Buffer.from(`[${TOKEN_SECRET_NAME}]`);
+const isTokenByte = (b: number) => (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b === 45 || b === 95;
+
 export class SecretRedactor {
   private readonly needles: Needle[];
 
@@ -19,13 +29,14 @@ export class SecretRedactor {
     this.needles = needles.sort((a, b) => b.bytes.length - a.bytes.length);
   }
 
+  /** Registered secret forms, plus the token pattern (always on). */
   get size(): number {
-    return this.needles.length;
+    return this.needles.length + 1;
   }
 
   /** Replaces every secret value in the bytes; returns the same buffer when none is found. */
   bytes(input: Buffer, found: Set<string>): Buffer {
-    let out = input;
+    let out = redactTokenBytes(input, found);
     for (const needle of this.needles) {
       let at = out.indexOf(needle.bytes);
       if (at < 0) continue;
@@ -44,7 +55,7 @@ export class SecretRedactor {
   }
 
   text(input: string, found: Set<string>): string {
-    let out = input;
+    let out = input.includes(tokenStart) ? input.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : input;
     for (const needle of this.needles) {
       if (!out.includes(needle.text)) continue;
       out = out.split(needle.text).join(`[${needle.name}]`);
@@ -55,7 +66,7 @@ export class SecretRedactor {
 
   /** Redacts every string (keys included) inside a JSON value. */
   json<T>(value: T, found: Set<string>): T {
-    if (this.needles.length === 0 || value === null || value === undefined) return value;
+    if (value === null || value === undefined) return value;
     if (typeof value === 'string') return this.text(value, found) as T;
     if (Array.isArray(value)) return value.map((v) => this.json(v, found)) as T;
     if (typeof value === 'object') {
@@ -65,4 +76,21 @@ export class SecretRedactor {
     }
     return value;
   }
+}
+
+function redactTokenBytes(input: Buffer, found: Set<string>): Buffer {
+  let at = input.indexOf(tokenStartBytes);
+  if (at < 0) return input;
+  const parts: Buffer[] = [];
+  let from = 0;
+  while (at >= 0) {
+    let end = at + tokenStartBytes.length;
+    while (end < input.length && isTokenByte(input[end]!)) end++;
+    parts.push(input.subarray(from, at), tokenReplacement);
+    from = end;
+    at = input.indexOf(tokenStartBytes, from);
+  }
+  parts.push(input.subarray(from));
+  found.add(TOKEN_SECRET_NAME);
+  return Buffer.concat(parts);
 }

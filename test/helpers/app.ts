@@ -18,6 +18,12 @@ export type TestApp = {
   /** The GraphQL endpoint. */
   url: string;
   dataDir: string;
+  /** An admin token (no caveats), minted in process; every helper below sends it. */
+  token: string;
+  /** `{ authorization: "Bearer <admin token>" }`, for requests a test makes itself. */
+  auth: Record<string, string>;
+  /** Mints a token with these caveats (e.g. "tools = ECHO", "uses <= 5"). */
+  mint(...caveats: string[]): string;
   /** POSTs a GraphQL operation and returns the parsed JSON. */
   gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<{ data?: T; errors?: any[] }>;
   /** Runs a typed document (test/gql) and returns its typed result. */
@@ -27,15 +33,19 @@ export type TestApp = {
 
 export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-app-'));
-  const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...env });
+  // Per-token rate limits are tested on their own; elsewhere one admin token makes many calls.
+  const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0', ...env });
   const db = await createTestDatabase(kind);
   const app = await buildApp(config, { db, logger: createLogger('silent') });
   const { url, port } = await app.start(0, '127.0.0.1');
   const origin = `http://127.0.0.1:${port}`;
+  const mint = (...caveats: string[]) => app.services.authority.mintToken(caveats);
+  const token = mint();
+  const auth = { authorization: `Bearer ${token}` };
   const gql: TestApp['gql'] = async (query, variables) => {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...auth },
       body: JSON.stringify({ query, variables }),
     });
     return (await response.json()) as any;
@@ -47,6 +57,9 @@ export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<st
     origin,
     url,
     dataDir,
+    token,
+    auth,
+    mint,
     gql,
     op: (document, variables) => gql(print(document), variables as Record<string, unknown>),
     async stop() {

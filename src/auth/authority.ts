@@ -1,0 +1,391 @@
+// Authority: who may do what, decided once per door from a macaroon bearer token.
+// The core knows no transport: a door hands it the token text and its own name, and gets a
+// Grant or a Refusal back. Every refusal is recorded as a ledger event of kind REFUSAL naming the
+// limit that refused; a forged or unknown token is answered plainly, the ledger keeps the detail.
+import { createHash, randomBytes } from 'node:crypto';
+import type { SqlExecutor } from '../db/sql.ts';
+import type { EventInput } from '../ledger/input.ts';
+import {
+  caveatsFromInput,
+  CaveatInput,
+  describeCaveat,
+  parseCaveat,
+  pathAllowed,
+  toolAllowed,
+  type AuthDoor,
+  type Caveat,
+  type CaveatKind,
+  type Power,
+  type ReadScope,
+} from './caveats.ts';
+import { attenuate, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
+
+export const TOKEN_LOCATION = 'dirledger';
+const IDENTIFIER = /^dl1:([0-9a-f]{8}):([0-9a-f]{32})$/;
+
+/** What a verified token lets its holder do; built once per request. */
+export type Grant = Readonly<{
+  tokenId: string;
+  /** Who the ledger records as the caller. */
+  caller: string;
+  /** True for a token with no caveats at all. */
+  admin: boolean;
+  caveats: readonly Caveat[];
+  /** Caveat texts, as signed. */
+  texts: readonly string[];
+  /** The presented token (absent for a signed webhook's grant). */
+  token?: Macaroon;
+  /** One database counter per `uses` caveat: sha256 of the chain signature after it. */
+  counters: readonly { key: string; max: number; caveat: string }[];
+  task?: string;
+  agent?: string;
+  read: ReadScope;
+  powers: ReadonlySet<Power>;
+}>;
+
+export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate';
+
+export type Refusal = Readonly<{
+  limit: RefusalLimit;
+  /** The caveat that refused, as signed. */
+  caveat?: string;
+  door: AuthDoor;
+  tool?: string;
+  /** The whole reason, for the ledger. */
+  reason: string;
+  /** What the caller is told: plain for a bad credential, the limit for a caveat. */
+  message: string;
+  status: 401 | 403 | 429;
+  retryAfterSeconds?: number;
+  tokenId?: string;
+}>;
+
+export type Checked = { ok: true; grant: Grant } | { ok: false; refusal: Refusal };
+
+/** What the ledger may show a holder: everything, one task's events, or nothing. */
+export type ReadLimit = { kind: 'all' } | { kind: 'task'; task: string } | { kind: 'none' };
+
+export type AuthorityOptions = {
+  rootKey: Buffer;
+  /** The server's own name; a token with `audience = X` works only where X matches. */
+  audience: string;
+  sql: SqlExecutor;
+  /** Records a REFUSAL event (the background writer). */
+  record(event: EventInput): Promise<void> | void;
+  /** Requests per second per token (0: no limit) and the burst allowed above it. */
+  ratePerSecond: number;
+  rateBurst: number;
+  now?: () => Date;
+};
+
+const PLAIN = 'Missing or invalid credential.';
+
+export class Authority {
+  private readonly keyId: string;
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly options: AuthorityOptions) {
+    this.keyId = createHash('sha256').update('dirledger key id').update(options.rootKey).digest('hex').slice(0, 8);
+  }
+
+  /** A fresh token with these caveats, signed by the root key. In process only (start-up, tests, the CLI). */
+  mintToken(caveats: readonly string[] = []): string {
+    for (const caveat of caveats) parseCaveat(caveat);
+    const identifier = `dl1:${this.keyId}:${randomBytes(16).toString('hex')}`;
+    return serialize(mint(this.options.rootKey, TOKEN_LOCATION, identifier, caveats));
+  }
+
+  /** The grant of a webhook sender that signed its body with the hook's secret: that tool, that door, nothing else. */
+  hookGrant(tool: string): Grant {
+    const texts = [`tools = ${tool}`, 'doors = WEBHOOK', 'powers = call', 'read = none'];
+    const caveats = texts.map(parseCaveat);
+    return Object.freeze({ tokenId: 'hook', caller: `hook:${tool}`.slice(0, 512), admin: false, caveats, texts, counters: [], read: 'none', powers: new Set<Power>(['call']) });
+  }
+
+  /** Verifies a presented token for one door: signature, time window, audience and door caveats. */
+  authenticate(text: string | undefined | null, door: AuthDoor): Checked {
+    const plain = (reason: string, tokenId?: string): Checked => ({
+      ok: false,
+      refusal: { limit: 'credential', door, reason, message: PLAIN, status: 401, ...(tokenId && { tokenId }) },
+    });
+    if (!text) return plain('no credential was presented');
+    let token: Macaroon;
+    try {
+      token = parse(text);
+    } catch (error) {
+      return plain(`the credential is not a token: ${error instanceof MalformedToken ? error.message : 'unreadable'}`);
+    }
+    const id = IDENTIFIER.exec(token.identifier);
+    if (token.location !== TOKEN_LOCATION || !id) return plain('the token was not issued by dirledger');
+    const tokenId = id[2]!;
+    if (id[1] !== this.keyId) return plain('the token was signed by another root key', tokenId);
+    const chain = signatureChain(this.options.rootKey, token);
+    if (!chain) return plain('the token signature does not verify (forged, tampered or truncated)', tokenId);
+
+    const caveats: Caveat[] = [];
+    for (const text of token.caveats) {
+      try {
+        caveats.push(parseCaveat(text));
+      } catch (error) {
+        return plain(`the token carries a caveat this server cannot check: ${(error as Error).message}`, tokenId);
+      }
+    }
+    let task: string | undefined;
+    let agent: string | undefined;
+    let read: ReadScope = 'all';
+    let powers: Set<Power> | undefined;
+    const counters: { key: string; max: number; caveat: string }[] = [];
+    const now = this.now();
+    const refuse = (i: number, reason: string, message: string): Checked => ({
+      ok: false,
+      refusal: { limit: caveats[i]!.kind, caveat: token.caveats[i], door, reason, message, status: 403, tokenId },
+    });
+    for (const [i, caveat] of caveats.entries()) {
+      switch (caveat.kind) {
+        case 'not_before':
+          if (now < caveat.at) return refuse(i, `used at ${now.toISOString()}, before ${caveat.at.toISOString()}`, `This token is not valid before ${caveat.at.toISOString()}.`);
+          break;
+        case 'expires':
+          if (now >= caveat.at) return refuse(i, `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`, `This token expired at ${caveat.at.toISOString()}.`);
+          break;
+        case 'audience':
+          if (caveat.audience !== this.options.audience) return plain(`the token is for audience ${JSON.stringify(caveat.audience)}, this server is ${JSON.stringify(this.options.audience)}`, tokenId);
+          break;
+        case 'doors':
+          if (!caveat.doors.includes(door)) return refuse(i, `door ${door} is not among ${caveat.doors.join(', ')}`, `This token may not be used through the ${door} door.`);
+          break;
+        case 'task':
+          if (task !== undefined && task !== caveat.task) return refuse(i, `the token names two tasks, ${task} and ${caveat.task}`, 'This token names two different tasks and can never be used.');
+          task = caveat.task;
+          break;
+        case 'agent':
+          if (agent !== undefined && agent !== caveat.agent) return refuse(i, `the token names two agents, ${agent} and ${caveat.agent}`, 'This token names two different agents and can never be used.');
+          agent = caveat.agent;
+          break;
+        case 'read':
+          read = narrowerRead(read, caveat.scope);
+          break;
+        case 'powers':
+          powers = new Set(caveat.powers.filter((p) => !powers || powers.has(p)));
+          break;
+        case 'uses':
+          counters.push({ key: createHash('sha256').update(chain[i + 1]!).digest('hex'), max: caveat.max, caveat: token.caveats[i]! });
+          break;
+        case 'tools':
+        case 'folders':
+          break;
+      }
+    }
+    if (read === 'task' && task === undefined) read = 'none';
+    const grant: Grant = Object.freeze({
+      tokenId,
+      caller: `token:${tokenId}`,
+      admin: caveats.length === 0,
+      caveats,
+      texts: token.caveats,
+      token,
+      counters,
+      ...(task !== undefined && { task }),
+      ...(agent !== undefined && { agent }),
+      read,
+      powers: powers ?? new Set<Power>(['call', 'ingest', 'issue']),
+    });
+    return { ok: true, grant };
+  }
+
+  /** The tool and path caveats, and the call power, for one call (before anything else about it is checked). */
+  allowsTool(grant: Grant, door: AuthDoor, tool: string): Refusal | null {
+    const power = this.requirePower(grant, 'call', door, tool);
+    if (power) return power;
+    for (const [i, caveat] of grant.caveats.entries()) {
+      if (caveat.kind === 'tools' && !toolAllowed(caveat.names, tool)) {
+        return { limit: 'tools', caveat: grant.texts[i], door, tool, reason: `tool ${tool} is not among ${caveat.names.join(', ')}`, message: `This token may not call ${JSON.stringify(tool)}.`, status: 403, tokenId: grant.tokenId };
+      }
+    }
+    return null;
+  }
+
+  /** The folders caveats against a file row's path and every path-like argument. */
+  allowsPaths(grant: Grant, door: AuthDoor, tool: string, paths: readonly { where: string; path: string }[]): Refusal | null {
+    for (const [i, caveat] of grant.caveats.entries()) {
+      if (caveat.kind !== 'folders') continue;
+      const outside = paths.find((p) => !pathAllowed(caveat.folders, p.path));
+      if (outside) {
+        return {
+          limit: 'folders',
+          caveat: grant.texts[i],
+          door,
+          tool,
+          reason: `${outside.where} ${JSON.stringify(outside.path)} is outside ${caveat.folders.join(', ')}`,
+          message: `This token may not reach ${outside.where} ${JSON.stringify(outside.path)}: it is outside the token's folders.`,
+          status: 403,
+          tokenId: grant.tokenId,
+        };
+      }
+    }
+    return null;
+  }
+
+  requirePower(grant: Grant, power: Power, door: AuthDoor, tool?: string): Refusal | null {
+    if (grant.powers.has(power)) return null;
+    const i = grant.caveats.findLastIndex((c) => c.kind === 'powers');
+    const words = { call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens' }[power];
+    return { limit: 'power', caveat: grant.texts[i], door, ...(tool && { tool }), reason: `the token lacks the ${power} power`, message: `This token may not ${words}.`, status: 403, tokenId: grant.tokenId };
+  }
+
+  /**
+   * Takes one use from every `uses` counter of the token, all or none, in the database: exact under
+   * any concurrency (a conditional upsert per counter, in one transaction, counters in a fixed order).
+   */
+  async consumeUse(grant: Grant, door: AuthDoor, tool?: string): Promise<Refusal | null> {
+    if (grant.counters.length === 0) return null;
+    const counters = [...grant.counters].sort((a, b) => (a.key < b.key ? -1 : 1));
+    const spent = await this.options.sql.transaction(async (tx) => {
+      for (const counter of counters) {
+        const rows = await tx.query(
+          `INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 1, $3)
+           ON CONFLICT (counter) DO UPDATE SET uses = token_uses.uses + 1, last_used_at = now()
+           WHERE token_uses.uses < token_uses.max_uses
+           RETURNING uses`,
+          [counter.key, grant.tokenId, counter.max],
+        );
+        if (rows.length === 0) throw new Exhausted(counter);
+      }
+      return null;
+    }).catch((error) => {
+      if (error instanceof Exhausted) return error.counter;
+      throw error;
+    });
+    if (!spent) return null;
+    return { limit: 'uses', caveat: spent.caveat, door, ...(tool && { tool }), reason: `all ${spent.max} uses are spent`, message: `This token's ${spent.max} use${spent.max === 1 ? ' is' : 's are'} spent.`, status: 403, tokenId: grant.tokenId };
+  }
+
+  /** Uses taken so far under each counter of the token. */
+  async usesOf(grant: Grant): Promise<{ caveat: string; used: number; max: number }[]> {
+    if (grant.counters.length === 0) return [];
+    const rows = await this.options.sql.query<{ counter: string; uses: number }>(`SELECT counter, uses FROM token_uses WHERE counter = ANY($1::text[])`, [grant.counters.map((c) => c.key)]);
+    const used = new Map(rows.map((r) => [r.counter, Number(r.uses)]));
+    return grant.counters.map((c) => ({ caveat: c.caveat, used: used.get(c.key) ?? 0, max: c.max }));
+  }
+
+  /** Per-token rate limit (token bucket, per process): a Refusal with retryAfterSeconds when over it. */
+  rate(grant: Grant, door: AuthDoor): Refusal | null {
+    const { ratePerSecond, rateBurst } = this.options;
+    if (ratePerSecond <= 0) return null;
+    const now = this.now().getTime();
+    const bucket = this.buckets.get(grant.tokenId) ?? { tokens: rateBurst, at: now };
+    bucket.tokens = Math.min(rateBurst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
+    bucket.at = now;
+    if (this.buckets.size > 100_000) this.buckets.clear();
+    this.buckets.set(grant.tokenId, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return null;
+    }
+    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond));
+    return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId: grant.tokenId };
+  }
+
+  /** Records a refusal as a REFUSAL event of its action (background writer; a failure is the caller's to log). */
+  async record(refusal: Refusal, fields: Parameters<typeof refusalEvent>[1]): Promise<void> {
+    await this.options.record(refusalEvent(refusal, fields));
+  }
+
+  /** What the holder may read of the ledger. */
+  readLimit(grant: Grant): ReadLimit {
+    if (grant.read === 'all') return { kind: 'all' };
+    if (grant.read === 'task' && grant.task !== undefined) return { kind: 'task', task: grant.task };
+    return { kind: 'none' };
+  }
+
+  /**
+   * Issues a token. An admin token mints one with exactly the caveats asked; an issuing token's
+   * new token also carries every limit of the issuer except its powers and use counts, so it is
+   * never wider than the issuer in tools, doors, time, task, agent, folders, audience or reads.
+   */
+  issue(grant: Grant, door: AuthDoor, input: unknown): { ok: true; token: string; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string } {
+    const refusal = this.requirePower(grant, 'issue', door);
+    if (refusal) return { ok: false, refusal };
+    const parsed = CaveatInput.safeParse(input);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      return { ok: false, invalid: `Invalid caveats.${issue.path.join('.')}: ${issue.message}.` };
+    }
+    let asked: string[];
+    try {
+      asked = caveatsFromInput(parsed.data);
+    } catch (error) {
+      return { ok: false, invalid: `Invalid caveats: ${(error as Error).message}.` };
+    }
+    const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
+    const texts = [...inherited, ...asked];
+    const token = this.mintToken(texts);
+    return { ok: true, token, limits: describeLimits(texts) };
+  }
+
+  /** Narrows a token offline, as any holder can: appends caveats without the root key. */
+  static narrow(tokenText: string, caveats: readonly string[]): string {
+    let token = parse(tokenText);
+    for (const caveat of caveats) token = attenuate(token, caveat);
+    return serialize(token);
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+}
+
+class Exhausted extends Error {
+  constructor(readonly counter: { key: string; max: number; caveat: string }) {
+    super('uses spent');
+  }
+}
+
+const readOrder: Record<ReadScope, number> = { none: 0, task: 1, all: 2 };
+const narrowerRead = (a: ReadScope, b: ReadScope): ReadScope => (readOrder[a] <= readOrder[b] ? a : b);
+
+/** Each limit in words, in signing order; a token without caveats says so. */
+export function describeLimits(texts: readonly string[]): string[] {
+  if (texts.length === 0) return ['No limits: an admin token.'];
+  return texts.map((text) => {
+    try {
+      return describeCaveat(parseCaveat(text));
+    } catch (error) {
+      return `A caveat this server cannot check (${(error as Error).message}): the token is refused.`;
+    }
+  });
+}
+
+/** What anyone can read of a token without the key: its id and limits. Throws MalformedToken. */
+export function inspect(tokenText: string): { tokenId: string | null; caveats: string[]; limits: string[] } {
+  const token = parse(tokenText);
+  const id = IDENTIFIER.exec(token.identifier);
+  return { tokenId: id ? id[2]! : null, caveats: token.caveats, limits: describeLimits(token.caveats) };
+}
+
+/** The REFUSAL event for a refusal, linked to its action. */
+export function refusalEvent(refusal: Refusal, fields: { actionId: string; session?: string; turn?: string; task?: string; agent?: string; method?: string; url?: string }): EventInput {
+  const { actionId, method, url, ...rest } = fields;
+  return {
+    id: `${actionId}:refusal`,
+    actionId,
+    ...rest,
+    kind: 'REFUSAL',
+    direction: 'IN',
+    status: 'REFUSED',
+    ...(refusal.tool && { tool: refusal.tool.slice(0, 512) }),
+    ...(method && { method }),
+    ...(url && { url: url.slice(0, 16_384) }),
+    occurredAt: new Date(),
+    payload: { state: 'NONE' },
+    metadata: {
+      capture: 'authority',
+      limit: refusal.limit,
+      door: refusal.door,
+      reason: refusal.reason,
+      ...(refusal.caveat && { caveat: refusal.caveat }),
+      ...(refusal.tool && { tool: refusal.tool }),
+      ...(refusal.tokenId && { tokenId: refusal.tokenId }),
+    },
+  };
+}

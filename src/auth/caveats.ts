@@ -1,0 +1,210 @@
+// The caveat language: one first-party caveat per limit, `key op value`, each readable in words.
+// Several caveats of one kind all apply (a narrowed token keeps every limit its parent had).
+//
+//   tools = ECHO,WEATHER_*        which tools (names; a trailing * is a prefix)
+//   doors = REST,MCP              by which doors
+//   uses <= 5                     how many calls (counted in the database, per chain prefix)
+//   not_before = 2026-12-01T00:00:00.000Z
+//   expires = 2026-12-31T00:00:00.000Z
+//   task = T-17                   every call is filed under this task
+//   agent = planner               every call is recorded as this agent
+//   folders = docs/,src/          file rows and path arguments only inside these folders
+//   audience = dirledger          only at the server that calls itself this
+//   read = none|task|all          what the holder may read of the ledger
+//   powers = call,ingest,issue    what else the holder may do (absent: everything)
+import path from 'node:path';
+import { z } from 'zod';
+
+export const AuthDoors = ['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INGEST', 'BLOB'] as const;
+export type AuthDoor = (typeof AuthDoors)[number];
+export const ReadScopes = ['none', 'task', 'all'] as const;
+export type ReadScope = (typeof ReadScopes)[number];
+export const Powers = ['call', 'ingest', 'issue'] as const;
+export type Power = (typeof Powers)[number];
+
+export type Caveat =
+  | { kind: 'tools'; names: string[] }
+  | { kind: 'doors'; doors: AuthDoor[] }
+  | { kind: 'uses'; max: number }
+  | { kind: 'not_before'; at: Date }
+  | { kind: 'expires'; at: Date }
+  | { kind: 'task'; task: string }
+  | { kind: 'agent'; agent: string }
+  | { kind: 'folders'; folders: string[] }
+  | { kind: 'audience'; audience: string }
+  | { kind: 'read'; scope: ReadScope }
+  | { kind: 'powers'; powers: Power[] };
+export type CaveatKind = Caveat['kind'];
+
+const label = /^[^\s,=<>]{1,200}$/;
+const list = (value: string) => value.split(',').map((v) => v.trim());
+
+/** A caveat string → its meaning; throws an Error naming what was expected and what arrived. */
+export function parseCaveat(text: string): Caveat {
+  const m = /^([a-z_]+) (=|<=) (.+)$/.exec(text);
+  if (!m) throw new Error(`expected a caveat "key = value" or "uses <= N", got ${JSON.stringify(text.slice(0, 80))}`);
+  const [, key, op, value] = m as unknown as [string, string, string, string];
+  if ((key === 'uses') !== (op === '<=')) throw new Error(`expected "uses <= N" or "${key} = value", got ${JSON.stringify(text.slice(0, 80))}`);
+  const labels = (what: string) => {
+    const items = list(value);
+    const bad = items.find((item) => !label.test(item));
+    if (bad !== undefined) throw new Error(`expected ${what} without spaces, commas or operators, got ${JSON.stringify(bad)}`);
+    return items;
+  };
+  const date = () => {
+    const at = new Date(value);
+    if (Number.isNaN(at.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) throw new Error(`expected an ISO 8601 time for ${key}, got ${JSON.stringify(value)}`);
+    return at;
+  };
+  const oneOf = <T extends string>(allowed: readonly T[], what: string): T[] =>
+    list(value).map((item) => {
+      if (!(allowed as readonly string[]).includes(item)) throw new Error(`expected ${what} (${allowed.join(', ')}), got ${JSON.stringify(item)}`);
+      return item as T;
+    });
+  switch (key) {
+    case 'tools':
+      return { kind: 'tools', names: labels('tool names') };
+    case 'doors':
+      return { kind: 'doors', doors: oneOf(AuthDoors, 'doors') };
+    case 'uses': {
+      if (!/^\d{1,9}$/.test(value)) throw new Error(`expected a whole number of uses, got ${JSON.stringify(value)}`);
+      return { kind: 'uses', max: Number(value) };
+    }
+    case 'not_before':
+      return { kind: 'not_before', at: date() };
+    case 'expires':
+      return { kind: 'expires', at: date() };
+    case 'task':
+      return { kind: 'task', task: labels('a task id')[0]! };
+    case 'agent':
+      return { kind: 'agent', agent: labels('an agent name')[0]! };
+    case 'folders':
+      return { kind: 'folders', folders: list(value).map(folderOf) };
+    case 'audience':
+      return { kind: 'audience', audience: labels('an audience')[0]! };
+    case 'read': {
+      const [scope, ...rest] = oneOf(ReadScopes, 'a read scope');
+      if (rest.length) throw new Error(`expected one read scope, got ${JSON.stringify(value)}`);
+      return { kind: 'read', scope: scope! };
+    }
+    case 'powers':
+      return { kind: 'powers', powers: oneOf(Powers, 'powers') };
+    default:
+      throw new Error(`expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers), got ${JSON.stringify(key)}`);
+  }
+}
+
+function folderOf(raw: string): string {
+  if (!raw || raw.includes('\0')) throw new Error(`expected a folder, got ${JSON.stringify(raw)}`);
+  const normal = path.posix.normalize(raw.replaceAll('\\', '/'));
+  if (normal === '..' || normal.startsWith('../')) throw new Error(`expected a folder that does not climb out with "..", got ${JSON.stringify(raw)}`);
+  return normal.endsWith('/') ? normal : `${normal}/`;
+}
+
+/** A caveat's canonical text (the inverse of parseCaveat). */
+export function caveatText(caveat: Caveat): string {
+  switch (caveat.kind) {
+    case 'tools':
+      return `tools = ${caveat.names.join(',')}`;
+    case 'doors':
+      return `doors = ${caveat.doors.join(',')}`;
+    case 'uses':
+      return `uses <= ${caveat.max}`;
+    case 'not_before':
+    case 'expires':
+      return `${caveat.kind} = ${caveat.at.toISOString()}`;
+    case 'task':
+      return `task = ${caveat.task}`;
+    case 'agent':
+      return `agent = ${caveat.agent}`;
+    case 'folders':
+      return `folders = ${caveat.folders.join(',')}`;
+    case 'audience':
+      return `audience = ${caveat.audience}`;
+    case 'read':
+      return `read = ${caveat.scope}`;
+    case 'powers':
+      return `powers = ${caveat.powers.join(',')}`;
+  }
+}
+
+/** One limit in plain words. */
+export function describeCaveat(caveat: Caveat): string {
+  switch (caveat.kind) {
+    case 'tools': {
+      const names = caveat.names.filter((n) => !n.endsWith('*'));
+      const prefixes = caveat.names.filter((n) => n.endsWith('*')).map((n) => n.slice(0, -1));
+      const parts = [names.length ? `the tool${names.length > 1 ? 's' : ''} ${names.join(', ')}` : '', prefixes.length ? `tools whose name starts with ${prefixes.join(' or ')}` : ''];
+      return `Only ${parts.filter(Boolean).join(', and ')}.`;
+    }
+    case 'doors':
+      return `Only through the door${caveat.doors.length > 1 ? 's' : ''} ${caveat.doors.join(', ')}.`;
+    case 'uses':
+      return `At most ${caveat.max} call${caveat.max === 1 ? '' : 's'}, counted across every token narrowed from this one.`;
+    case 'not_before':
+      return `Not before ${caveat.at.toISOString()}.`;
+    case 'expires':
+      return `Expires at ${caveat.at.toISOString()}.`;
+    case 'task':
+      return `Every call is filed under task ${caveat.task}.`;
+    case 'agent':
+      return `Every call is recorded as agent ${caveat.agent}.`;
+    case 'folders':
+      return `Files only inside ${caveat.folders.join(', ')}.`;
+    case 'audience':
+      return `Only at the server called ${caveat.audience}.`;
+    case 'read':
+      return caveat.scope === 'none' ? 'Reads nothing of the ledger.' : caveat.scope === 'task' ? "Reads only its own task's events." : 'Reads the whole ledger.';
+    case 'powers':
+      return `May only ${caveat.powers.map((p) => ({ call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens' })[p]).join(', ')}.`;
+  }
+}
+
+/** A tool name against a `tools` caveat's names and prefixes. */
+export function toolAllowed(names: readonly string[], tool: string): boolean {
+  return names.some((n) => (n.endsWith('*') ? tool.startsWith(n.slice(0, -1)) : n === tool));
+}
+
+/** A path (relative or absolute) against a `folders` caveat; `..` that climbs out never passes. */
+export function pathAllowed(folders: readonly string[], candidate: string): boolean {
+  if (candidate.includes('\0')) return false;
+  const normal = path.posix.normalize(candidate.replaceAll('\\', '/'));
+  if (normal === '..' || normal.startsWith('../')) return false;
+  return folders.some((folder) => normal === folder.slice(0, -1) || normal.startsWith(folder));
+}
+
+/** The caveat input accepted by issueToken (zod at the door). */
+export const CaveatInput = z
+  .object({
+    tools: z.array(z.string().min(1)).min(1).optional(),
+    doors: z.array(z.enum(AuthDoors)).min(1).optional(),
+    uses: z.number().int().min(1).max(999_999_999).optional(),
+    notBefore: z.coerce.date().optional(),
+    expires: z.coerce.date().optional(),
+    task: z.string().min(1).optional(),
+    agent: z.string().min(1).optional(),
+    folders: z.array(z.string().min(1)).min(1).optional(),
+    audience: z.string().min(1).optional(),
+    read: z.enum(ReadScopes).optional(),
+    powers: z.array(z.enum(Powers)).min(1).optional(),
+  })
+  .strict();
+export type CaveatInput = z.input<typeof CaveatInput>;
+
+/** Issue input → caveat strings, each parsed back so the same rules hold as for a presented token. */
+export function caveatsFromInput(input: z.output<typeof CaveatInput>): string[] {
+  const out: string[] = [];
+  const add = (text: string) => out.push(caveatText(parseCaveat(text)));
+  if (input.tools) add(`tools = ${input.tools.join(',')}`);
+  if (input.doors) add(`doors = ${input.doors.join(',')}`);
+  if (input.uses !== undefined) add(`uses <= ${input.uses}`);
+  if (input.notBefore) add(`not_before = ${input.notBefore.toISOString()}`);
+  if (input.expires) add(`expires = ${input.expires.toISOString()}`);
+  if (input.task) add(`task = ${input.task}`);
+  if (input.agent) add(`agent = ${input.agent}`);
+  if (input.folders) add(`folders = ${input.folders.join(',')}`);
+  if (input.audience) add(`audience = ${input.audience}`);
+  if (input.read) add(`read = ${input.read}`);
+  if (input.powers) add(`powers = ${input.powers.join(',')}`);
+  return out;
+}
