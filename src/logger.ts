@@ -1,10 +1,10 @@
 // The one structured logger, created at the edge and handed inward.
-import { pino, type Logger as PinoLogger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions } from 'pino';
 
 export type Logger = PinoLogger;
 
-/** `fd` 2 writes to stderr (the stdio MCP server keeps stdout for the protocol). */
-export function createLogger(level: string, secrets: Record<string, string> = {}, fd: 1 | 2 = 1): Logger {
+/** `fd` 2 writes to stderr (the stdio MCP server keeps stdout for the protocol); `destination` (tests) overrides both. */
+export function createLogger(level: string, secrets: Record<string, string> = {}, fd: 1 | 2 = 1, destination?: DestinationStream): Logger {
   const values = Object.entries(secrets);
   const options: LoggerOptions = {
     level,
@@ -19,5 +19,6 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
       },
     },
   };
+  if (destination) return pino(options, destination);
   return fd === 1 ? pino(options) : pino(options, pino.destination({ fd, sync: true }));
 }

@@ -27,9 +27,9 @@ export type DispatchApp = TestApp & {
   post(pathname: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
 };
 
-export async function startDispatchApp(kind: DatabaseKind, rows: ToolRow[], env: Record<string, string> = {}): Promise<DispatchApp> {
+export async function startDispatchApp(kind: DatabaseKind, rows: ToolRow[], env: Record<string, string> = {}, options: Parameters<typeof startTestApp>[2] = {}): Promise<DispatchApp> {
   const directoryDir = await writeDirectory(rows);
-  const app = await startTestApp(kind, { DIRECTORY_DIR: directoryDir, DIRECTORY_WATCH_MS: '0', ...env });
+  const app = await startTestApp(kind, { DIRECTORY_DIR: directoryDir, DIRECTORY_WATCH_MS: '0', ...env }, options);
   return {
     ...app,
     directoryDir,

@@ -19,6 +19,8 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
   let mcp: { url: string; close(): Promise<void> };
   let app: DispatchApp;
   const hits: { url: string; headers: Record<string, unknown>; body: string }[] = [];
+  /** Every line the server logged, as it would reach stdout. */
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     upstream = await startServer(async (request, response) => {
@@ -42,7 +44,8 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
         { name: 'HOOKED', way: { method: 'POST', url: `${o}/hook`, body: { n: '{{n}}' } }, args: { type: 'object', properties: { n: { type: 'integer' } } } },
       ],
-      { DIRLEDGER_SECRET_CANARY_KEY: CANARY, RETIRED_HOSTS: 'old.retired.example' },
+      { DIRLEDGER_SECRET_CANARY_KEY: CANARY, RETIRED_HOSTS: 'old.retired.example', LOG_LEVEL: 'debug' },
+      { logTo: { write: (line: string) => void logLines.push(line) } },
     );
   });
   afterAll(async () => {
@@ -125,8 +128,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
 
   it('a canary secret reaches the upstream but no stored blob, event column, answer or log', async () => {
     hits.length = 0;
-    const logs: string[] = [];
-    const logger = app.app.services.logger as any;
     const r = await app.post('/api/tools/KEYED', { v: 'canary run' });
     expect(hits[0]!.headers['x-key']).toBe(CANARY);
     expect(JSON.parse(hits[0]!.body).k).toBe(`key=${CANARY}`);
@@ -154,8 +155,12 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
       const content = await readFile(full).catch(() => null);
       if (content && !file.includes('pglite')) expect(content.includes(CANARY), file).toBe(false);
     }
-    void logs;
-    void logger;
+    // The server's own log output: a line that carries the value in a field is written with its name.
+    app.app.services.logger.warn({ upstreamHeaders: { 'x-key': CANARY }, note: `key=${CANARY}` }, 'canary probe');
+    await app.post('/api/tools/KEYED', { v: CANARY });
+    const probe = logLines.find((l) => l.includes('canary probe'));
+    expect(probe).toContain('[CANARY_KEY]');
+    for (const line of logLines) expect(line.includes(CANARY), line).toBe(false);
   });
 });
 

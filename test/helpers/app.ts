@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildApp, type App } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
+import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/logger.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './database.ts';
 
@@ -31,12 +32,14 @@ export type TestApp = {
   stop(): Promise<void>;
 };
 
-export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}): Promise<TestApp> {
+/** `logTo`: the server's log lines (at LOG_LEVEL, secrets redacted as in production) go there instead of nowhere. */
+export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}, options: { logTo?: DestinationStream } = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-app-'));
   // Per-token rate limits are tested on their own; elsewhere one admin token makes many calls.
   const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0', ...env });
   const db = await createTestDatabase(kind);
-  const app = await buildApp(config, { db, logger: createLogger('silent') });
+  const logger = options.logTo ? createLogger(config.LOG_LEVEL, config.secrets, 1, options.logTo) : createLogger('silent');
+  const app = await buildApp(config, { db, logger });
   const { url, port } = await app.start(0, '127.0.0.1');
   const origin = `http://127.0.0.1:${port}`;
   const mint = (...caveats: string[]) => app.services.authority.mintToken(caveats);
