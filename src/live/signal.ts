@@ -1,5 +1,6 @@
 // The wake-up signal of the live tail: "the ledger has new commits". It only wakes readers; the
 // cursor read decides what is delivered, so a lost signal delays delivery and never drops it.
+import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Logger } from '../logger.ts';
@@ -8,21 +9,24 @@ export interface LiveSignal {
   readonly kind: 'memory' | 'redis';
   /** Tells every reader (in this process, and in others through Redis) that `position` committed. */
   notify(position: bigint): void;
-  /** Calls `wake` for every notification; returns the unsubscribe function. */
-  onWake(wake: () => void): () => void;
+  /**
+   * Calls `wake` for every notification, with the committed position when known (a reader that has
+   * read past it can skip the read); returns the unsubscribe function.
+   */
+  onWake(wake: (position?: bigint) => void): () => void;
   close(): Promise<void>;
 }
 
 /** One process: the tail is woken directly by `Ledger.onAppended`. */
 export class MemorySignal implements LiveSignal {
   readonly kind = 'memory' as const;
-  private readonly wakes = new Set<() => void>();
+  private readonly wakes = new Set<(position?: bigint) => void>();
 
-  notify(): void {
-    for (const wake of this.wakes) wake();
+  notify(position?: bigint): void {
+    for (const wake of this.wakes) wake(position);
   }
 
-  onWake(wake: () => void): () => void {
+  onWake(wake: (position?: bigint) => void): () => void {
     this.wakes.add(wake);
     return () => this.wakes.delete(wake);
   }
@@ -32,12 +36,14 @@ export class MemorySignal implements LiveSignal {
   }
 }
 
-type AppendedEvent = CustomEvent<{ position: string }>;
+type AppendedEvent = CustomEvent<{ position: string; from: string }>;
 
 /**
  * Several processes: Redis pub/sub through `@graphql-yoga/redis-event-target`. The local tail is
- * also woken directly, so this process never waits on Redis. Publishes while Redis is away fail
- * fast and are dropped (the safety poll covers them); the subscriber reconnects and resubscribes.
+ * woken directly, so this process never waits on Redis, and its own messages coming back are
+ * ignored. Commits notified in the same turn of the event loop go out as one message (the highest
+ * position). Publishes while Redis is away fail fast and are dropped (the safety poll covers
+ * them); the subscriber reconnects and resubscribes.
  */
 export class RedisSignal implements LiveSignal {
   readonly kind = 'redis' as const;
@@ -45,7 +51,14 @@ export class RedisSignal implements LiveSignal {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly target: ReturnType<typeof createRedisEventTarget<AppendedEvent>>;
-  private readonly listener = () => this.local.notify();
+  /** Tells this instance's own messages from the others'. */
+  private readonly instance = randomUUID();
+  private pending: bigint | undefined;
+  private readonly listener = (event: AppendedEvent) => {
+    const detail = event.detail;
+    if (detail?.from === this.instance) return;
+    this.local.notify(detail?.position ? BigInt(detail.position) : undefined);
+  };
 
   constructor(
     url: string,
@@ -81,11 +94,20 @@ export class RedisSignal implements LiveSignal {
   }
 
   notify(position: bigint): void {
-    this.local.notify();
-    this.target.dispatchEvent(new CustomEvent(this.channel, { detail: { position: position.toString() } }) as AppendedEvent);
+    this.local.notify(position);
+    if (this.pending !== undefined) {
+      if (position > this.pending) this.pending = position;
+      return;
+    }
+    this.pending = position;
+    setImmediate(() => {
+      const detail = { position: this.pending!.toString(), from: this.instance };
+      this.pending = undefined;
+      this.target.dispatchEvent(new CustomEvent(this.channel, { detail }) as AppendedEvent);
+    });
   }
 
-  onWake(wake: () => void): () => void {
+  onWake(wake: (position?: bigint) => void): () => void {
     return this.local.onWake(wake);
   }
 

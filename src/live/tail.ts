@@ -4,6 +4,9 @@
 // it meets the tail, then joins it in one synchronous step, so there is no gap and no duplicate at
 // the seam. Positions are taken under the commit lock, so no smaller position can become visible
 // after a larger one has been read: `position > head` never skips a commit.
+// With no subscription open the tail is idle: wakes and polls read nothing. The first subscription
+// after that reads max(position) again and the tail follows from there (nobody was owed the
+// events in between; a replay pages them itself).
 import type { LedgerEvent, PrismaClient } from '../generated/prisma/client.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
@@ -28,7 +31,21 @@ export type LiveItem = LedgerEvent | LiveEnd;
 export type LiveEnd = { end: DomainError };
 export const isLiveEnd = (item: object): item is LiveEnd => 'end' in item;
 
-export type LiveStats = { subscribers: number; following: number; head: string | null; reads: number; rowsRead: number; wakes: number; polls: number; dropped: number };
+export type LiveStats = {
+  subscribers: number;
+  following: number;
+  /** False while no subscription is open: the tail reads nothing then. */
+  active: boolean;
+  head: string | null;
+  /** Database reads of the tail (head reads included); replays are not counted. */
+  reads: number;
+  rowsRead: number;
+  wakes: number;
+  /** Wakes for a position already read, which cost no read. */
+  wakesSkipped: number;
+  polls: number;
+  dropped: number;
+};
 
 class Subscriber {
   /** Highest position handed to this subscriber's queue (the seam's de-duplication). */
@@ -73,7 +90,11 @@ class Subscriber {
   take(): LedgerEvent | undefined {
     if (this.head >= this.queue.length) return undefined;
     const event = this.queue[this.head++]!;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+    // Drained: drop the taken rows now, so a subscriber never keeps old rows alive.
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
@@ -98,12 +119,15 @@ export class LedgerTail {
   /** The highest position dispatched; null until started. */
   private head: bigint | null = null;
   private starting: Promise<void> | undefined;
+  /** Following the ledger: true from the first subscription until the last one closes. */
+  private active = false;
+  private resuming: Promise<void> | undefined;
   private reading = false;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribeSignal: (() => void) | undefined;
   private closed = false;
-  private readonly counters = { reads: 0, rowsRead: 0, wakes: 0, polls: 0, dropped: 0 };
+  private readonly counters = { reads: 0, rowsRead: 0, wakes: 0, wakesSkipped: 0, polls: 0, dropped: 0 };
   private readonly idleWaiters = new Set<() => void>();
 
   constructor(
@@ -114,22 +138,23 @@ export class LedgerTail {
   ) {}
 
   stats(): LiveStats {
-    return { subscribers: this.all.size, following: this.index.size, head: this.head?.toString() ?? null, ...this.counters };
+    return { subscribers: this.all.size, following: this.index.size, active: this.active, head: this.head?.toString() ?? null, ...this.counters };
   }
 
-  /** Reads the current head once and starts following; later calls wait for the first. */
+  /** Listens to the signal and starts the safety poll, once; both do nothing while the tail is idle. */
   start(): Promise<void> {
     return (this.starting ??= (async () => {
-      const rows = await this.prisma.$queryRaw<{ head: bigint | null }[]>`SELECT max(position) AS head FROM ledger_event`;
-      this.head = rows[0]?.head === null || rows[0]?.head === undefined ? 0n : BigInt(rows[0].head);
-      this.unsubscribeSignal = this.signal.onWake(() => {
+      this.unsubscribeSignal = this.signal.onWake((position) => {
         this.counters.wakes++;
-        this.wake();
+        if (position !== undefined && this.head !== null && position <= this.head) this.counters.wakesSkipped++;
+        else this.wake();
       });
       const poll = () => {
         if (this.closed) return;
-        this.counters.polls++;
-        this.wake();
+        if (this.active) {
+          this.counters.polls++;
+          this.wake();
+        }
         this.timer = setTimeout(poll, this.options.pollMs);
         this.timer.unref();
       };
@@ -141,9 +166,29 @@ export class LedgerTail {
     }));
   }
 
+  /**
+   * Makes the tail follow the ledger: after an idle spell it reads max(position) first, so it goes on
+   * from the present, not from where it stopped. Concurrent callers share that one read.
+   */
+  private async follow(): Promise<void> {
+    await this.start();
+    if (this.active) return;
+    await (this.resuming ??= (async () => {
+      try {
+        const rows = await this.prisma.$queryRaw<{ head: bigint | null }[]>`SELECT max(position) AS head FROM ledger_event`;
+        this.counters.reads++;
+        const head = rows[0]?.head === null || rows[0]?.head === undefined ? 0n : BigInt(rows[0].head);
+        if (this.head === null || head > this.head) this.head = head;
+        this.active = true;
+      } finally {
+        this.resuming = undefined;
+      }
+    })());
+  }
+
   /** Reads everything committed past the head now (coalesced: a wake during a read reads again after it). */
   wake(): void {
-    if (this.closed || this.head === null) return;
+    if (this.closed || !this.active || this.head === null) return;
     if (this.reading) {
       this.again = true;
       return;
@@ -165,7 +210,7 @@ export class LedgerTail {
         this.counters.rowsRead += rows.length;
         for (const row of rows) this.dispatch(row);
         if (rows.length === this.options.pageSize) this.again = true;
-      } while (this.again && !this.closed);
+      } while (this.again && this.active && !this.closed);
     } catch (error) {
       if (!isDatabaseUnavailable(error)) this.logger.error({ err: error }, 'live tail read failed; retrying at the next wake or poll');
     } finally {
@@ -176,6 +221,8 @@ export class LedgerTail {
   }
 
   private dispatch(row: LedgerEvent): void {
+    // A read begun before an idle spell can end after the head was read again: skip what it passed.
+    if (row.position <= this.head!) return;
     this.head = row.position;
     this.index.match(row, (sub) => {
       if (!sub.push(row)) {
@@ -192,19 +239,19 @@ export class LedgerTail {
    */
   subscribe(filter: LedgerFilter, after: bigint | undefined, caller: Caller): AsyncIterableIterator<LiveItem> {
     const sub = new Subscriber(filter, caller, this.options.bufferMax, after ?? 0n);
-    return cancellable(this.follow(sub, after), () => {
+    return cancellable(this.deliver(sub, after), () => {
       sub.closed = true;
       sub.wakeConsumer();
     });
   }
 
-  private async *follow(sub: Subscriber, after: bigint | undefined): AsyncGenerator<LiveItem> {
+  private async *deliver(sub: Subscriber, after: bigint | undefined): AsyncGenerator<LiveItem> {
     const filter = sub.filter;
     let registered = false;
     this.all.add(sub);
     try {
       if (sub.closed) return;
-      await this.start();
+      await this.follow();
       if (after === undefined) {
         sub.queuedUpTo = sub.deliveredUpTo = this.head!;
         this.index.add(sub);
@@ -255,6 +302,8 @@ export class LedgerTail {
       sub.closed = true;
       this.all.delete(sub);
       if (registered) this.index.delete(sub);
+      // The last one out: stop reading until someone subscribes again.
+      if (this.all.size === 0) this.active = false;
     }
   }
 

@@ -11,12 +11,14 @@ export type Received = {
   stop(): void;
 };
 
-export function wsClient(graphqlUrl: string): Client {
+/** A graphql-ws client; `token` goes in the connection_init payload. */
+export function wsClient(graphqlUrl: string, token?: string): Client {
   return createClient({
     url: graphqlUrl.replace(/^http/, 'ws'),
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: true,
+    ...(token ? { connectionParams: { token } } : {}),
   });
 }
 
@@ -47,14 +49,14 @@ export function wsSubscribe(client: Client, query: string, variables: Record<str
 }
 
 /** Subscribes over GraphQL SSE (Yoga's distinct-connection mode) with a plain fetch reader. */
-export function sseSubscribe(graphqlUrl: string, query: string, variables: Record<string, unknown>, field: string): Received {
+export function sseSubscribe(graphqlUrl: string, query: string, variables: Record<string, unknown>, field: string, token?: string): Received {
   const controller = new AbortController();
   const received: Received = { events: [], errors: [], completed: false, done: Promise.resolve(), stop: () => controller.abort() };
   received.done = (async () => {
     try {
       const response = await fetch(graphqlUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
         body: JSON.stringify({ query, variables }),
         signal: controller.signal,
       });

@@ -24,7 +24,7 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
 
   it('starts live at the head over graphql-ws, with the filter applied, and releases on unsubscribe', async () => {
     await append(events(3, ['before']));
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const all = wsSubscribe(client, eventsQuery, {}, 'ledgerEvents');
     const onlyA = wsSubscribe(client, eventsQuery, { filter: { tool: ['a'] } }, 'ledgerEvents');
     await following(2);
@@ -42,7 +42,7 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
   it('replays from a cursor, then continues live with no gap and no duplicate', async () => {
     const first = await append(events(30, ['r']));
     const cursor = (await t.gql(`{ events(filter: {tool: "r"}, first: 10) { pageInfo { endCursor } } }`)).data.events.pageInfo.endCursor;
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const sub = wsSubscribe(client, eventsQuery, { filter: { tool: ['r'] }, after: cursor }, 'ledgerEvents');
     await following(1);
     const second = await append(events(15, ['r', 'other']));
@@ -55,7 +55,7 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
   });
 
   it('resolves relations and computed fields of live rows (payload, action, cursor)', async () => {
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const query = `subscription { ledgerEvents(filter: {tool: "rel"}) { id cursor payload { sha256 text } action { id } } }`;
     const sub = wsSubscribe(client, query, {}, 'ledgerEvents');
     await following(1);
@@ -74,7 +74,7 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
   it('serves the same subscription over SSE', async () => {
     const head = (await append(events(1, ['s']))).appended[0]!.position;
     const { encodeCursor } = await import('../../src/ledger/cursor.ts');
-    const sub = sseSubscribe(t.url, eventsQuery, { filter: { tool: ['s'] }, after: encodeCursor(head - 1n) }, 'ledgerEvents');
+    const sub = sseSubscribe(t.url, eventsQuery, { filter: { tool: ['s'] }, after: encodeCursor(head - 1n) }, 'ledgerEvents', t.token);
     await following(1);
     await append(events(4, ['s']));
     await waitFor(() => sub.events.length === 5, 'SSE deliveries');
@@ -86,7 +86,7 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
   });
 
   it('refuses a bad cursor and a bad filter with BAD_INPUT', async () => {
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const bad = wsSubscribe(client, eventsQuery, { after: 'nope' }, 'ledgerEvents');
     const badFilter = wsSubscribe(client, eventsQuery, { filter: { tool: [] } }, 'ledgerEvents');
     await Promise.all([bad.done, badFilter.done]);
@@ -110,7 +110,7 @@ describe.each(databaseKinds)('a slow subscriber on %s', (kind) => {
     const messages: any[] = [];
     socket.on('message', (data) => messages.push(JSON.parse(String(data))));
     await new Promise((r) => socket.once('open', r));
-    socket.send(JSON.stringify({ type: 'connection_init' }));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { token: t.token } }));
     await waitFor(() => messages.some((m) => m.type === 'connection_ack'), 'ack');
     const query = `subscription { ledgerEvents { id position cursor metadata } }`;
     socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }));
@@ -133,7 +133,7 @@ describe.each(databaseKinds)('a slow subscriber on %s', (kind) => {
     expect(decodeCursor(error.extensions.cursor)).toBe(delivered.at(-1) ?? appended[0]! - 1n);
     socket.close();
 
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const resumed = wsSubscribe(client, eventsQuery, { after: error.extensions.cursor }, 'ledgerEvents');
     const rest = appended.length - delivered.length;
     await waitFor(() => resumed.events.length >= rest, 'the rest');

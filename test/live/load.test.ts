@@ -21,7 +21,7 @@ describe.each(databaseKinds)('4 writers and 3 subscribers on %s', (kind) => {
   afterAll(() => t.stop());
 
   it('delivers every matching event exactly once, in position order, across the seam', { timeout: 120_000 }, async () => {
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const all = wsSubscribe(client, eventsQuery, {}, 'ledgerEvents');
     const filtered = wsSubscribe(client, eventsQuery, { filter: { tool: ['t1'] } }, 'ledgerEvents');
     await waitFor(() => t.app.services.live.stats().following === 2, 'two live subscribers');

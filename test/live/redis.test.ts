@@ -47,9 +47,9 @@ describe.skipIf(reason !== null)('two instances joined by Redis', () => {
   });
 
   it('an event appended on A reaches a subscriber on B, and one on A, by the signal', async () => {
-    const client = wsClient(b.url);
+    const client = wsClient(b.url, b.app.services.authority.mintToken([]));
     const onB = wsSubscribe(client, eventsQuery, { filter: { tool: ['x'] } }, 'ledgerEvents');
-    const clientA = wsClient(a.url);
+    const clientA = wsClient(a.url, a.token);
     const onA = wsSubscribe(clientA, eventsQuery, { filter: { tool: ['x'] } }, 'ledgerEvents');
     await waitFor(() => b.app.services.live.stats().following === 1 && a.app.services.live.stats().following === 1, 'subscribed');
     const appended = [];
@@ -121,7 +121,7 @@ describe.skipIf(redisServerReason !== null)('Redis restarted mid-stream', () => 
   });
 
   it('loses nothing: events appended on A while Redis is down reach B once it is back', async () => {
-    const client = wsClient(b.url);
+    const client = wsClient(b.url, b.app.services.authority.mintToken([]));
     const sub = wsSubscribe(client, eventsQuery, {}, 'ledgerEvents');
     await waitFor(() => b.app.services.live.stats().following === 1, 'subscribed');
     const appended: bigint[] = [];
