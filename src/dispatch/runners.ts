@@ -28,10 +28,14 @@ export type StepAnswer = {
 /** `streaming`: hand a successful streamed answer (event stream, or no length) back unread instead of reading it whole. */
 export type Limits = { signal: AbortSignal; maxBytes: number; streaming?: boolean };
 
-/** An answer that arrives as a stream: an event stream, or a body without a length (chunked). */
+/**
+ * An answer that arrives as a stream: an event stream, or a body without a length (chunked) that is
+ * not one JSON document (a JSON answer is read whole, so the door can parse it into the result).
+ */
 export function isStreamedAnswer(response: Response): boolean {
   if (!response.body || response.status < 200 || response.status >= 300) return false;
-  return (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream') || !response.headers.has('content-length');
+  const type = (response.headers.get('content-type') ?? '').toLowerCase();
+  return type.startsWith('text/event-stream') || (!response.headers.has('content-length') && !/^application\/(.+\+)?json\b/.test(type));
 }
 
 class TooLarge extends Error {

@@ -157,7 +157,8 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
     expect(s.status).toBe(504);
     expect(s.body.error.code).toBe('TIMEOUT');
     expect(Date.now() - started).toBeLessThan(2_500);
-    const b = await app.post('/api/tools/BIG', {});
+    // A chunked binary answer streams through the REST door; the JSON door reads it whole, bounded.
+    const b = await app.post('/api/dispatch', { tool: 'BIG', args: {} });
     expect(b.body.error.code).toBe('RESPONSE_TOO_LARGE');
     const result = (await app.events(b.body.actionId)).find((e) => e.kind === 'TOOL_RESULT')!;
     expect(result.payloadState).toBe('MISSING');
