@@ -3,9 +3,13 @@
 // by the invocation's action id, with the bytes exactly as they passed on the wire (a compressed
 // response is kept compressed; its content-encoding header says so).
 //
+// The events are recorded in the async context of the request that started the exchange, even
+// though undici calls back from the context of whichever request opened the pooled connection.
+//
 // Not captured: anything outside an invocation or with capture switched off (the runner records
 // its own exchange); excluded origins (the object store); node:http / node:https requests (the AWS
 // SDK, pg's raw sockets), which never pass through undici.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { EventInput } from '../ledger/input.ts';
@@ -16,7 +20,7 @@ import { BoundedBytes } from './payload.ts';
 export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
 
 export type OutboundCaptureOptions = {
-  /** Where the two events go: the background writer's enqueue. */
+  /** Where the two events go: the background writer's enqueue. Runs in the async context the exchange started in. */
   record: OutboundRecorder;
   /** Bodies larger than this are recorded as MISSING with their size. */
   payloadMaxBytes: number;
@@ -88,6 +92,8 @@ export function installOutboundCapture(options: OutboundCaptureOptions): Outboun
 /** One request and its response: builds the two events as the bytes pass. */
 class Exchange {
   private readonly id = randomUUID();
+  /** `options.record`, bound to the async context the exchange started in. */
+  private readonly record: OutboundRecorder;
   private readonly requestBody: BoundedBytes;
   private readonly responseBody: BoundedBytes;
   private readonly sentAt = new Date();
@@ -106,6 +112,7 @@ class Exchange {
     private readonly options: OutboundCaptureOptions,
     private readonly failed: (error: unknown) => void,
   ) {
+    this.record = AsyncLocalStorage.bind(options.record);
     this.requestBody = new BoundedBytes(options.payloadMaxBytes);
     this.responseBody = new BoundedBytes(options.payloadMaxBytes);
     const full = new URL(opts.path, opts.origin).toString();
@@ -194,7 +201,7 @@ class Exchange {
 
   private emit(event: EventInput): Promise<void> | void {
     try {
-      const pending = this.options.record(event);
+      const pending = this.record(event);
       return pending?.catch(this.failed);
     } catch (error) {
       this.failed(error);

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest, fetch as undiciFetch } from 'undici';
@@ -178,6 +179,19 @@ describe('outbound capture through the global dispatcher', () => {
         ['RESPONSE', id],
       ]);
     }
+  });
+
+  it('records each exchange in the async context it started in, also on a keep-alive connection another request opened', async () => {
+    // undici calls back in the context of the request that opened the pooled socket; the app an
+    // event belongs to is read from the recorder's context, so it must be the exchange's own.
+    const app = new AsyncLocalStorage<string>();
+    const seen: string[] = [];
+    sink = (event) => void seen.push(`${event.actionId} ${event.kind} in ${app.getStore()}`);
+    for (const name of ['first', 'second', 'third']) {
+      await app.run(name, () => invoke(`act-${name}`, async () => (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: name })).text()));
+    }
+    await until(() => seen.length === 6, 'six events');
+    expect(seen).toEqual(['first', 'second', 'third'].flatMap((name) => [`act-${name} REQUEST in ${name}`, `act-${name} RESPONSE in ${name}`]));
   });
 
   it('records a refused connection as a request and an ERROR response, and the caller still gets its error', async () => {
