@@ -8,6 +8,12 @@ export const ErrorCode = {
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
   BLOB_CORRUPT: 'BLOB_CORRUPT',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  /** No credential, or one this server cannot verify (never says which check failed). */
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  /** A valid token whose limits do not allow this; `extensions.limit` names the limit. */
+  FORBIDDEN: 'FORBIDDEN',
+  /** Over the token's rate limit; `retryAfterSeconds` says when to try again. */
+  RATE_LIMITED: 'RATE_LIMITED',
   /** A live subscription fell too far behind and was closed; `extensions.cursor` (or `sequence`) says where to resume. */
   SUBSCRIBER_TOO_SLOW: 'SUBSCRIBER_TOO_SLOW',
 } as const;
@@ -34,5 +40,8 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   DATABASE_UNAVAILABLE: 503,
   BLOB_CORRUPT: 500,
   QUERY_TOO_COMPLEX: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  RATE_LIMITED: 429,
   SUBSCRIBER_TOO_SLOW: 429,
 };

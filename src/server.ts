@@ -1,6 +1,7 @@
 // Entry only: read config, buildApp(), listen, SIGTERM/SIGINT → stop().
 import { buildApp } from './app.ts';
 import { ConfigError, parseConfig } from './config.ts';
+import { withRootKey } from './auth/root-key.ts';
 import { createLogger } from './logger.ts';
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -14,11 +15,22 @@ export async function serve(env: Record<string, string | undefined> = process.en
     }
     throw error;
   }
+  // The root key joins the secret registry before the logger exists, so no log line can hold it.
+  const keyed = withRootKey(config);
+  config = keyed.config;
   const logger = createLogger(config.LOG_LEVEL, config.secrets);
   const app = await buildApp(config, { logger });
   const { url } = await app.start();
   logger.info({ url, database: app.services.db.kind }, 'dirledger is listening');
   process.stdout.write(`dirledger: GraphQL and GraphiQL at ${url}\n`);
+  if (keyed.created) {
+    // Shown once, on the start that created the root key; never logged. `dirledger token admin` mints another.
+    process.stdout.write(
+      `dirledger: a root key was created in ${config.DATA_DIR}/root.key. Admin token (shown once):\n\n  ${app.services.authority.mintToken()}\n\n` +
+        'Send it as "Authorization: Bearer <token>" (in GraphiQL: the Headers tab), or set DIRLEDGER_TOKEN for the CLI.\n',
+    );
+  }
+  if (!app.services.authRequired) logger.warn('AUTHORITY=off: every door is open to anyone who can reach this server');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping');
     await app.stop();

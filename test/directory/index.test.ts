@@ -134,8 +134,8 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     for (const type of [null, 'tool']) {
       const stats = await t.gql(`query($type: String) { directoryStats(type: $type) { rows namesOnlyBytes withDescriptionsBytes ratio rowsByType { type rows } } }`, { type });
       const q = type ? `&type=${type}` : '';
-      const names = await fetch(`${t.origin}/api/directory?${q}`).then((r) => r.arrayBuffer());
-      const full = await fetch(`${t.origin}/api/directory?full=1${q}`).then((r) => r.arrayBuffer());
+      const names = await fetch(`${t.origin}/api/directory?${q}`, { headers: t.auth }).then((r) => r.arrayBuffer());
+      const full = await fetch(`${t.origin}/api/directory?full=1${q}`, { headers: t.auth }).then((r) => r.arrayBuffer());
       const s = stats.data.directoryStats;
       expect(s.namesOnlyBytes).toBe(names.byteLength);
       expect(s.withDescriptionsBytes).toBe(full.byteLength);
@@ -149,7 +149,7 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     const way = tool.data.tool.ways[0];
     const appended = await fetch(`${t.origin}/ledger/batches`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { ...t.auth, 'content-type': 'application/json' },
       body: JSON.stringify({
         collector: 'directory-test',
         events: [{ id: 'dir-contract-1', kind: 'TOOL_CALL', direction: 'OUT', actionId: 'a1', tool: 'HTTPBIN_ANYTHING', occurredAt: '2026-11-30T00:00:00Z', contract: { form: way.way, sha256: way.sha256 } }],

@@ -40,7 +40,7 @@ export async function startDispatchApp(kind: DatabaseKind, rows: ToolRow[], env:
     async post(pathname, body, headers = {}) {
       const response = await fetch(`${app.origin}${pathname}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
+        headers: { 'content-type': 'application/json', ...app.auth, ...headers },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
       const text = await response.text();

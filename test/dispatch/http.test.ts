@@ -90,7 +90,7 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
   });
 
   it('the one-line URL door types query values by the args schema; POST /api/dispatch takes the canonical call', async () => {
-    const u = await fetch(`${app.origin}/api/tools/UP_GET?id=007`);
+    const u = await fetch(`${app.origin}/api/tools/UP_GET?id=007`, { headers: app.auth });
     const body = await u.json();
     expect(body.outcome).toBe('OK');
     expect(body.output.url).toBe('/get/007');
@@ -178,7 +178,7 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
 
   it('a body over the payload limit is answered 413 and recorded MISSING', async () => {
     const big = 'x'.repeat(app.config.PAYLOAD_MAX_BYTES + 10);
-    const r = await fetch(`${app.origin}/api/tools/UP_ECHO`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-dirledger-action': `big-${kind}` }, body: big });
+    const r = await fetch(`${app.origin}/api/tools/UP_ECHO`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `big-${kind}` }, body: big });
     expect(r.status).toBe(413);
     const events = await app.events(`big-${kind}`);
     expect(events.map((e) => `${e.kind}/${e.payloadState}`)).toEqual(['REQUEST/MISSING', 'RESPONSE/COMPLETE']);
@@ -187,7 +187,7 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
   it('read routes and health checks are not recorded', async () => {
     const before = await app.app.services.db.prisma.ledgerEvent.count();
     await fetch(`${app.origin}/healthz`);
-    await fetch(`${app.origin}/api/directory`);
+    await fetch(`${app.origin}/api/directory`, { headers: app.auth });
     await app.app.services.writer.flush();
     expect(await app.app.services.db.prisma.ledgerEvent.count()).toBe(before);
   });

@@ -95,7 +95,7 @@ describe.each(databaseKinds)('LedgerEvent.matchesContract (%s)', (kind) => {
       payload: { state: 'COMPLETE', text: JSON.stringify(sent) },
       ...fields,
     };
-    const response = await fetch(`${app.origin}/ledger/batches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ collector: 'elsewhere', events: [event] }) });
+    const response = await fetch(`${app.origin}/ledger/batches`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: JSON.stringify({ collector: 'elsewhere', events: [event] }) });
     expect(response.status).toBe(200);
     const result = await app.op(EventMatch, { id });
     expect(result.errors).toBeUndefined();

@@ -112,14 +112,14 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const restore = await makeLedgerUnavailable(kind, app);
     let down: Response;
     try {
-      down = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
+      down = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
     } finally {
       await restore();
     }
     expect(down.status).toBe(503);
     expect(down.headers.get('retry-after')).toBe('1');
     hits.length = 0;
-    const retry = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
+    const retry = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
     expect(retry.status).toBe(200);
     expect(hits).toHaveLength(1);
     const events = await app.events(`hook-${kind}`);

@@ -8,9 +8,9 @@ import { databaseKinds } from '../helpers/database.ts';
 import { streamQuery, waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
-function open(url: string, protocols?: string[]): Promise<WebSocket> {
+function open(url: string, protocols?: string[], headers: Record<string, string> = {}): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols);
+    const ws = new WebSocket(url, protocols, { headers });
     ws.once('open', () => resolve(ws));
     ws.once('error', reject);
     ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
@@ -45,7 +45,7 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
   });
 
   it('WebSocket: concurrent calls on one socket are answered by id, each its own recorded exchange', async () => {
-    const ws = await open(wsUrl, ['dirledger']);
+    const ws = await open(wsUrl, ['dirledger'], t.auth);
     try {
       expect(ws.protocol).toBe('dirledger');
       const replies = await exchange(ws, [
@@ -67,7 +67,7 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
   });
 
   it('WebSocket: a message that is not a call is answered with BAD_INPUT naming what arrived, and recorded; the socket stays open', async () => {
-    const ws = await open(wsUrl);
+    const ws = await open(`${wsUrl}?token=${t.token}`);
     try {
       const [notJson, unknownType, missingTool, extra, binary] = await exchange(ws, [
         '{not json',
@@ -93,7 +93,7 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
   });
 
   it('graphql-ws still answers on /graphql beside /api/ws, and any other upgrade path is refused', async () => {
-    const client = createClient({ url: `${t.origin.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+    const client = createClient({ url: `${t.origin.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${t.token}` } });
     try {
       const result = await new Promise<any>((resolve, reject) => {
         let value: unknown;
@@ -109,7 +109,7 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
   it('SSE: accepted (the action id) then result, then the stream ends; the streamed answer is recorded whole', async () => {
     const response = await fetch(`${t.origin}/api/dispatch`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-session': 'sse-session' },
+      headers: { ...t.auth, 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-session': 'sse-session' },
       body: JSON.stringify({ tool: 'ECHO', args: { text: 'streamed' } }),
     });
     expect(response.status).toBe(200);
@@ -134,12 +134,12 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
 
   it('SSE: the streamed answer is published to streamCapture subscribers as it is recorded', async () => {
     const actionId = `sse-stream-${kind}`;
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
     await waitFor(() => t.app.services.streams.size >= 1, 'the subscriber waiting');
     const response = await fetch(`${t.origin}/api/dispatch`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
+      headers: { ...t.auth, 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
       body: JSON.stringify({ tool: 'ECHO', args: { text: 'published' } }),
     });
     const text = await response.text();
@@ -152,7 +152,7 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
 
   it('SSE: bad input is answered before any stream, as JSON with its status, and recorded', async () => {
     const post = (headers: Record<string, string>, body: string) =>
-      fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { accept: 'text/event-stream', ...headers }, body });
+      fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...t.auth, accept: 'text/event-stream', ...headers }, body });
     const noType = await post({}, '{"tool":"ECHO"}');
     expect(noType.status).toBe(400);
     expect(((await noType.json()) as any).error.message).toMatch(/Expected content-type application\/json/);

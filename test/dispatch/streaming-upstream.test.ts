@@ -98,7 +98,7 @@ describe('streamed upstream answers through dispatch', () => {
   const blobText = async (sha: string) => (await app.app.services.ledger.readBlob(sha))!.toString('utf8');
 
   it('REST: the upstream chunks reach the client before the upstream has finished', async () => {
-    const response = await fetch(`${app.origin}/api/tools/STREAM_HELD`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${app.origin}/api/tools/STREAM_HELD`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = response.body!.getReader();
@@ -115,7 +115,7 @@ describe('streamed upstream answers through dispatch', () => {
   });
 
   it('REST: a chunked upstream without a length streams too, with its own content type', async () => {
-    const response = await fetch(`${app.origin}/api/tools/STREAM_NDJSON`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${app.origin}/api/tools/STREAM_NDJSON`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: '{}' });
     expect(response.headers.get('content-type')).toBe('application/x-ndjson');
     const reader = response.body!.getReader();
     expect(Buffer.from((await reader.read()).value!).toString()).toBe('{"line":1}\n');
@@ -128,12 +128,12 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('REST + streamCapture: a finished stream is COMPLETE; chunks and the stored events are redacted and hash alike', async () => {
     const actionId = 'rest-stream-complete';
-    const client = wsClient(app.url);
+    const client = wsClient(app.url, app.token);
     const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
     await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
     const response = await fetch(`${app.origin}/api/tools/STREAM_SSE`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
       body: JSON.stringify({ count: 5, every: 5 }),
     });
     const text = await response.text();
@@ -158,13 +158,13 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('REST + streamCapture: the client disconnects mid-stream; the final chunk and the stored event say PARTIAL with the blob hash', async () => {
     const actionId = 'rest-stream-partial';
-    const client = wsClient(app.url);
+    const client = wsClient(app.url, app.token);
     const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
     await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
     const abort = new AbortController();
     const response = await fetch(`${app.origin}/api/tools/STREAM_SSE`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
       body: JSON.stringify({ count: 100_000, every: 10 }),
       signal: abort.signal,
     });
@@ -191,12 +191,12 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('SSE door: accepted, upstream, one chunk event per upstream piece, then the result with the stored hash', async () => {
     const actionId = 'sse-door-stream';
-    const client = wsClient(app.url);
+    const client = wsClient(app.url, app.token);
     const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
     await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
     const response = await fetch(`${app.origin}/api/dispatch`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
+      headers: { ...app.auth, 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
       body: JSON.stringify({ tool: 'STREAM_SSE', args: { count: 4, every: 5 } }),
     });
     const text = await response.text();
@@ -226,13 +226,13 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('SSE door: a client that disconnects mid-stream leaves a PARTIAL response IN and a PARTIAL final chunk', async () => {
     const actionId = 'sse-door-partial';
-    const client = wsClient(app.url);
+    const client = wsClient(app.url, app.token);
     const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
     await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
     const abort = new AbortController();
     const response = await fetch(`${app.origin}/api/dispatch`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
+      headers: { ...app.auth, 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
       body: JSON.stringify({ tool: 'STREAM_SSE', args: { count: 100_000, every: 10 } }),
       signal: abort.signal,
     });

@@ -23,7 +23,7 @@ describe('ledger input the database cannot hold', () => {
   async function post(events: unknown[]) {
     const response = await fetch(`${t.origin}/ledger/batches`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { ...t.auth, 'content-type': 'application/json' },
       body: JSON.stringify({ collector: 'input', events }),
     });
     return { status: response.status, body: (await response.json()) as { error?: { code: string; message: string } } };

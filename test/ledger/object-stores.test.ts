@@ -99,14 +99,14 @@ describe.each(databaseKinds.flatMap((kind) => (['folder', 's3'] as const).map((s
     const push = async (id: string, bytes: Buffer) => {
       const response = await fetch(`${setup.t.origin}/ledger/batches`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { ...setup.t.auth, 'content-type': 'application/json' },
         body: JSON.stringify({ collector: `store-${store}`, events: [event(id, { payload: { state: 'COMPLETE', base64: bytes.toString('base64') } })] }),
       });
       expect(response.status).toBe(200);
     };
     const readGraphql = (hash: string) => setup.t.gql(`query($h: String!) { blob(sha256: $h) { storage size base64 } }`, { h: hash });
     const readHttp = async (hash: string) => {
-      const response = await fetch(`${setup.t.origin}/ledger/blob/${hash}`);
+      const response = await fetch(`${setup.t.origin}/ledger/blob/${hash}`, { headers: setup.t.auth });
       return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
     };
     const expectCorrupt = async (hash: string, original: Buffer) => {
@@ -175,7 +175,7 @@ describe.each(databaseKinds)('inline blobs altered behind the triggers on %s', (
     const bytes = Buffer.from(`${what} `.repeat(400));
     const response = await fetch(`${t.origin}/ledger/batches`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { ...t.auth, 'content-type': 'application/json' },
       body: JSON.stringify({ collector: 'inline', events: [event(`inline-${what}`, { payload: { state: 'COMPLETE', text: bytes.toString() } })] }),
     });
     expect(response.status).toBe(200);
@@ -190,7 +190,7 @@ describe.each(databaseKinds)('inline blobs altered behind the triggers on %s', (
     }
     const gql = await t.gql(`query($h: String!) { blob(sha256: $h) { base64 } }`, { h: sha(bytes) });
     expect(gql.errors?.[0]?.extensions?.code).toBe('BLOB_CORRUPT');
-    const http = await fetch(`${t.origin}/ledger/blob/${sha(bytes)}`);
+    const http = await fetch(`${t.origin}/ledger/blob/${sha(bytes)}`, { headers: t.auth });
     expect(http.status).toBe(500);
     expect(((await http.json()) as any).error.code).toBe('BLOB_CORRUPT');
   });

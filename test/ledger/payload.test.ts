@@ -15,7 +15,7 @@ const BlobQuery = `query Blob($sha256: String!) { blob(sha256: $sha256) { sha256
 async function post(t: TestApp, body: unknown) {
   const response = await fetch(`${t.origin}/ledger/batches`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...t.auth, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as any };
@@ -24,7 +24,7 @@ async function post(t: TestApp, body: unknown) {
 async function readBack(t: TestApp, hash: string) {
   const gql = await t.gql(BlobQuery, { sha256: hash });
   expect(gql.errors).toBeUndefined();
-  const response = await fetch(`${t.origin}/ledger/blob/${hash}`);
+  const response = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: t.auth });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('application/octet-stream');
   return { blob: gql.data.blob, raw: Buffer.from(await response.arrayBuffer()) };
@@ -119,7 +119,7 @@ describe.each(databaseKinds)('payload bytes on %s', (kind) => {
     });
     expect((await readBack(t, sha(exact))).raw.equals(exact)).toBe(true);
     expect((await t.gql(BlobQuery, { sha256: sha(over) })).data.blob).toBeNull();
-    expect((await fetch(`${t.origin}/ledger/blob/${sha(over)}`)).status).toBe(404);
+    expect((await fetch(`${t.origin}/ledger/blob/${sha(over)}`, { headers: t.auth })).status).toBe(404);
     await expect(stat(path.join(t.dataDir, 'blobs', objectKey(sha(over))))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

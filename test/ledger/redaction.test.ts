@@ -31,7 +31,7 @@ describe.each(databaseKinds)('secret redaction on %s', (kind) => {
     t = await startTestApp(kind, { DIRLEDGER_SECRET_API_KEY: API_KEY, DIRLEDGER_SECRET_DB_PASSWORD: DB_PASSWORD });
     const response = await fetch(`${t.origin}/ledger/batches`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { ...t.auth, 'content-type': 'application/json' },
       body: JSON.stringify({
         collector: 'redact',
         position: 1,
@@ -129,7 +129,7 @@ describe.each(databaseKinds)('secret redaction on %s', (kind) => {
       expect(files.length).toBe(1);
       for (const file of files) expect(leaks(await readFile(path.join(file.parentPath, file.name))), file.name).toEqual([]);
       for (const blob of blobs) {
-        const response = await fetch(`${t.origin}/ledger/blob/${blob.sha256}`);
+        const response = await fetch(`${t.origin}/ledger/blob/${blob.sha256}`, { headers: t.auth });
         const bytes = Buffer.from(await response.arrayBuffer());
         expect(response.status).toBe(200);
         expect(leaks(bytes), blob.sha256).toEqual([]);

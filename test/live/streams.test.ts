@@ -53,7 +53,7 @@ describe('streamCapture', () => {
     teeResponse(response, { cutoffMs, payloadMaxBytes: 8_388_608, publish: (chunk) => t.app.services.streams.publish(actionId, chunk) });
 
   it('delivers the chunks as they arrive, then a final COMPLETE chunk with the stored hash; a late subscriber gets them all', async () => {
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const early = wsSubscribe(client, streamQuery, { actionId: 'act-complete' }, 'streamCapture');
     await waitFor(() => t.app.services.streams.size === 1, 'the subscriber waiting');
     const { response, recorded } = tee('act-complete', await fetch(`${upstream.url}?count=6&every=15&secret=${secret}`));
@@ -85,7 +85,7 @@ describe('streamCapture', () => {
   });
 
   it('a client that disconnects mid-stream ends with a final PARTIAL chunk; a late subscriber gets the chunks so far first', async () => {
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const { response, recorded } = tee('act-partial', await fetch(`${upstream.url}?count=1000&every=10`), 300);
     const reader = response.body!.getReader();
     await reader.read();
@@ -105,7 +105,7 @@ describe('streamCapture', () => {
   });
 
   it('forgets a stream nobody published to once its only subscriber leaves', async () => {
-    const client = wsClient(t.url);
+    const client = wsClient(t.url, t.token);
     const before = t.app.services.streams.size;
     const sub = wsSubscribe(client, streamQuery, { actionId: 'act-never' }, 'streamCapture');
     await waitFor(() => t.app.services.streams.size === before + 1, 'waiting entry');

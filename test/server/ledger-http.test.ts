@@ -11,7 +11,7 @@ const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).diges
 const BATCH_MAX_BYTES = 65_536;
 
 async function postRaw(t: TestApp, body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const response = await fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit);
+  const response = await fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers: { ...t.auth, ...headers }, body, duplex: 'half' } as RequestInit);
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: text ? (JSON.parse(text) as any) : null };
 }
@@ -146,7 +146,7 @@ describe.each(databaseKinds)('POST /ledger/batches on %s', (kind) => {
   });
 
   it('answers 405 to other methods', async () => {
-    const response = await fetch(`${t.origin}/ledger/batches`);
+    const response = await fetch(`${t.origin}/ledger/batches`, { headers: t.auth });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
   });
@@ -162,39 +162,39 @@ describe.each(databaseKinds)('GET /ledger/blob/:sha256 on %s', (kind) => {
   afterAll(async () => t?.stop());
 
   it.each([['xyz'], ['a'.repeat(63)], ['g'.repeat(64)], ['a'.repeat(65)]])('answers 400 to a bad hash (%s)', async (hash) => {
-    const response = await fetch(`${t.origin}/ledger/blob/${hash}`);
+    const response = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: t.auth });
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).error.code).toBe('BAD_INPUT');
   });
 
   it('answers 404 to an unknown hash', async () => {
-    const response = await fetch(`${t.origin}/ledger/blob/${sha('never stored')}`);
+    const response = await fetch(`${t.origin}/ledger/blob/${sha('never stored')}`, { headers: t.auth });
     expect(response.status).toBe(404);
     expect(((await response.json()) as any).error.code).toBe('NOT_FOUND');
   });
 
   it('serves the exact bytes with the hash as ETag, and 304 when the client has them', async () => {
     const hash = sha(body);
-    const response = await fetch(`${t.origin}/ledger/blob/${hash}`);
+    const response = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: t.auth });
     expect(response.status).toBe(200);
     expect(response.headers.get('etag')).toBe(`"${hash}"`);
     expect(response.headers.get('content-length')).toBe(String(body.length));
     expect(Buffer.from(await response.arrayBuffer()).equals(body)).toBe(true);
-    expect((await fetch(`${t.origin}/ledger/blob/${hash.toUpperCase()}`)).headers.get('etag')).toBe(`"${hash}"`);
+    expect((await fetch(`${t.origin}/ledger/blob/${hash.toUpperCase()}`, { headers: t.auth })).headers.get('etag')).toBe(`"${hash}"`);
 
     for (const match of [`"${hash}"`, `W/"${hash}"`, `"${sha('other')}", "${hash}"`, '*']) {
-      const cached = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: { 'if-none-match': match } });
+      const cached = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: { ...t.auth, 'if-none-match': match } });
       expect([match, cached.status]).toEqual([match, 304]);
       expect(cached.headers.get('etag')).toBe(`"${hash}"`);
       expect(await cached.text()).toBe('');
     }
-    const stale = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: { 'if-none-match': `"${sha('other')}"` } });
+    const stale = await fetch(`${t.origin}/ledger/blob/${hash}`, { headers: { ...t.auth, 'if-none-match': `"${sha('other')}"` } });
     expect(stale.status).toBe(200);
     expect(Buffer.from(await stale.arrayBuffer()).equals(body)).toBe(true);
   });
 
   it('answers HEAD with the headers and no body', async () => {
-    const response = await fetch(`${t.origin}/ledger/blob/${sha(body)}`, { method: 'HEAD' });
+    const response = await fetch(`${t.origin}/ledger/blob/${sha(body)}`, { method: 'HEAD', headers: t.auth });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-length')).toBe(String(body.length));
   });
@@ -233,7 +233,7 @@ describe.each(databaseKinds)('when the database is unavailable (%s)', (kind) => 
       expect503(await post(t, batchOf('closed')));
       const gql = await t.gql(`mutation($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, { input: batchOf('closed') });
       expect(gql.errors?.[0]?.extensions?.code).toBe('DATABASE_UNAVAILABLE');
-      const blob = await fetch(`${t.origin}/ledger/blob/${sha('anything')}`);
+      const blob = await fetch(`${t.origin}/ledger/blob/${sha('anything')}`, { headers: t.auth });
       expect(blob.status).toBe(503);
       expect(blob.headers.get('retry-after')).toMatch(/^\d+$/);
     });

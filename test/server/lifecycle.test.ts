@@ -1,5 +1,5 @@
 // The server as a user runs it: a real process, started on a bare data folder, stopped by a signal.
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,20 +12,32 @@ describe('dirledger serve', () => {
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
-  it('starts on embedded PGlite in a fresh folder, serves GraphiQL, and stops cleanly on SIGTERM', async () => {
+  let adminToken: string;
+
+  it('starts on embedded PGlite in a fresh folder, prints an admin token once, serves GraphiQL, and stops cleanly on SIGTERM', async () => {
     const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
     try {
       const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/);
+      [, adminToken] = (await server.waitFor(/Admin token \(shown once\):\s+(\S+)/)) as [string, string];
       const page = await fetch(url!, { headers: { accept: 'text/html' } });
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('graphiql');
+      const query = JSON.stringify({ query: '{ event(id: "nothing") { id } }' });
+      const anonymous = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
+      expect(anonymous.status).toBe(401);
+      expect(await anonymous.json()).toEqual({ error: { code: 'UNAUTHENTICATED', message: 'Missing or invalid credential.' } });
       const answer = await fetch(url!, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: '{ event(id: "nothing") { id } }' }),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+        body: query,
       });
       expect(await answer.json()).toEqual({ data: { event: null } });
       expect(await readdir(dataDir)).toContain('pglite');
+      const key = await stat(path.join(dataDir, 'root.key'));
+      expect(key.mode & 0o777).toBe(0o600);
+      const rootKey = (await readFile(path.join(dataDir, 'root.key'), 'utf8')).trim();
+      expect(rootKey).toMatch(/^[0-9a-f]{64}$/);
+      expect(server.output()).not.toContain(rootKey);
     } finally {
       server.child.kill('SIGTERM');
     }
@@ -46,7 +58,7 @@ describe('dirledger serve', () => {
     }));
     const pending = fetch(`${origin}/ledger/batches`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
       body: JSON.stringify({ collector: 'inflight', events }),
     });
     await new Promise((r) => setTimeout(r, 20));
@@ -55,6 +67,8 @@ describe('dirledger serve', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ received: 200, inserted: 200 });
     expect(await server.exited).toEqual({ code: 0, signal: null });
+    // The key already existed: no second admin token was printed.
+    expect(server.output()).not.toMatch(/Admin token/);
   });
 
   it('refuses a bad setting before starting, naming the variable, what was expected and what arrived', async () => {
