@@ -103,8 +103,6 @@ function grantOf() {
 }
 
 const appStore = new AsyncLocalStorage<BoundaryServices>();
-/** Action id → its app: undici's callbacks do not always run in the request's async context. */
-const byAction = new Map<string, BoundaryServices>();
 
 /**
  * Runs `handler` inside a new invocation and records the request IN and the answer OUT. A streamed
@@ -114,16 +112,7 @@ const byAction = new Map<string, BoundaryServices>();
  */
 export function captureExchange(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<Response>): Promise<Response> {
   return appStore.run(services, () =>
-    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door }, async () => {
-      const invocation = currentInvocation()!;
-      byAction.set(invocation.actionId, services);
-      try {
-        return await record(services, exchange, invocation, handler);
-      } finally {
-        // Outbound exchanges may finish after the answer; keep the route a little longer.
-        setTimeout(() => byAction.delete(invocation.actionId), 60_000).unref();
-      }
-    }),
+    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door }, () => record(services, exchange, currentInvocation()!, handler)),
   );
 }
 
@@ -201,7 +190,8 @@ let shared: { capture: OutboundCapture; users: number; last: BoundaryServices } 
 export function useOutboundCapture(services: BoundaryServices, excludeOrigins: string[] = []): () => Promise<void> {
   if (!shared) {
     const capture = installOutboundCapture({
-      record: (event) => (byAction.get(event.actionId) ?? currentBoundaryServices() ?? shared?.last)?.writer.enqueue(event),
+      // The capture records in the async context the exchange started in, so this is its own app.
+      record: (event) => (currentBoundaryServices() ?? shared?.last)?.writer.enqueue(event),
       payloadMaxBytes: services.config.PAYLOAD_MAX_BYTES,
       excludeOrigins,
       logger: services.logger,
