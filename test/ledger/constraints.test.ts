@@ -63,9 +63,9 @@ describe.each(databaseKinds)('the database refuses on %s', (kind) => {
     expect(refused).toMatchObject({ code: '23514', constraint: 'ledger_event_payload_state_check' });
   });
 
-  it('an event row whose hash is not 64 lowercase hex digits (CHECK)', async () => {
+  it('an event row whose hash is not 64 lowercase hex digits (foreign key: no blob can have that name)', async () => {
     const refused = await insertEvent({ state: 'COMPLETE', sha256: sha(body).toUpperCase(), size: 17, encoding: 'UTF8' }).catch((e) => e);
-    expect(refused).toMatchObject({ code: '23514', constraint: 'ledger_event_payload_sha256_hex_check' });
+    expect(refused).toMatchObject({ code: '23503', constraint: 'ledger_event_payload_sha256_fkey' });
   });
 
   it('an event row pointing at a blob that does not exist (foreign key)', async () => {
@@ -101,10 +101,15 @@ describe.each(databaseKinds)('the database refuses on %s', (kind) => {
     expect(refused).toMatchObject({ code: '23514', constraint });
   });
 
-  it('a blob row keyed by something other than a lowercase SHA-256 (CHECK)', async () => {
+  it.each([
+    ['uppercase hex', sha('upper').toUpperCase()],
+    ['other letters', 'Z'.repeat(64)],
+    ['too short (char(64) pads it with spaces)', sha('short').slice(0, 63)],
+    ['hex with a space inside', `${sha('space').slice(0, 31)} ${sha('space').slice(32)}`],
+  ])('a blob row keyed by something other than a lowercase SHA-256: %s (CHECK)', async (_what, key) => {
     const refused = await sql.refused(
       `INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data) VALUES ($1, 1, 'BINARY', 'INLINE', 'identity', 1, '\\x61'::bytea)`,
-      ['Z'.repeat(64)],
+      [key],
     );
     expect(refused).toMatchObject({ code: '23514', constraint: 'blob_sha256_hex_check' });
   });
