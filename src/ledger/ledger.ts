@@ -232,9 +232,16 @@ const escaped = /[\\"]/g;
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
 /**
- * The whole batch as one statement. The commit lock is a MATERIALIZED CTE joined to every row source
- * that writes (and to the final SELECT), so it is taken before the first blob row and before the first
- * nextval, and held until commit: positions become visible in commit order.
+ * The whole batch as one statement. The blobs are written first, outside the commit lock: they carry
+ * no position, and while one batch holds the lock the others store their blobs on the other core.
+ * The commit lock is a MATERIALIZED CTE that reads every blob row first (so it is taken after them),
+ * joined to the event rows and to the final SELECT, so it is taken before the first nextval and held
+ * until commit: positions become visible in commit order.
+ *
+ * No deadlock: a blob insert may wait for another transaction's uncommitted blob of the same hash,
+ * but only before taking the lock; under the lock a batch writes only rows no other open
+ * transaction can hold (new events, its batch row, its collector), and its foreign keys point at blobs
+ * that are committed or its own. Blobs go in hash order, so two batches never wait on each other.
  */
 async function appendStatement(
   sql: SqlQueryable,
@@ -247,15 +254,17 @@ async function appendStatement(
   const col = (f: (e: PreparedEvent) => unknown) => pgArray(events.map(f));
   const blobCol = (f: (b: BlobRow) => unknown) => pgArray(blobs.map(f));
   const rows = await sql.query<{ id: string | null; position: bigint | null; collector_position: bigint | null }>(
-    `WITH commit_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}) AS held),
-     stored_blobs AS (
+    `WITH stored_blobs AS (
        INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
        SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size,
          decode(b.data, 'base64'), b.object_key
-       FROM commit_lock, unnest($34::text[], $35::bigint[], $36::text[], $37::text[], $38::text[], $39::bigint[], $40::text[], $41::text[])
-         AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key)
+       FROM unnest($34::text[], $35::bigint[], $36::text[], $37::text[], $38::text[], $39::bigint[], $40::text[], $41::text[])
+         WITH ORDINALITY AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key, ord)
+       ORDER BY ord
        ON CONFLICT (sha256) DO NOTHING
+       RETURNING 1
      ),
+     commit_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}) AS held FROM (SELECT count(*) FROM stored_blobs) AS blobs_first),
      input AS (
        SELECT * FROM unnest(
          $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],

@@ -24,14 +24,22 @@ export function labelEncoding(bytes: Uint8Array): PayloadEncoding {
 /** Below this size one async zlib stream costs the main thread several times the compression itself. */
 const SYNC_DEFLATE_MAX_BYTES = 32_768;
 
+/**
+ * zlib options for one small input. The default window (32 KiB) and memLevel 8 make each stream
+ * allocate and clear ~256 KiB, several times the work of compressing a 2 KiB payload, and churn the
+ * allocator; a window just big enough for the input finds the same matches (inflate's default window
+ * reads any smaller one), and memLevel 6 keeps the hash table at 16 KiB.
+ */
+function smallDeflateOptions(length: number): zlib.ZlibOptions {
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(length + 262)))); // 262: zlib's MIN_LOOKAHEAD
+  // An output buffer sized to the input: the default 16 KiB chunk would stay referenced by each small result.
+  return { level: 1, windowBits, memLevel: 6, chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, length + 64) };
+}
+
 /** Compresses for inline storage; keeps the bytes as they are when compression would not save space. */
 export async function encodeInline(bytes: Buffer): Promise<{ codec: Codec; data: Buffer }> {
   if (bytes.length < 64) return { codec: 'identity', data: bytes };
-  // An output buffer sized to the input: the default 16 KiB chunk would stay referenced by each small result.
-  const data =
-    bytes.length <= SYNC_DEFLATE_MAX_BYTES
-      ? zlib.deflateRawSync(bytes, { level: 1, chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, bytes.length + 64) })
-      : await deflateRaw(bytes, { level: 1 });
+  const data = bytes.length <= SYNC_DEFLATE_MAX_BYTES ? zlib.deflateRawSync(bytes, smallDeflateOptions(bytes.length)) : await deflateRaw(bytes, { level: 1 });
   return data.length < bytes.length ? { codec: 'deflate-raw', data } : { codec: 'identity', data: bytes };
 }
 
