@@ -3,6 +3,12 @@ import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOpt
 
 export type Logger = PinoLogger;
 
+/** Secrets every logger of the process redacts, whenever it was created (the root key, loaded after some loggers exist). */
+const processSecrets = new Map<string, string>();
+export function redactInEveryLog(name: string, value: string): void {
+  if (value) processSecrets.set(value, name);
+}
+
 /** `fd` 2 writes to stderr (the stdio MCP server keeps stdout for the protocol); `destination` (tests) overrides both. */
 export function createLogger(level: string, secrets: Record<string, string> = {}, fd: 1 | 2 = 1, destination?: DestinationStream): Logger {
   const values = Object.entries(secrets);
@@ -15,6 +21,7 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
       streamWrite: (line) => {
         let out = line.includes('AgEJZGlybGVkZ2Vy') ? line.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, '[DIRLEDGER_TOKEN]') : line;
         for (const [name, value] of values) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
+        for (const [value, name] of processSecrets) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
         return out;
       },
     },

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
+import { redactInEveryLog } from '../logger.ts';
 
 export const ROOT_KEY_SECRET = 'DIRLEDGER_ROOT_KEY';
 const hex64 = /^[0-9a-f]{64}$/;
@@ -14,7 +15,11 @@ export type RootKeyed = { config: Config; rootKey: Buffer; created: boolean };
 /** The config with the root key registered as a secret; creates DATA_DIR/root.key (mode 0600) when there is none. */
 export function withRootKey(config: Config): RootKeyed {
   const registered = config.secrets[ROOT_KEY_SECRET];
-  if (registered !== undefined) return { config, rootKey: keyFrom(registered, `the ${ROOT_KEY_SECRET} secret`), created: false };
+  if (registered !== undefined) {
+    const rootKey = keyFrom(registered, `the ${ROOT_KEY_SECRET} secret`);
+    redactInEveryLog(ROOT_KEY_SECRET, registered);
+    return { config, rootKey, created: false };
+  }
   const file = path.join(config.DATA_DIR, 'root.key');
   let created = false;
   let text: string;
@@ -36,6 +41,7 @@ export function withRootKey(config: Config): RootKeyed {
     }
   }
   const rootKey = keyFrom(text, file);
+  redactInEveryLog(ROOT_KEY_SECRET, text);
   return { config: { ...config, secrets: { ...config.secrets, [ROOT_KEY_SECRET]: text } }, rootKey, created };
 }
 

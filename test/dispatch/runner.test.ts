@@ -162,6 +162,28 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(probe).toContain('[CANARY_KEY]');
     for (const line of logLines) expect(line.includes(CANARY), line).toBe(false);
   });
+
+  it('the root key and every bearer token are canaries too: in no stored byte, event column or log line', async () => {
+    const rootKey = app.app.services.config.secrets.DIRLEDGER_ROOT_KEY!;
+    expect(rootKey).toMatch(/^[0-9a-f]{64}$/);
+    const scoped = app.mint('tools = KEYED');
+    await app.post('/api/tools/KEYED', { v: `root ${rootKey} token ${scoped}` }, { authorization: `Bearer ${scoped}` });
+    await fetch(`${app.origin}/api/tools/KEYED?v=x&token=${scoped}`);
+    app.app.services.logger.warn({ key: rootKey, authorization: `Bearer ${scoped}`, note: `token=${scoped}` }, 'key probe');
+    await app.app.services.writer.flush();
+    const prisma = app.app.services.db.prisma;
+    const stored = JSON.stringify(await prisma.ledgerEvent.findMany(), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+    const blobs = await Promise.all((await prisma.blob.findMany({ select: { sha256: true } })).map((b) => app.app.services.ledger.readBlob(b.sha256)));
+    const logs = logLines.join('\n');
+    expect(logs).toContain('key probe');
+    for (const [name, value] of [['root key', rootKey], ['admin token', app.token.slice(16, 60)], ['scoped token', scoped.slice(16, 60)]] as const) {
+      expect(stored.includes(value), `${name} in an event`).toBe(false);
+      expect(blobs.some((b) => b?.includes(value)), `${name} in a blob`).toBe(false);
+      expect(logs.includes(value), `${name} in a log line`).toBe(false);
+    }
+    expect(stored).toContain('[DIRLEDGER_TOKEN]');
+    expect(blobs.some((b) => b?.includes('[DIRLEDGER_ROOT_KEY]'))).toBe(true);
+  });
 });
 
 /** PostgreSQL: a real outage (ALLOW_CONNECTIONS false + terminate). PGlite cannot come back from a close, so its append is made to fail as the driver would. */
