@@ -1,6 +1,6 @@
 // Live subscriptions: graphql-ws subscribers over filters while writers append (delivered/expected, duplicates, latency, server RSS/CPU).
 //
-//   npm run bench -- subscriptions [--seconds 30] [--scenario A,B,A2]
+//   npm run bench -- subscriptions [--seconds 30] [--scenario A,B,A2] [--root DIR]
 //
 // The server runs in a child process on a fresh PostgreSQL database (BENCH_DATABASE_URL, default
 // the machine's); the subscribers and the 4 writers run here, in the benchmark's process.
@@ -8,6 +8,8 @@
 //   B   100 unfiltered subscribers; 100 events/s.
 //   A2  A with two server instances joined by Redis (REDIS_URL, default the machine's): writers
 //       append on the first, subscribers are split over both.
+// --root runs the servers of another checkout (A/B comparisons).
+// BENCH_SERVER_NODE_ARGS passes flags to the servers' node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
 // Writers POST batches to /ledger/batches every 50 ms. Latency is from the moment the writer sent
 // the batch to receipt: an upper bound of commit → receipt (the commit happens inside that call).
 // Targets (printed PASS/MISS, never asserted): p99 ≤ 100 ms, server RSS ≤ 500 MB, delivered/expected
@@ -32,19 +34,20 @@ const scenarios: Record<string, Scenario> = {
 const targets = { p99Ms: 100, rssBytes: 500 * 1_000_000 };
 const WRITERS = 4;
 const TICK_MS = 50;
+const CONNECT_WAVE = 100;
 
 const query = `subscription ($filter: LedgerFilter) { ledgerEvents(filter: $filter) { id position } }`;
 
-type Sub = { tool: string | null; live: boolean; seen: Set<string>; duplicates: number; client: Client; stop: () => void };
+type Sub = { server: number; tool: string | null; live: boolean; seen: Set<string>; duplicates: number; client: Client; stop: () => void };
 
 export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '30' }, scenario: { type: 'string', default: 'A,B,A2' } } });
+  const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '30' }, scenario: { type: 'string', default: 'A,B,A2' }, root: { type: 'string' } } });
   const seconds = Number(values.seconds);
   if (!(seconds > 0)) throw new Error(`--seconds: expected a positive number, got ${values.seconds}`);
   for (const key of values.scenario!.split(',').map((s) => s.trim().toUpperCase())) {
     const scenario = scenarios[key];
     if (!scenario) throw new Error(`--scenario: expected A, B or A2, got ${key}`);
-    await runScenario(scenario, seconds);
+    await runScenario(scenario, seconds, values.root);
   }
 }
 
@@ -63,7 +66,7 @@ async function redisReachable(url: string): Promise<boolean> {
   }
 }
 
-async function runScenario(s: Scenario, seconds: number): Promise<void> {
+async function runScenario(s: Scenario, seconds: number, root?: string): Promise<void> {
   process.stdout.write(`\n${s.name}, ${seconds} s\n`);
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   if (s.instances === 2 && !(await redisReachable(redisUrl))) {
@@ -71,25 +74,38 @@ async function runScenario(s: Scenario, seconds: number): Promise<void> {
     return;
   }
   const db = await createBenchDatabase('subs');
-  const env: Record<string, string> = { DATABASE_URL: db.url, DIRECTORY_WATCH_MS: '0' };
+  const env: Record<string, string> = { DATABASE_URL: db.url, DIRECTORY_WATCH_MS: '0', AUTHORITY: 'off' };
   if (s.instances === 2) Object.assign(env, { REDIS_URL: redisUrl, LIVE_CHANNEL: `dirledger-bench-${db.name}` });
-  const servers: ServerProcess[] = [await startServer(env)];
-  if (s.instances === 2) servers.push(await startServer(env));
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const servers: ServerProcess[] = [await startServer(env, { nodeArgs, root })];
+  if (s.instances === 2) servers.push(await startServer(env, { nodeArgs, root }));
 
   // Subscribers: one graphql-ws connection each, spread over the instances.
   const subs: Sub[] = [];
+  const opening: Promise<void>[] = [];
+  const errors = new Set<string>();
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
+  const latenciesOn: number[][] = servers.map(() => []);
   /** Receipt after the append's answer arrived: a lower bound of commit → receipt. */
   const afterAnswer: number[] = [];
   const appendMs: number[] = [];
   const answeredAt = new Map<string, number>();
   const toolOf = (i: number) => `tool-${i % s.tools}`;
   for (let i = 0; i < s.subscribers; i++) {
-    const origin = servers[i % servers.length]!.origin;
-    const client = createClient({ url: `${origin.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    const server = i % servers.length;
+    const origin = servers[server]!.origin;
+    let connected = () => {};
+    opening.push(new Promise<void>((resolve) => (connected = resolve)));
+    const client = createClient({
+      url: `${origin.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      lazy: true,
+      on: { connected: () => connected(), closed: () => connected() },
+    });
     const tool = s.filtered ? toolOf(i) : null;
-    const sub: Sub = { tool, live: false, seen: new Set(), duplicates: 0, client, stop: () => {} };
+    const sub: Sub = { server, tool, live: false, seen: new Set(), duplicates: 0, client, stop: () => {} };
     sub.stop = client.subscribe<{ ledgerEvents: { id: string } }>(
       { query, variables: tool ? { filter: { tool: [tool] } } : {} },
       {
@@ -104,15 +120,20 @@ async function runScenario(s: Scenario, seconds: number): Promise<void> {
           else sub.seen.add(id);
           const t0 = sentAt.get(id);
           const now = performance.now();
-          if (t0 !== undefined) latencies.push(now - t0);
+          if (t0 !== undefined) {
+            latencies.push(now - t0);
+            latenciesOn[server]!.push(now - t0);
+          }
           const t1 = answeredAt.get(id);
           afterAnswer.push(t1 === undefined ? 0 : Math.max(0, now - t1));
         },
-        error: () => {},
+        error: (error) => errors.add(error instanceof Error ? error.message : `close ${(error as { code?: number }).code} ${(error as { reason?: string }).reason}`),
         complete: () => {},
       },
     );
     subs.push(sub);
+    // Connections open in waves: a thousand at once can miss graphql-ws's 3 s init timeout on a busy machine.
+    if (opening.length === CONNECT_WAVE || i === s.subscribers - 1) await Promise.all(opening.splice(0));
   }
 
   const append = async (events: object[]) => {
@@ -137,12 +158,16 @@ async function runScenario(s: Scenario, seconds: number): Promise<void> {
   const markerUntil = Date.now() + 60_000;
   let round = 0;
   while (subs.some((sub) => !sub.live)) {
-    if (Date.now() > markerUntil) throw new Error(`subscribers not live after 60 s: ${subs.filter((x) => !x.live).length} of ${subs.length}`);
+    if (Date.now() > markerUntil) {
+      const notLive = servers.map((_, i) => subs.filter((x) => x.server === i && !x.live).length);
+      throw new Error(`subscribers not live after 60 s: ${notLive.join(' + ')} of ${subs.length} (by server)${errors.size ? `; errors: ${[...errors].join('; ')}` : ''}`);
+    }
     await append(Array.from({ length: s.tools }, (_, i) => eventOf(`marker-${round}-${i}`, toolOf(i))));
     round++;
     await new Promise((r) => setTimeout(r, 500));
   }
   latencies.length = 0;
+  for (const l of latenciesOn) l.length = 0;
   afterAnswer.length = 0;
 
   const rss = servers.map((p) => sampleRss(p.pid));
@@ -207,6 +232,9 @@ async function runScenario(s: Scenario, seconds: number): Promise<void> {
   process.stdout.write(`${target('duplicates', int(duplicates), '0', duplicates === 0)}\n`);
   process.stdout.write(`${row('latency p50 (send → receipt)', `${fixed(p50, 1)} ms`)}\n`);
   process.stdout.write(`${target('latency p99 (send → receipt)', `${fixed(p99, 1)} ms`, `≤ ${targets.p99Ms} ms`, p99 <= targets.p99Ms)}\n`);
+  if (servers.length > 1) {
+    latenciesOn.forEach((l, i) => process.stdout.write(`${row(`  subscribers on server ${i + 1} p50 / p99`, `${fixed(percentile(l, 0.5), 1)} ms`, `${fixed(percentile(l, 0.99), 1)} ms`)}\n`));
+  }
   process.stdout.write(`${row('latency max', `${fixed(max, 1)} ms`)}\n`);
   process.stdout.write(`${row('append call p50 / p99', `${fixed(percentile(appendMs, 0.5), 1)} ms`, `${fixed(percentile(appendMs, 0.99), 1)} ms`)}\n`);
   process.stdout.write(`${row('after append answer p50 / p99', `${fixed(percentile(afterAnswer, 0.5), 1)} ms`, `${fixed(percentile(afterAnswer, 0.99), 1)} ms`)}  (lower bound)\n`);

@@ -58,6 +58,8 @@ describe.skipIf(reason !== null)('two instances joined by Redis', () => {
     expect(onB.events.map((e) => BigInt(e.position))).toEqual(appended.map((x) => x.position));
     expect(b.app.services.live.stats().polls).toBe(0);
     expect(b.app.services.signal.kind).toBe('redis');
+    // A woke itself once per append and ignored its own messages coming back through Redis.
+    expect(a.app.services.live.stats().wakes).toBe(10);
     onB.stop();
     onA.stop();
     await client.dispose();
