@@ -4,7 +4,9 @@
 //
 // A local upstream HTTP server runs in its own process, the dirledger server in another (on a
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
-// paths in the same run. Nothing is asserted; targets print PASS or MISS.
+// paths in the same run. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
+// process (from /proc) is printed beside the timings: on a shared machine it says who spent the
+// cores, and it does not move with the neighbours' load the way latency does.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -13,6 +15,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
+import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
 import { freePort, startServer } from './lib/server.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
@@ -32,7 +35,7 @@ server.keepAliveTimeout = 60000;
 server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('ready\\n'));
 `;
 
-async function startUpstream(): Promise<{ origin: string; stop(): Promise<void> }> {
+async function startUpstream(): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-e', upstreamSource, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
@@ -42,10 +45,31 @@ async function startUpstream(): Promise<{ origin: string; stop(): Promise<void> 
   const stop = onCleanup(`stop upstream pid ${child.pid}`, async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
   });
-  return { origin: `http://127.0.0.1:${port}`, stop };
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
 }
 
 type Target = { url: string; body: string };
+
+type CpuPerCall = { server: number; upstream: number; client: number; machineBusy: number };
+
+/** Runs `phase` and returns its result with the CPU microseconds each process spent per call, and the machine's busy share. */
+async function withCpu<T>(pids: { server: number; upstream: number }, calls: (result: T) => number, phase: () => Promise<T>): Promise<T & { cpu: CpuPerCall }> {
+  const cpu = () => ({ server: processCpuSeconds(pids.server) ?? 0, upstream: processCpuSeconds(pids.upstream) ?? 0, client: process.cpuUsage(), machine: machineCpuSeconds() });
+  const before = cpu();
+  const result = await phase();
+  const after = cpu();
+  const n = calls(result);
+  const client = process.cpuUsage(before.client);
+  const perCall = (seconds: number) => (seconds * 1e6) / n;
+  return Object.assign(result as T & object, {
+    cpu: {
+      server: perCall(after.server - before.server),
+      upstream: perCall(after.upstream - before.upstream),
+      client: (client.user + client.system) / n,
+      machineBusy: (after.machine.busy - before.machine.busy) / (after.machine.total - before.machine.total),
+    },
+  }) as T & { cpu: CpuPerCall };
+}
 
 async function once(agent: Agent, t: Target): Promise<void> {
   const r = await request(t.url, { method: 'POST', body: t.body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
@@ -113,15 +137,16 @@ export async function run(args: string[]): Promise<void> {
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
   const through: Target = { url: `${server.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
 
+  const pids = { server: server.pid, upstream: upstream.pid };
   let throughCalls = 0;
   await sequential(agent, direct, 200);
   await sequential(agent, through, 200);
   throughCalls += 200;
   const seqDirect = await sequential(agent, direct, n);
-  const seqThrough = await sequential(agent, through, n);
+  const seqThrough = await withCpu(pids, () => n, async () => ({ times: await sequential(agent, through, n) }));
   throughCalls += n;
-  const conDirect = await concurrent(agent, direct, seconds, workers);
-  const conThrough = await concurrent(agent, through, seconds, workers);
+  const conDirect = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, direct, seconds, workers));
+  const conThrough = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, through, seconds, workers));
   throughCalls += conThrough.times.length;
   await agent.close();
 
@@ -136,8 +161,8 @@ export async function run(args: string[]): Promise<void> {
   await upstream.stop();
 
   const p = (xs: number[], q: number) => percentile(xs, q);
-  const addedP50 = p(seqThrough, 0.5) - p(seqDirect, 0.5);
-  const addedP99 = p(seqThrough, 0.99) - p(seqDirect, 0.99);
+  const addedP50 = p(seqThrough.times, 0.5) - p(seqDirect, 0.5);
+  const addedP99 = p(seqThrough.times, 0.99) - p(seqDirect, 0.99);
   const conAddedP50 = p(conThrough.times, 0.5) - p(conDirect.times, 0.5);
   const ratio = conThrough.rps / conDirect.rps;
   const ms = (v: number) => `${fixed(v, 3)} ms`;
@@ -146,9 +171,18 @@ export async function run(args: string[]): Promise<void> {
     '',
     row('', 'p50', 'p99', 'calls/s'),
     row('sequential direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99)), ''),
-    row('sequential through', ms(p(seqThrough, 0.5)), ms(p(seqThrough, 0.99)), ''),
+    row('sequential through', ms(p(seqThrough.times, 0.5)), ms(p(seqThrough.times, 0.99)), ''),
     row(`${workers} concurrent direct`, ms(p(conDirect.times, 0.5)), ms(p(conDirect.times, 0.99)), int(conDirect.rps)),
     row(`${workers} concurrent through`, ms(p(conThrough.times, 0.5)), ms(p(conThrough.times, 0.99)), int(conThrough.rps)),
+    '',
+    row('CPU µs per call', 'server', 'upstream', 'bench client', 'machine busy'),
+    ...(
+      [
+        ['sequential through', seqThrough.cpu],
+        [`${workers} concurrent direct`, conDirect.cpu],
+        [`${workers} concurrent through`, conThrough.cpu],
+      ] as const
+    ).map(([label, c]) => row(label, int(c.server), int(c.upstream), int(c.client), `${int(c.machineBusy * 100)} %`)),
     '',
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
