@@ -3,6 +3,7 @@
 // goes away, the ledger keeps reading for up to the cut-off (STREAM_CUTOFF_MS, 25 s by default):
 // a stream that finishes is COMPLETE, one cut off or broken is PARTIAL with what arrived, and one
 // past the payload limit is MISSING with its size (memory is bounded by the limit).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { PayloadInput } from '../ledger/input.ts';
@@ -74,9 +75,11 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
   let reading: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   let clientController: ReadableStreamDefaultController<Uint8Array> | undefined;
 
+  // Chunks are pulled by whoever reads the client's branch: publish in the context the tee was made in (the invocation's).
+  const publishInContext = options.publish && AsyncLocalStorage.bind(options.publish);
   const publish = (chunk: StreamChunk) => {
     try {
-      options.publish?.(chunk);
+      publishInContext?.(chunk);
     } catch {
       // A subscriber's failure never stops the recording.
     }

@@ -8,6 +8,7 @@ import { decodeCursor } from '../ledger/cursor.ts';
 import { filterSql, parseFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
 import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
+import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, renderForms, type ContractForm } from './forms.ts';
@@ -167,12 +168,12 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
-      description: 'Every ledger event with this tool name, in position order: from a capability to its uses.',
+      description: 'Every ledger event with this tool name, in position order: from a capability to its uses. A task-scoped token sees only its task\'s.',
       args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
       resolve: async (row, args, ctx, info) => {
         const take = pageSize(args.first);
         const after = args.after ? decodeCursor(args.after) : null;
-        const filter = parseFilter(withoutNulls(args.filter ?? {}));
+        const filter = scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), await ledgerScope(ctx, 'Tool.events'));
         const query = queryFromInfo({ context: ctx, info, path: ['edges', 'node'] });
         const key = JSON.stringify({ take, after: after?.toString() ?? null, filter });
         const rows = await loadBatched(ctx, `tool-events:${key}`, row.name, (names) => eventsForTools(ctx, names, take, after, filter, query));

@@ -7,6 +7,7 @@ import '../directory/schema.ts';
 import '../resolver/schema.ts';
 import '../live/schema.ts';
 import '../dispatch/schema.ts';
+import '../ledger/task-schema.ts';
 import '../auth/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

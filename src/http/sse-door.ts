@@ -133,18 +133,19 @@ export async function sseDispatch(request: Request, services: Services): Promise
 
 /** Holds the door's own chunks until the dispatch tells whether the upstream streams (then they are dropped). */
 class PublishGate {
-  private held: [string, StreamChunk][] | undefined = [];
+  /** Each held chunk with the task of the invocation that published it (open() runs outside it). */
+  private held: [string, StreamChunk, string | undefined][] | undefined = [];
   private dropped = false;
   constructor(private readonly services: Services) {}
   publish(actionId: string, chunk: StreamChunk): void {
     if (this.dropped) return;
-    if (this.held) this.held.push([actionId, chunk]);
+    if (this.held) this.held.push([actionId, chunk, currentInvocation()?.task]);
     else this.services.streams.publish(actionId, chunk);
   }
   open(): void {
     const held = this.held ?? [];
     this.held = undefined;
-    for (const [actionId, chunk] of held) this.services.streams.publish(actionId, chunk);
+    for (const [actionId, chunk, task] of held) this.services.streams.publish(actionId, chunk, task);
   }
   drop(): void {
     this.dropped = true;

@@ -49,6 +49,14 @@ export function parseFilter(input: unknown): LedgerFilter {
   return filter;
 }
 
+/**
+ * The filter narrowed to one task (a task-scoped reader): its own task list, if any, intersected
+ * with that task. An empty intersection is `task: []`, which matches nothing in all three readings.
+ */
+export function withinTask(filter: LedgerFilter, task: string): LedgerFilter {
+  return { ...filter, task: filter.task ? filter.task.filter((t) => t === task) : [task] };
+}
+
 export function filterWhere(filter: LedgerFilter): Prisma.LedgerEventWhereInput {
   const where: Prisma.LedgerEventWhereInput = {};
   for (const d of filterDimensions) {
@@ -83,7 +91,7 @@ export function filterSql(filter: LedgerFilter): Prisma.Sql {
   const conditions: Prisma.Sql[] = [];
   for (const d of [...filterDimensions, 'direction'] as const) {
     const list = filter[d];
-    if (list) conditions.push(Prisma.sql`${columns[d]} IN (${Prisma.join(list)})`);
+    if (list) conditions.push(list.length ? Prisma.sql`${columns[d]} IN (${Prisma.join(list)})` : Prisma.sql`FALSE`);
   }
   if (filter.occurredFrom) conditions.push(Prisma.sql`occurred_at >= ${filter.occurredFrom}`);
   if (filter.occurredTo) conditions.push(Prisma.sql`occurred_at < ${filter.occurredTo}`);

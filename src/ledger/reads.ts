@@ -129,3 +129,9 @@ export async function ledgerCounts(prisma: PrismaClient, by: LedgerGrouping | nu
     costUsd: r.cost_usd,
   }));
 }
+
+/** Whether an event of this task references these bytes (a task-scoped reader may read them then). */
+export async function taskReferencesBlob(prisma: PrismaClient, task: string, sha256: string): Promise<boolean> {
+  const rows = await prisma.$queryRaw<unknown[]>`SELECT 1 FROM ledger_event WHERE task = ${task} AND payload_sha256 = ${sha256} LIMIT 1`;
+  return rows.length > 0;
+}

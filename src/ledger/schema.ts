@@ -8,6 +8,7 @@ import { readQuestion, LedgerMeasure, type AskReading } from './ask.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { parseFilter, type LedgerFilter } from './filter.ts';
 import { BatchInput } from './input.ts';
+import { ledgerScope, ledgerScopeNow, scopedFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
 import { filteredEventPage, ledgerCounts, LedgerGrouping, LedgerOrder, PAGE_DEFAULT, PAGE_MAX, pageSize, toPage, type LedgerCount } from './reads.ts';
 
 export const DirectionEnum = builder.enumType('Direction', {
@@ -133,28 +134,35 @@ builder.objectType(ActionRef, {
     id: t.exposeID('id'),
     events: t.prismaField({
       type: [LedgerEventRef],
-      description: 'In position order.',
+      description: 'In position order (those the caller may read).',
       resolve: (query, action, _args, ctx) =>
-        ctx.services.db.prisma.ledgerEvent.findMany({ ...query, where: { actionId: action.id }, orderBy: { position: 'asc' } }),
+        ctx.services.db.prisma.ledgerEvent.findMany({ ...query, where: { actionId: action.id, ...scopeWhere(ledgerScopeNow(ctx)) }, orderBy: { position: 'asc' } }),
     }),
   }),
 });
+
+const scopeNote = " A task-scoped token reads only its task's; anything else reads as null.";
 
 builder.queryFields((t) => ({
   event: t.prismaField({
     type: LedgerEventRef,
     nullable: true,
+    description: `One event by id.${scopeNote}`,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      ctx.services.db.prisma.ledgerEvent.findUnique({ ...query, where: { id: String(args.id) } }),
+    resolve: async (query, _root, args, ctx) => {
+      const scope = await ledgerScope(ctx, 'event');
+      return ctx.services.db.prisma.ledgerEvent.findFirst({ ...query, where: { id: String(args.id), ...scopeWhere(scope) } });
+    },
   }),
   action: t.field({
     type: ActionRef,
     nullable: true,
+    description: `Every event of one request.${scopeNote}`,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx) => {
+      const scope = await ledgerScope(ctx, 'action');
       const one = await ctx.services.db.prisma.ledgerEvent.findFirst({
-        where: { actionId: String(args.id) },
+        where: { actionId: String(args.id), ...scopeWhere(scope) },
         select: { actionId: true },
       });
       return one ? { id: one.actionId } : null;
@@ -163,9 +171,15 @@ builder.queryFields((t) => ({
   blob: t.prismaField({
     type: BlobRef,
     nullable: true,
+    description: `Stored bytes by SHA-256.${scopeNote.replace("'s;", "'s (bytes an event of the task references);")}`,
     args: { sha256: t.arg.string({ required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      ctx.services.db.prisma.blob.findUnique({ ...query, where: { sha256: args.sha256.toLowerCase() } }),
+    resolve: async (query, _root, args, ctx) => {
+      const scope = await ledgerScope(ctx, 'blob');
+      const sha256 = args.sha256.toLowerCase();
+      if (scope.kind === 'all') return ctx.services.db.prisma.blob.findUnique({ ...query, where: { sha256 } });
+      // Bytes an event of the task references; any other reads as unknown.
+      return ctx.services.db.prisma.blob.findFirst({ ...query, where: { sha256, events: { some: { task: scope.task } } } });
+    },
   }),
 }));
 
@@ -253,7 +267,7 @@ function filterArg(value: unknown): LedgerFilter {
   return parseFilter(withoutNulls(value ?? {}));
 }
 
-type AnswerShape = AskReading & { question: string };
+type AnswerShape = AskReading & { question: string; scope: LedgerScope };
 
 const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement({
   description: 'A question read into a filter and grouping, beside its result, so the reader sees how it was read.',
@@ -271,19 +285,19 @@ const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement
       type: [LedgerCountRef],
       nullable: true,
       description: 'Per group, when the question grouped.',
-      resolve: (a, _args, ctx) => (a.grouping ? ledgerCounts(ctx.services.db.prisma, a.grouping, a.filter) : null),
+      resolve: (a, _args, ctx) => (a.grouping ? ledgerCounts(ctx.services.db.prisma, a.grouping, scopedFilter(a.filter, a.scope)) : null),
     }),
     total: t.field({
       type: LedgerCountRef,
       description: 'Everything the filter matches, in one group.',
-      resolve: async (a, _args, ctx) => (await ledgerCounts(ctx.services.db.prisma, null, a.filter))[0]!,
+      resolve: async (a, _args, ctx) => (await ledgerCounts(ctx.services.db.prisma, null, scopedFilter(a.filter, a.scope)))[0]!,
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
       args: { first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
       description: 'The events the filter matches.',
       resolve: (a, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(ctx.services.db.prisma, a.filter, args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+        filteredEventPage<LedgerEvent>(ctx.services.db.prisma, scopedFilter(a.filter, a.scope), args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
     }),
   }),
 });
@@ -291,14 +305,15 @@ const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement
 builder.prismaObjectField(BlobRef, 'events', (t) =>
   t.field({
     type: LedgerEventConnectionRef,
-    description: 'Every event that references these bytes, in position order.',
+    description: 'Every event that references these bytes, in position order (those the caller may read).',
     args: { first: t.arg.int(firstArg), after: t.arg.string(afterArg) },
-    select: (args, _ctx, nestedSelection) => {
+    select: (args, ctx, nestedSelection) => {
       const take = pageSize(args.first);
       const after = args.after ? decodeCursor(args.after) : undefined;
+      const scope = scopeWhere(ledgerScopeNow(ctx));
       return {
         events: nestedSelection(
-          { where: after === undefined ? {} : { position: { gt: after } }, orderBy: { position: 'asc' }, take: take + 1 },
+          { where: after === undefined ? scope : { ...scope, position: { gt: after } }, orderBy: { position: 'asc' }, take: take + 1 },
           ['edges', 'node'],
         ),
       };
@@ -310,33 +325,33 @@ builder.prismaObjectField(BlobRef, 'events', (t) =>
 builder.queryFields((t) => ({
   events: t.field({
     type: LedgerEventConnectionRef,
-    description: 'Events matching the filter, paged by commit-ordered position; stays correct while writers append.',
+    description: 'Events matching the filter, paged by commit-ordered position; stays correct while writers append. A task-scoped token\'s task is merged into the filter.',
     args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
-    resolve: (_root, args, ctx, info) =>
+    resolve: async (_root, args, ctx, info) =>
       filteredEventPage<LedgerEvent>(
         ctx.services.db.prisma,
-        filterArg(args.filter),
+        scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'events')),
         args,
         queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
       ),
   }),
   ledgerCounts: t.field({
     type: [LedgerCountRef],
-    description: 'Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last.',
+    description: 'Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task\'s events.',
     args: { by: t.arg({ type: LedgerGroupingEnum, required: true }), filter: t.arg({ type: LedgerFilterRef }) },
-    resolve: (_root, args, ctx) => ledgerCounts(ctx.services.db.prisma, args.by, filterArg(args.filter)),
+    resolve: async (_root, args, ctx) => ledgerCounts(ctx.services.db.prisma, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts'))),
   }),
   ask: t.field({
     type: LedgerAnswerRef,
     nullable: true,
-    description: 'A question in plain words, read deterministically (no model) into a filter and grouping; see docs/ARCHITECTURE.md for the grammar.',
+    description: 'A question in plain words, read deterministically (no model) into a filter and grouping; see docs/ARCHITECTURE.md for the grammar. A task-scoped token\'s answer covers only its task\'s events.',
     args: { question: t.arg.string({ required: true }) },
-    resolve: (_root, args) => {
+    resolve: async (_root, args, ctx) => {
       const question = args.question.trim();
       if (!question || question.length > 1000) {
         throw badInput(`Invalid question: expected 1 to 1000 characters, got ${question.length}`);
       }
-      return { question, ...readQuestion(question) };
+      return { question, ...readQuestion(question), scope: await ledgerScope(ctx, 'ask') };
     },
   }),
 }));

@@ -8,6 +8,7 @@ import type { Context } from '../graphql/context.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { labelEncoding } from '../ledger/payload.ts';
+import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { LedgerEventRef, LedgerFilterRef, PayloadStateEnum, withoutNulls } from '../ledger/schema.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { isLiveEnd, type LiveItem } from './tail.ts';
@@ -63,14 +64,15 @@ builder.subscriptionFields((t) => ({
   ledgerEvents: t.field({
     type: LedgerEventRef,
     description:
-      'Events matching the filter as they commit. With after (any ledger cursor) everything after it is replayed from the database, then the subscription continues live with no gap and no duplicate; without it, it starts at the current head. A subscriber that falls too far behind gets one SUBSCRIBER_TOO_SLOW error with extensions.cursor (its last delivered event) and the subscription completes: subscribe again with that cursor.',
+      'Events matching the filter as they commit. With after (any ledger cursor) everything after it is replayed from the database, then the subscription continues live with no gap and no duplicate; without it, it starts at the current head. A subscriber that falls too far behind gets one SUBSCRIBER_TOO_SLOW error with extensions.cursor (its last delivered event) and the subscription completes: subscribe again with that cursor. A task-scoped token receives only its task\'s events (merged into the filter).',
     args: {
       filter: t.arg({ type: LedgerFilterRef }),
       after: t.arg.string({ description: 'Resume after this cursor (from an event, a page or a SUBSCRIBER_TOO_SLOW error).' }),
     },
-    subscribe: (_root, args, ctx) => {
-      const filter = parseFilter(withoutNulls(args.filter ?? {}));
+    subscribe: async (_root, args, ctx) => {
+      const parsed = parseFilter(withoutNulls(args.filter ?? {}));
       const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
+      const filter = scopedFilter(parsed, await ledgerScope(ctx, 'ledgerEvents'));
       return ctx.services.live.subscribe(filter, after, ctx.caller);
     },
     resolve: (item: LiveItem, _args, ctx, info) => {
@@ -82,9 +84,12 @@ builder.subscriptionFields((t) => ({
   streamCapture: t.field({
     type: StreamChunkRef,
     description:
-      'The chunks of a streamed answer as the ledger receives them: those so far first (for a late subscriber), then live ones, ending with a final chunk carrying the stored state and blob hash. A stream that has not started yet is waited for.',
+      'The chunks of a streamed answer as the ledger receives them: those so far first (for a late subscriber), then live ones, ending with a final chunk carrying the stored state and blob hash. A stream that has not started yet is waited for. A task-scoped token sees only streams of its task: another task\'s stream looks like one that has not started.',
     args: { actionId: t.arg.id({ required: true }) },
-    subscribe: (_root, args, ctx) => ctx.services.streams.subscribe(String(args.actionId)),
+    subscribe: async (_root, args, ctx) => {
+      const scope = await ledgerScope(ctx, 'streamCapture');
+      return ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined);
+    },
     resolve: (item: LiveChunk | { end: Error }) => {
       if ('end' in item) throw item.end;
       return item;

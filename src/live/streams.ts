@@ -1,7 +1,9 @@
 // The registry of streamed answers as the ledger receives them. The stream tee (src/capture/tee.ts)
 // publishes each chunk here; `streamCapture` subscribers read them. A late subscriber first gets
 // the chunks so far, then the live ones, then the END. Finished streams are kept `retainMs` for
-// late subscribers, then forgotten.
+// late subscribers, then forgotten. Each stream remembers the task of the invocation that published
+// its first chunk; a task-scoped subscriber sees only its task's streams, and another task's stream
+// looks to it exactly like one that has not started (it waits, and learns nothing).
 //
 // Wiring a door (the API for dispatch):
 //   const { response, recorded } = teeResponse(upstream, {
@@ -13,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { SecretRedactor } from '../ledger/redact.ts';
+import { currentInvocation } from '../capture/context.ts';
 import type { StreamChunk, StreamCut, StreamState } from '../capture/tee.ts';
 import { cancellable } from './tail.ts';
 
@@ -43,7 +46,8 @@ export type StreamRegistryOptions = {
   bufferMax: number;
 };
 
-type Listener = { push(chunk: LiveChunk): boolean };
+/** `task`: a task-scoped subscriber's task (absent: it may read every stream). */
+type Listener = { task?: string; push(chunk: LiveChunk): boolean };
 
 class Stream {
   readonly chunks: LiveChunk[] = [];
@@ -53,6 +57,8 @@ class Stream {
   keptBytes = 0;
   truncated = false;
   final: LiveChunk | undefined;
+  /** Set by the first chunk: the task of the invocation that published it. */
+  owner: { task: string | undefined } | undefined;
   readonly listeners = new Set<Listener>();
   timer: NodeJS.Timeout | undefined;
   constructor(readonly actionId: string) {}
@@ -71,10 +77,14 @@ export class StreamRegistry {
     return this.streams.size;
   }
 
-  /** Records one chunk of the stream of `actionId` and hands it to its subscribers. Never throws. */
-  publish(actionId: string, chunk: StreamChunk): void {
+  /**
+   * Records one chunk of the stream of `actionId` and hands it to its subscribers. Never throws.
+   * `task` defaults to the current invocation's (the tee publishes inside it).
+   */
+  publish(actionId: string, chunk: StreamChunk, task: string | undefined = currentInvocation()?.task): void {
     const stream = this.streamOf(actionId);
     if (stream.final) return;
+    stream.owner ??= { task };
     let live: LiveChunk;
     if (chunk.type === 'CHUNK') {
       const raw = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
@@ -100,14 +110,18 @@ export class StreamRegistry {
       stream.timer = setTimeout(() => this.forget(stream), this.options.retainMs);
       stream.timer.unref();
     }
-    for (const listener of stream.listeners) if (!listener.push(live)) stream.listeners.delete(listener);
+    for (const listener of stream.listeners) {
+      // Another task's stream: the listener is dropped and keeps waiting, as for a stream that never starts.
+      if (!visible(stream, listener.task) || !listener.push(live)) stream.listeners.delete(listener);
+    }
   }
 
   /**
    * The stream's chunks: those so far, then live ones, ending with the final chunk. Waits for a
    * stream that has not started yet. Ends with a DomainError item when the subscriber is too slow.
+   * With `task` (a task-scoped reader) only a stream published under that task is delivered.
    */
-  subscribe(actionId: string): AsyncIterableIterator<LiveChunk | { end: DomainError }> {
+  subscribe(actionId: string, task?: string): AsyncIterableIterator<LiveChunk | { end: DomainError }> {
     const queue: LiveChunk[] = [];
     let waiting: (() => void) | undefined;
     let overflowed = false;
@@ -119,6 +133,7 @@ export class StreamRegistry {
       w?.();
     };
     const listener: Listener = {
+      ...(task !== undefined && { task }),
       push: (chunk) => {
         if (closed) return false;
         if (queue.length >= this.options.bufferMax) {
@@ -134,9 +149,12 @@ export class StreamRegistry {
     };
     const stream = this.streamOf(actionId);
     // The chunks so far, then live: one synchronous step, so none is missed or repeated.
-    queue.push(...stream.chunks);
-    if (stream.final) queue.push(stream.final);
-    else stream.listeners.add(listener);
+    if (!stream.owner) stream.listeners.add(listener);
+    else if (visible(stream, task)) {
+      queue.push(...stream.chunks);
+      if (stream.final) queue.push(stream.final);
+      else stream.listeners.add(listener);
+    }
     const bufferMax = this.options.bufferMax;
     const forgetIfUnused = () => this.forgetIfUnused(stream);
     async function* generate(): AsyncGenerator<LiveChunk | { end: DomainError }> {
@@ -200,4 +218,9 @@ export class StreamRegistry {
   private forgetIfUnused(stream: Stream): void {
     if (!stream.final && stream.chunks.length === 0 && stream.listeners.size === 0 && !stream.truncated) this.forget(stream);
   }
+}
+
+/** Whether a subscriber scoped to `task` (undefined: unscoped) may see this started stream. */
+function visible(stream: Stream, task: string | undefined): boolean {
+  return task === undefined || stream.owner?.task === task;
 }
