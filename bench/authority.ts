@@ -1,0 +1,224 @@
+// Authority: verification cost per request (authenticate + allowsTool) for tokens of 1, 5 and 20 caveats, and the dispatch latency it adds (authority on against off, same run).
+//
+//   npm run bench -- authority [--iterations 20000] [--sequential 3000] [--cpu-calls 2000] [--seconds 5] [--concurrency 16]
+//
+// Part 1 runs in this process: an Authority with a fixed root key verifies a token and checks one
+// tool, timed one request at a time after a warm-up. Part 2 starts two dirledger servers on fresh
+// PostgreSQL databases with the same root key (DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY), one with
+// AUTHORITY=required and one with AUTHORITY=off (AUTH_RATE_PER_SECOND=0 on both), and one local
+// upstream; the same client calls POST /api/tools/BENCH_UP through each, interleaved request by
+// request, with an admin token and with a scoped token whose `uses` caveat is counted in the
+// database. On a busy machine latency is noisy; the servers' own CPU time per call (from /proc,
+// each target in its own block) is the steadier figure. Nothing is asserted; targets print PASS or MISS.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Agent, request } from 'undici';
+import { Authority } from '../src/auth/authority.ts';
+import type { SqlExecutor } from '../src/db/sql.ts';
+import { onCleanup } from './lib/cleanup.ts';
+import { processCpuSeconds } from './lib/cpu.ts';
+import { createBenchDatabase } from './lib/postgres.ts';
+import { startServer, type ServerProcess } from './lib/server.ts';
+import { fixed, int, percentile, row, target } from './lib/stats.ts';
+import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
+
+/** Verifying a token never queries; a query here would be a defect the bench should surface. */
+const noDatabase: SqlExecutor = {
+  query: () => Promise.reject(new Error('authenticate must not query the database')),
+  transaction: () => Promise.reject(new Error('authenticate must not query the database')),
+};
+
+const future = '2099-01-01T00:00:00.000Z';
+const past = '2020-01-01T00:00:00.000Z';
+
+/** Caveats that all admit BENCH_UP at the REST door, as a real scoped token would carry. */
+function caveatsFor(n: number): string[] {
+  const pool = [
+    'tools = BENCH_UP',
+    'doors = REST,DISPATCH,MCP',
+    `expires = ${future}`,
+    'task = T-bench',
+    'uses <= 999999999',
+    `not_before = ${past}`,
+    'agent = bench',
+    'folders = docs/,src/',
+    'audience = dirledger',
+    'read = task',
+    'powers = call,ingest',
+    'tools = BENCH_*,ECHO,WEATHER_*',
+    'doors = REST,SSE',
+  ];
+  return Array.from({ length: n }, (_, i) => pool[i % pool.length]!);
+}
+
+/** Wall time of each request, and the process CPU time per request (robust to a busy machine's scheduling). */
+function verificationCost(authority: Authority, token: string, warmup: number, iterations: number): { times: number[]; cpuMs: number } {
+  const once = () => {
+    const checked = authority.authenticate(token, 'REST');
+    if (!checked.ok) throw new Error(`the bench token was refused: ${checked.refusal.reason}`);
+    const refused = authority.allowsTool(checked.grant, 'REST', 'BENCH_UP');
+    if (refused) throw new Error(`the bench tool was refused: ${refused.reason}`);
+  };
+  for (let i = 0; i < warmup; i++) once();
+  const times = new Array<number>(iterations);
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) {
+    const start = process.hrtime.bigint();
+    once();
+    times[i] = Number(process.hrtime.bigint() - start) / 1e6;
+  }
+  const used = process.cpuUsage(cpu);
+  return { times, cpuMs: (used.user + used.system) / 1000 / iterations };
+}
+
+type Target = { label: string; url: string; headers: Record<string, string>; pid: number };
+
+async function once(agent: Agent, t: Target, body: string): Promise<void> {
+  const r = await request(t.url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...t.headers }, dispatcher: agent });
+  const text = await r.body.text();
+  if (r.statusCode !== 200) throw new Error(`${t.label}: ${t.url} answered ${r.statusCode}: ${text.slice(0, 300)}`);
+}
+
+/** Sequential calls, the targets interleaved request by request so drift on a shared machine hits all alike. */
+async function interleaved(agent: Agent, targets: Target[], n: number, body: string): Promise<number[][]> {
+  const times = targets.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) {
+    for (const [j, t] of targets.entries()) {
+      const start = performance.now();
+      await once(agent, t, body);
+      times[j]!.push(performance.now() - start);
+    }
+  }
+  return times;
+}
+
+async function concurrent(agent: Agent, t: Target, seconds: number, workers: number, body: string): Promise<{ times: number[]; rps: number }> {
+  const times: number[] = [];
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await once(agent, t, body);
+        times.push(performance.now() - start);
+      }
+    }),
+  );
+  return { times, rps: times.length / ((performance.now() - started) / 1000) };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      iterations: { type: 'string', default: '20000' },
+      sequential: { type: 'string', default: '3000' },
+      'cpu-calls': { type: 'string', default: '2000' },
+      seconds: { type: 'string', default: '5' },
+      concurrency: { type: 'string', default: '16' },
+    },
+  });
+  const iterations = Math.max(20_000, Number(values.iterations));
+  const n = Number(values.sequential);
+  const cpuCalls = Number(values['cpu-calls']);
+  const seconds = Number(values.seconds);
+  const workers = Number(values.concurrency);
+  const ms = (v: number) => `${fixed(v, 3)} ms`;
+  const us = (v: number) => `${fixed(v * 1000, 1)} µs`;
+
+  const rootKeyHex = randomBytes(32).toString('hex');
+  const rootKey = Buffer.from(rootKeyHex, 'hex');
+  const authority = new Authority({ rootKey, audience: 'dirledger', sql: noDatabase, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
+
+  // Part 1: verification cost in process.
+  const lines = [`authority benchmark: verification cost (authenticate + allowsTool), ${int(iterations)} requests per token after ${int(iterations / 4)} warm-up (${os.cpus().length} cores)`, '', row('', 'p50', 'p99', 'mean', 'CPU / request')];
+  const targets: string[] = [];
+  for (const count of [1, 5, 20]) {
+    const token = authority.mintToken(caveatsFor(count));
+    const { times, cpuMs } = verificationCost(authority, token, iterations / 4, iterations);
+    const mean = times.reduce((a, b) => a + b, 0) / times.length;
+    const p50 = percentile(times, 0.5);
+    lines.push(row(`${count} caveat${count === 1 ? '' : 's'} (${token.length} chars)`, us(p50), us(percentile(times, 0.99)), us(mean), us(cpuMs)));
+    targets.push(target(`verify p50, ${count} caveat${count === 1 ? '' : 's'}`, ms(p50), '≤ 0.1 ms', p50 <= 0.1));
+  }
+  process.stdout.write(`${[...lines, '', ...targets].join('\n')}\n\n`);
+
+  // Part 2: dispatch through a server with authority on against one with it off.
+  const upstream = await startUpstream();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-authority-'));
+  onCleanup('remove bench directory', () => rm(dir, { recursive: true, force: true }));
+  await writeFile(path.join(dir, 'tool.json'), benchUpstreamSection(upstream.origin));
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const start = async (mode: 'required' | 'off'): Promise<ServerProcess> => {
+    const db = await createBenchDatabase(`bench_authority_${mode}`);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), `dirledger-bench-authority-${mode}-`));
+    onCleanup(`remove bench data ${mode}`, () => rm(dataDir, { recursive: true, force: true }));
+    return startServer(
+      {
+        DATABASE_URL: db.url,
+        DIRECTORY_DIR: dir,
+        DIRECTORY_WATCH_MS: '0',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'error',
+        AUTHORITY: mode,
+        AUTH_RATE_PER_SECOND: '0',
+        DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: rootKeyHex,
+      },
+      { nodeArgs },
+    );
+  };
+  const [on, off] = await Promise.all([start('required'), start('off')]);
+
+  const admin = authority.mintToken();
+  const scoped = authority.mintToken(['tools = BENCH_UP', 'doors = REST', `expires = ${future}`, 'uses <= 999999999']);
+  const route = '/api/tools/BENCH_UP';
+  const offTarget: Target = { label: 'authority off', url: `${off.origin}${route}`, headers: {}, pid: off.pid };
+  const adminTarget: Target = { label: 'on, admin token', url: `${on.origin}${route}`, headers: { authorization: `Bearer ${admin}` }, pid: on.pid };
+  const scopedTarget: Target = { label: 'on, scoped token (uses)', url: `${on.origin}${route}`, headers: { authorization: `Bearer ${scoped}` }, pid: on.pid };
+  const all = [offTarget, adminTarget, scopedTarget];
+  const body = JSON.stringify({ q: 'bench' });
+
+  const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
+  const bare = await request(`${on.origin}${route}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+  await bare.body.text();
+  if (bare.statusCode !== 401) throw new Error(`the AUTHORITY=required server answered ${bare.statusCode} to a call without a token, expected 401`);
+
+  await interleaved(agent, all, 300, body);
+  const seq = await interleaved(agent, all, n, body);
+  // Server CPU per call: each target alone, with a pause so the background writer's batches land inside their block.
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+  const cpuPerCall: number[] = [];
+  for (const t of all) {
+    await settle();
+    const before = processCpuSeconds(t.pid)!;
+    await interleaved(agent, [t], cpuCalls, body);
+    await settle();
+    cpuPerCall.push(((processCpuSeconds(t.pid)! - before) * 1000) / cpuCalls);
+  }
+  const con = [] as { times: number[]; rps: number }[];
+  if (seconds > 0) for (const t of all) con.push(await concurrent(agent, t, seconds, workers, body));
+  await agent.close();
+  await Promise.all([on.stop(30_000), off.stop(30_000)]);
+  await upstream.stop();
+
+  const p = (xs: number[], q: number) => percentile(xs, q);
+  const out = [
+    `dispatch with authority on against off: ${int(n)} sequential calls each, interleaved${seconds > 0 ? `, then ${seconds} s at ${workers} concurrent each` : ''}; POST ${route}; servers and upstream in their own processes`,
+    '',
+    row('', 'p50', 'p99', 'server CPU/call', seconds > 0 ? `p50 at ${workers}` : '', seconds > 0 ? 'calls/s' : ''),
+    ...all.map((t, i) => row(t.label, ms(p(seq[i]!, 0.5)), ms(p(seq[i]!, 0.99)), ms(cpuPerCall[i]!), con[i] ? ms(p(con[i]!.times, 0.5)) : '', con[i] ? int(con[i]!.rps) : '')),
+    '',
+  ];
+  for (const [i, t] of all.entries()) {
+    if (i === 0) continue;
+    const addedP50 = p(seq[i]!, 0.5) - p(seq[0]!, 0.5);
+    const addedP99 = p(seq[i]!, 0.99) - p(seq[0]!, 0.99);
+    const ratio = con[i] && con[0] ? `, throughput ratio ${fixed(con[i]!.rps / con[0]!.rps, 3)}` : '';
+    out.push(`added by authority (${t.label}): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}, server CPU ${ms(cpuPerCall[i]! - cpuPerCall[0]!)} per call${ratio}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
