@@ -20,11 +20,13 @@ const storableJson = (value: unknown): boolean =>
       : value !== null && typeof value === 'object'
         ? Object.entries(value).every(([k, v]) => storable(k) && storableJson(v))
         : true;
+const decimalPattern = /^-?\d{1,10}(\.\d{1,10})?$/;
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64 text').refine((s) => s.length % 4 === 0, 'base64 text (length a multiple of 4)');
 const decimal = z.union([z.string(), z.number()]).transform(String).pipe(
-  z.string().regex(/^-?\d{1,10}(\.\d{1,10})?$/, 'an exact decimal with up to 10 digits before and after the point'),
+  z.string().regex(decimalPattern, 'an exact decimal with up to 10 digits before and after the point'),
 );
 const headerValue = z.union([storableText(), z.array(storableText())]);
+const isoDateTime = z.iso.datetime({ offset: true });
 
 export const PayloadInput = z
   .object({
@@ -73,7 +75,7 @@ export const EventInput = z
     costUsd: decimal.optional(),
     inputTokens: z.number().int().nonnegative().optional(),
     outputTokens: z.number().int().nonnegative().optional(),
-    occurredAt: z.union([z.iso.datetime({ offset: true }), z.date()]).transform((v) => new Date(v)),
+    occurredAt: z.union([isoDateTime, z.date()]).transform((v) => new Date(v)),
     payload: PayloadInput.default({ state: 'NONE' }),
     metadata: z.record(z.string(), z.unknown()).refine(storableJson, `JSON whose strings are ${storableMessage}`).optional(),
     /** The Directory contract this event ran: its form (or way column) and the sha256 of its canonical JSON. */
@@ -90,3 +92,94 @@ export const BatchInput = z
   })
   .strict();
 export type BatchInput = z.output<typeof BatchInput>;
+
+// The ingest door's fast path. zod costs several microseconds per event (and as much again in
+// garbage) on a 500-event batch; the common shape is checked here by hand under the same rules,
+// and anything this does not recognise (headers, metadata, contract, base64, artifacts, sizes, a
+// Date, a bad value) goes through the schema above, so every refusal still comes from zod and names
+// the field. `test/ledger/input-fast.test.ts` holds both paths to the same answers.
+
+const eventKeys = new Set(['id', 'kind', 'direction', 'actionId', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status', 'method', 'url', 'costUsd', 'inputTokens', 'outputTokens', 'occurredAt', 'payload']);
+const optionalText: [key: string, max: number][] = [
+  ['tool', 512],
+  ['session', 512],
+  ['turn', 512],
+  ['task', 512],
+  ['agent', 512],
+  ['model', 512],
+  ['status', 128],
+  ['method', 32],
+  ['url', 16_384],
+];
+const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max && storable(v);
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function fastPayload(p: unknown): PayloadInput | undefined {
+  if (p === undefined) return { state: 'NONE' };
+  if (!isPlainObject(p)) return undefined;
+  let keys = 0;
+  for (const _ in p) keys++;
+  const { state, text } = p;
+  if ((state === 'COMPLETE' || state === 'PARTIAL') && keys === 2 && typeof text === 'string' && text.isWellFormed()) return { state, text };
+  if ((state === 'NONE' || state === 'MISSING') && keys === 1) return { state };
+  return undefined;
+}
+
+function fastEvent(e: unknown): EventInput | undefined {
+  if (!isPlainObject(e)) return undefined;
+  for (const key in e) if (!eventKeys.has(key)) return undefined;
+  const { id, kind, direction, actionId, occurredAt, costUsd, inputTokens, outputTokens } = e;
+  if (!isText(id, 256) || !isText(kind, 128) || !isText(actionId, 256) || (direction !== 'IN' && direction !== 'OUT')) return undefined;
+  if (typeof occurredAt !== 'string' || !isoDateTime._zod.pattern.test(occurredAt)) return undefined;
+  const payload = fastPayload(e.payload);
+  if (!payload) return undefined;
+  const out: EventInput = { id, kind, direction, actionId, occurredAt: new Date(occurredAt), payload };
+  for (const [key, max] of optionalText) {
+    const v = e[key];
+    if (v === undefined) continue;
+    if (!isText(v, max)) return undefined;
+    (out as Record<string, unknown>)[key] = v;
+  }
+  if (costUsd !== undefined) {
+    if (typeof costUsd !== 'string' && typeof costUsd !== 'number') return undefined;
+    const decimal = String(costUsd);
+    if (!decimalPattern.test(decimal)) return undefined;
+    out.costUsd = decimal;
+  }
+  if (inputTokens !== undefined) {
+    if (!isCount(inputTokens)) return undefined;
+    out.inputTokens = inputTokens;
+  }
+  if (outputTokens !== undefined) {
+    if (!isCount(outputTokens)) return undefined;
+    out.outputTokens = outputTokens;
+  }
+  return out;
+}
+
+/**
+ * A batch as BatchInput would parse it, without zod for the events of the common shape; undefined
+ * when the batch itself is not of that shape or an event fails its schema (parse it with BatchInput
+ * then, for the message).
+ */
+export function parseBatchFast(input: unknown): BatchInput | undefined {
+  if (!isPlainObject(input)) return undefined;
+  for (const key in input) if (key !== 'collector' && key !== 'position' && key !== 'events') return undefined;
+  const { collector, position, events } = input;
+  if (!isText(collector, 256) || !Array.isArray(events) || events.length < 1 || events.length > 10_000) return undefined;
+  let at: bigint | undefined;
+  if (isCount(position) || (typeof position === 'string' && /^\d{1,19}$/.test(position))) at = BigInt(position);
+  else if (position !== undefined) return undefined;
+  const parsed: EventInput[] = new Array(events.length);
+  for (let i = 0; i < events.length; i++) {
+    const event = fastEvent(events[i]);
+    if (event) parsed[i] = event;
+    else {
+      const slow = EventInput.safeParse(events[i]);
+      if (!slow.success) return undefined;
+      parsed[i] = slow.data;
+    }
+  }
+  return at === undefined ? { collector, events: parsed } : { collector, position: at, events: parsed };
+}
