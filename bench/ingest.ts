@@ -9,6 +9,8 @@
 // HTTP door while sampling the server's RSS, reads the ledger's own accounting, and drops it all.
 // BENCH_SERVER_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
 // BENCH_SERVER_ROOT runs the server from another checkout (an A/B comparison against the same client).
+// The server runs as one esbuild bundle of src/ on plain node (bench/lib/build.ts), as a deployment
+// would run it built; BENCH_SERVER_TSX=1 runs src/server.ts under tsx instead (~70 MB more RSS).
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -16,7 +18,8 @@ import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger
 import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
 import { type CpuSplit, cpuSplit } from './lib/cpu.ts';
 import { sampleRss } from './lib/rss.ts';
-import { startServer } from './lib/server.ts';
+import { buildServer } from './lib/build.ts';
+import { repoRoot, startServer } from './lib/server.ts';
 import { fixed, int, mb, median, mib, percentile, row, sum, target } from './lib/stats.ts';
 
 const targets = { eventsPerSecond: 10_000, ofCeiling: 0.5, rssBytes: 300 * 1_000_000 };
@@ -92,12 +95,15 @@ export async function run(args: string[]): Promise<void> {
       `(${mib(sum(prepared.bodies.map((b) => b.length)))} of request bodies)`,
   );
 
+  const root = process.env.BENCH_SERVER_ROOT || repoRoot;
+  const entry = process.env.BENCH_SERVER_TSX === '1' ? undefined : await buildServer(root, 'ingest');
+  console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts under tsx`}`);
   const reps: Repetition[] = [];
   for (let i = 0; i < repeat; i++) {
     const db = await createBenchDatabase('ingest');
     try {
       const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-      const server = await startServer({ DATABASE_URL: db.url }, { nodeArgs, root: process.env.BENCH_SERVER_ROOT || undefined });
+      const server = await startServer({ DATABASE_URL: db.url }, { nodeArgs, root, entry });
       try {
         const ceiling = await measureCeiling(db.url, options, senders);
         const ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);

@@ -33,17 +33,25 @@ export type ServerProcess = {
 };
 
 /**
- * Runs `node --import tsx src/server.ts` (one process, so its pid is the server's own) with
+ * Runs `node --import tsx src/server.ts`, or node on a prebuilt `entry` (one process, so its pid is the server's own), with
  * `env` on top of the parent's environment, and waits until it prints its URL.
  */
 export async function startServer(
   env: Record<string, string>,
-  options: { timeoutMs?: number; nodeArgs?: string[]; /** Another checkout to run (A/B comparisons); default this one. */ root?: string } = {},
+  options: {
+    timeoutMs?: number;
+    nodeArgs?: string[];
+    /** Another checkout to run (A/B comparisons); default this one. */
+    root?: string;
+    /** A prebuilt server file (bench/lib/build.ts) run by node alone instead of src/server.ts under tsx. */
+    entry?: string;
+  } = {},
 ): Promise<ServerProcess> {
   const root = options.root ?? repoRoot;
   const host = '127.0.0.1';
   const port = await freePort(host);
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', path.join(root, 'src/server.ts')], {
+  const entry = options.entry ? [options.entry] : ['--import', 'tsx', path.join(root, 'src/server.ts')];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...env, PORT: String(port), HOST: host },
     stdio: ['ignore', 'pipe', 'pipe'],
