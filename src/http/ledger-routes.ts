@@ -1,10 +1,14 @@
 // The ledger's HTTP doors: batch ingest for collectors that do not speak GraphQL,
 // and the raw bytes of a blob. Neither is recorded as an event.
+import { currentGrant } from '../auth/current.ts';
+import { readLimitOf, readRefusal } from '../auth/read-scope.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { BatchInput, parseBatchFast } from '../ledger/input.ts';
+import { taskReferencesBlob } from '../ledger/reads.ts';
 import type { Services } from '../services.ts';
 import { parseInput } from '../validation.ts';
+import { recordRefusal, refusalResponse } from './authenticate.ts';
 import { errorResponse, json, readJson } from './respond.ts';
 
 /**
@@ -65,10 +69,21 @@ export async function serveBlob(request: Request, sha256: string, services: Serv
     return json({ error: { code: 'BAD_INPUT', message: `Expected a SHA-256 as 64 hex digits, got ${JSON.stringify(sha256.slice(0, 80))}.` } }, 400);
   }
   const etag = `"${hash}"`;
+  const grant = currentGrant();
+  const limit = readLimitOf(services.authority, grant);
+  if (limit.kind === 'none') {
+    const refusal = readRefusal(grant!, 'BLOB', 'the blob route');
+    await recordRefusal(services, refusal, grant, request);
+    return refusalResponse(refusal);
+  }
+  const notFound = () => json({ error: { code: 'NOT_FOUND', message: `No blob with SHA-256 ${hash}.` } }, 404);
   try {
+    // A task-scoped token reads only bytes an event of its task references; others look unknown.
+    if (limit.kind === 'task' && !(await taskReferencesBlob(services.db.prisma, limit.task, hash))) return notFound();
     const bytes = await services.ledger.readBlob(hash);
-    if (!bytes) return json({ error: { code: 'NOT_FOUND', message: `No blob with SHA-256 ${hash}.` } }, 404);
-    const headers = { etag, 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'application/octet-stream' };
+    if (!bytes) return notFound();
+    // private: what a token may read is its own; a shared cache must not hand the bytes to another holder.
+    const headers = { etag, 'cache-control': 'private, max-age=31536000, immutable', vary: 'authorization', 'content-type': 'application/octet-stream' };
     if (matchesEtag(request.headers.get('if-none-match'), hash)) return new Response(null, { status: 304, headers });
     return new Response(request.method === 'HEAD' ? null : new Uint8Array(bytes), { status: 200, headers: { ...headers, 'content-length': String(bytes.length) } });
   } catch (error) {
