@@ -119,6 +119,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   });
   const dispatcher = new Dispatcher({
     authorize: callAuthorizer(authority),
+    selfOrigin: () => services.publicUrl,
     prisma: database.prisma,
     directory,
     record: (events) => writer.enqueue(events),
@@ -136,5 +137,6 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
   };
-  return { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  return services;
 }

@@ -23,6 +23,8 @@ import { builtins } from './builtins.ts';
 import { runCli, runHttp, runMcp, type Sent, type StepAnswer } from './runners.ts';
 import { render, renderCommand, templateSecrets, TemplateError } from './template.ts';
 import type { CallAuthorizer } from '../auth/calls.ts';
+import { serialize as serializeToken } from '../auth/macaroon.ts';
+import { TOKEN_SECRET_NAME } from '../ledger/redact.ts';
 import type { Refusal as AuthRefusal } from '../auth/authority.ts';
 
 export type DispatchRequest = { tool: string; args?: Record<string, unknown>; dryRun?: boolean; form?: string };
@@ -113,6 +115,8 @@ export function httpStatusOfResult(result: DispatchResult): number {
 
 export type DispatcherOptions = {
   prisma: PrismaClient;
+  /** This server's base URL (services.publicUrl), for contracts that reach the server itself. */
+  selfOrigin?: () => string;
   /** The token's say on each call (src/auth/calls.ts); absent: every call allowed. */
   authorize?: CallAuthorizer;
   directory: Directory;
@@ -201,7 +205,8 @@ export class Dispatcher {
       if (unbound.length) {
         throw new Refusal('SECRET_UNBOUND', `${JSON.stringify(row.name)} needs the secret${unbound.length > 1 ? 's' : ''} ${unbound.map((n) => `[${n}]`).join(', ')}, which ${unbound.length > 1 ? 'are' : 'is'} not bound; nothing was sent.`, { secrets: unbound });
       }
-      const rendered = steps.map((step) => renderStep(step, args, this.options.secrets));
+      const self: SelfTarget = { origin: this.options.selfOrigin?.() ?? '', ...(invocation?.grant?.token && { token: serializeToken(invocation.grant.token) }) };
+      const rendered = steps.map((step) => renderStep(step, args, this.options.secrets, self));
       const shown = rendered.map((r) => r.shown);
       const hit = findRetired(shown, this.options.retired) ?? findRetired(args, this.options.retired);
       if (hit) throw new Refusal('RETIRED_BUILD', `${JSON.stringify(row.name)} was refused: the rendered request ${describeRetiredHit(hit)}; nothing was sent.`, { target: hit.target, where: hit.where, via: hit.via });
@@ -299,14 +304,28 @@ export type RenderedStep =
   | { kind: 'cli'; shown: unknown; sent: { argv: string[] } }
   | { kind: 'builtin'; shown: unknown; sent?: undefined };
 
-export function renderStep(step: StepContract, args: Record<string, unknown>, secrets: Record<string, string>): RenderedStep {
+/**
+ * This server, for contracts that reach it: an MCP `server` of "/mcp" is resolved against `origin`
+ * and sent with the caller's own token (shown as [DIRLEDGER_TOKEN]), so the inner call is checked
+ * by the same authority as the outer one.
+ */
+export type SelfTarget = { origin: string; token?: string };
+
+export function renderStep(step: StepContract, args: Record<string, unknown>, secrets: Record<string, string>, self?: SelfTarget): RenderedStep {
   if (step.method === 'CLI') {
     const argv = renderCommand(step.command, args, secrets);
     return { kind: 'cli', shown: { method: 'CLI', command: step.command, argv: argv.shown }, sent: { argv: argv.sent } };
   }
   if (step.method === 'MCP') {
-    const server = render(step.server, args, secrets, /^https?:/i.test(step.server) ? 'url' : 'text');
+    const selfRelative = step.server.startsWith('/') && self !== undefined;
+    const serverText = selfRelative ? `${self.origin}${step.server}` : step.server;
+    const server = render(serverText, args, secrets, /^https?:/i.test(serverText) ? 'url' : 'text');
     const headers = render(step.headers ?? {}, args, secrets, 'header');
+    if (selfRelative) {
+      (headers.shown as Record<string, string>).authorization = `Bearer [${TOKEN_SECRET_NAME}]`;
+      // Without a caller token (AUTHORITY=off, or re-rendering for matchesContract) the name is sent as is.
+      (headers.sent as Record<string, string>).authorization = self.token ? `Bearer ${self.token}` : `Bearer [${TOKEN_SECRET_NAME}]`;
+    }
     const tool = render(step.tool, args, secrets, 'text');
     const argumentsR = render(step.arguments ?? {}, args, secrets, 'json');
     return {

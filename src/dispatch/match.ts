@@ -43,7 +43,7 @@ export const CLIENT_ADDED_HEADERS: readonly string[] = [
 const clientAdded = new Set(CLIENT_ADDED_HEADERS);
 
 /** The request the runner would record for this contract and args, secrets as [NAME]. */
-export function expectedCall(contract: Contract, args: Record<string, unknown>): RecordedCall | ContractDifference {
+export function expectedCall(contract: Contract, args: Record<string, unknown>, selfOrigin?: string): RecordedCall | ContractDifference {
   if (Array.isArray(contract)) {
     return { part: 'contract', expected: 'one step contract (the runner records each step of a sequence under its own hash)', recorded: `a sequence of ${contract.length} steps` };
   }
@@ -51,7 +51,7 @@ export function expectedCall(contract: Contract, args: Record<string, unknown>):
   if (step.method === 'CODE') return { part: 'contract', expected: 'a runnable contract (HTTP, MCP or CLI)', recorded: 'a CODE contract, which the runner never sends' };
   let described;
   try {
-    described = describeSent(renderStep(step, args, {}));
+    described = describeSent(renderStep(step, args, {}, selfOrigin === undefined ? undefined : { origin: selfOrigin }));
   } catch (error) {
     return { part: 'contract', expected: 'a contract that renders with the recorded args', recorded: (error as Error).message };
   }
@@ -127,10 +127,11 @@ export function compareCalls(expected: RecordedCall, recorded: RecordedCall): Co
  * not a null: the event claims an identity that does not exist). `args` are the runner's recorded
  * args (metadata.args); an event without them is rendered with none.
  */
-export function matchContract(contract: Contract | undefined, args: unknown, recorded: RecordedCall, sha256: string): ContractMatch {
+/** `selfOrigin`: this server's base URL, for contracts that reach the server itself (an MCP server of "/mcp"). */
+export function matchContract(contract: Contract | undefined, args: unknown, recorded: RecordedCall, sha256: string, selfOrigin?: string): ContractMatch {
   if (contract === undefined) return { matches: false, differences: [{ part: 'contract', expected: `a stored contract with sha256 ${sha256}`, recorded: null }] };
   const argsObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-  const expected = expectedCall(contract, argsObject);
+  const expected = expectedCall(contract, argsObject, selfOrigin);
   if ('part' in expected) return { matches: false, differences: [expected] };
   return compareCalls(expected, recorded);
 }

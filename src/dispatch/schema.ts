@@ -106,7 +106,7 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
       const stored = await loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
       const bytes = e.payloadSha256 && (e.payloadState === 'COMPLETE' || e.payloadState === 'PARTIAL') ? await ctx.services.ledger.readBlob(e.payloadSha256) : null;
       const args = (e.metadata as Record<string, unknown> | null)?.args;
-      return matchContract(stored?.contract as Contract | undefined, args, { method: e.method, url: e.url, headers: e.headers as Record<string, unknown> | null, body: bytes ? bytes.toString('utf8') : null }, sha256);
+      return matchContract(stored?.contract as Contract | undefined, args, { method: e.method, url: e.url, headers: e.headers as Record<string, unknown> | null, body: bytes ? bytes.toString('utf8') : null }, sha256, ctx.services.publicUrl);
     },
   }),
 }));

@@ -207,10 +207,10 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
     const inspected = await t.gql<any>('query($token: String!) { inspectToken(token: $token) { caveats limits valid uses { caveat used max } } }', { token });
     expect(inspected.data.inspectToken).toEqual({ caveats, limits, valid: true, uses: [{ caveat: 'uses <= 2', used: 1, max: 2 }] });
     const bad = await t.gql<any>('{ inspectToken(token: "!!") { limits } }');
-    expect(bad.errors[0].extensions.code).toBe('BAD_INPUT');
+    expect(bad.errors![0].extensions.code).toBe('BAD_INPUT');
     const invalid = await t.gql<any>('mutation { issueToken(input: { uses: 0 }) { token } }');
-    expect(invalid.errors[0].extensions.code).toBe('BAD_INPUT');
-    expect(invalid.errors[0].message).toMatch(/uses/);
+    expect(invalid.errors![0].extensions.code).toBe('BAD_INPUT');
+    expect(invalid.errors![0].message).toMatch(/uses/);
   });
 });
 
@@ -241,7 +241,7 @@ describe('per-token rate limits and GraphQL hardening', () => {
 
   it('introspection can be turned off, and batched operations are bounded', async () => {
     const intro = await t.gql<any>('{ __schema { queryType { name } } }');
-    expect(intro.errors[0].extensions.code).toBe('INTROSPECTION_DISABLED');
+    expect(intro.errors![0].extensions.code).toBe('INTROSPECTION_DISABLED');
     const batch = (n: number) =>
       fetch(t.url, { method: 'POST', headers: { ...json, authorization: `Bearer ${t.mint()}` }, body: JSON.stringify(Array.from({ length: n }, () => ({ query: '{ __typename }' }))) });
     const two = await batch(2);
