@@ -1,10 +1,11 @@
 // `dirledger/client`: the SDK form's client. Every tool is a method, `client.tools.NAME(args)`, that
-// posts the canonical call to POST /api/dispatch and resolves with the DispatchResult.
+// posts the canonical call to POST /api/dispatch and resolves with the DispatchResult. The token is
+// the `token` option, else DIRLEDGER_TOKEN from the environment (where there is one).
 import type { DispatchResult } from './dispatch/dispatcher.ts';
 
 export type ClientOptions = {
   baseUrl: string;
-  /** Sent as `authorization: Bearer <token>`. */
+  /** Sent as `authorization: Bearer <token>`; default: the DIRLEDGER_TOKEN environment variable. */
   token?: string;
   fetch?: typeof fetch;
 };
@@ -16,7 +17,7 @@ export type DirledgerClient = {
   dispatch(call: { tool: string; args?: Record<string, unknown>; dryRun?: boolean }): Promise<DispatchResult>;
 };
 
-/** Thrown when the server answers without a DispatchResult (bad input, unreachable, failing). */
+/** Thrown when the server answers without a DispatchResult (bad input, refused credential: 401 UNAUTHENTICATED / 403 / 429, failing). */
 export class DirledgerClientError extends Error {
   override name = 'DirledgerClientError';
   constructor(
@@ -31,10 +32,11 @@ export class DirledgerClientError extends Error {
 export function createClient(options: ClientOptions): DirledgerClient {
   const send = options.fetch ?? fetch;
   const url = new URL('/api/dispatch', options.baseUrl);
+  const token = options.token ?? (typeof process === 'undefined' ? undefined : process.env.DIRLEDGER_TOKEN);
   const dispatch: DirledgerClient['dispatch'] = async (call) => {
     const response = await send(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify({ tool: call.tool, args: call.args ?? {}, ...(call.dryRun ? { dryRun: true } : {}), form: 'SDK' }),
     });
     const body = (await response.json().catch(() => null)) as (DispatchResult & { error?: { code: string; message: string } }) | null;

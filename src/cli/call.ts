@@ -1,8 +1,14 @@
 // `dirledger call NAME --args '{…}'`: sends the canonical call to a running server's POST /api/dispatch,
 // so its runner makes the call and its ledger records it. Prints the DispatchResult as JSON.
+import { EXIT_REFUSED, isRefusalStatus, refusalLine } from './token.ts';
+
 export type CallOptions = { url: string; args?: string; dryRun?: boolean; token?: string; form?: string };
 
-/** Exit codes: 0 OK or DRY_RUN; 1 the call ran and failed (ERROR) or was refused (REFUSED); 2 bad input; 3 server unreachable or failing. */
+/**
+ * Exit codes: 0 OK or DRY_RUN; 1 the call ran and failed (ERROR) or was refused (REFUSED); 2 bad input;
+ * 3 server unreachable or failing; 4 refused for its credential: none or invalid (401), the token's
+ * limits (403, also a REFUSED result with code FORBIDDEN) or its rate (429), with the server's message on stderr.
+ */
 export async function call(tool: string, opts: CallOptions, out = process.stdout, err = process.stderr): Promise<number> {
   let args: unknown = {};
   if (opts.args !== undefined) {
@@ -44,9 +50,17 @@ export async function call(tool: string, opts: CallOptions, out = process.stdout
     // Not JSON: reported below with the status.
   }
   if (!answer || typeof answer.outcome !== 'string') {
+    if (isRefusalStatus(response.status)) {
+      err.write(`${refusalLine(response.status, answer?.error, Boolean(opts.token))}\n`);
+      return EXIT_REFUSED;
+    }
     err.write(`${answer?.error ? `${answer.error.code}: ${answer.error.message}` : `HTTP ${response.status}: ${text.slice(0, 500)}`}\n`);
     return response.status === 400 || response.status === 404 ? 2 : 3;
   }
   out.write(`${JSON.stringify(answer, null, 2)}\n`);
+  if (answer.outcome === 'REFUSED' && answer.error?.code === 'FORBIDDEN') {
+    err.write(`FORBIDDEN: ${answer.error.message}\n`);
+    return EXIT_REFUSED;
+  }
   return answer.outcome === 'OK' || answer.outcome === 'DRY_RUN' ? 0 : 1;
 }

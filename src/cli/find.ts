@@ -1,11 +1,12 @@
 // `dirledger find <words>`: asks a running server's resolver over HTTP (GET /api/directory/resolve),
 // so the CLI answers from the same live index as the GraphQL and HTTP doors.
 import type { resolutionJson } from '../http/resolver-routes.ts';
+import { EXIT_REFUSED, isRefusalStatus, refusalLine } from './token.ts';
 
-export type FindOptions = { url: string; minScore?: string; limit?: string; types?: string; json?: boolean };
+export type FindOptions = { url: string; token?: string; minScore?: string; limit?: string; types?: string; json?: boolean };
 type Answer = ReturnType<typeof resolutionJson>;
 
-/** Prints the answer; returns the exit code (0 answered, 2 refused as bad input, 3 server unreachable or failing). */
+/** Prints the answer; returns the exit code (0 answered, 2 refused as bad input, 3 server unreachable or failing, 4 refused for its credential). */
 export async function find(words: string[], opts: FindOptions, out = process.stdout, err = process.stderr): Promise<number> {
   const url = new URL('/api/directory/resolve', opts.url);
   url.searchParams.set('q', words.join(' '));
@@ -14,12 +15,16 @@ export async function find(words: string[], opts: FindOptions, out = process.std
   if (opts.types !== undefined) url.searchParams.set('types', opts.types);
   let response: Response;
   try {
-    response = await fetch(url, { headers: { accept: 'application/json' } });
+    response = await fetch(url, { headers: { accept: 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) } });
   } catch (error) {
     err.write(`Cannot reach the server at ${opts.url} (${(error as Error).message}). Start one with \`dirledger serve\` or pass --url.\n`);
     return 3;
   }
   const body = (await response.json().catch(() => null)) as (Answer & { error?: { code: string; message: string } }) | null;
+  if (isRefusalStatus(response.status)) {
+    err.write(`${refusalLine(response.status, body?.error, Boolean(opts.token))}\n`);
+    return EXIT_REFUSED;
+  }
   if (!response.ok || !body || body.error) {
     err.write(`${body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${response.status}`}\n`);
     return response.status === 400 ? 2 : 3;

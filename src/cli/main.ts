@@ -1,9 +1,9 @@
 // The dirledger CLI. Each command is a thin door over the same cores the server uses.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, parseConfig } from '../config.ts';
-import { diffMigrations } from '../db/schema-engine.ts';
-import { openConfiguredDatabase } from '../services.ts';
-import { serve } from '../server.ts';
+import { resolveToken, tokenHelp } from './token.ts';
+
+// The cores are imported by the commands that run them, so a client command starts without loading them.
 
 function config() {
   try {
@@ -32,6 +32,7 @@ program
   .description('Start the GraphQL server (applies pending migrations first).')
   .option('-p, --port <port>', 'port to listen on (overrides PORT)', port)
   .action(async (opts: { port?: string }) => {
+    const { serve } = await import('../server.ts');
     await serve({ ...process.env, ...(opts.port ? { PORT: opts.port } : {}) });
   });
 
@@ -39,6 +40,7 @@ program
   .command('migrate')
   .description('Apply pending database migrations and exit.')
   .action(async () => {
+    const { openConfiguredDatabase } = await import('../services.ts');
     const db = await openConfiguredDatabase(config());
     try {
       const applied = await db.migrate();
@@ -53,6 +55,7 @@ program
   .description('Print the SQL that takes prisma/migrations to prisma/schema.prisma (for a new migration).')
   .action(async () => {
     const { openDatabase } = await import('../db/client.ts');
+    const { diffMigrations } = await import('../db/schema-engine.ts');
     const db = await openDatabase({ memory: true });
     try {
       process.stdout.write(await diffMigrations(db.adapterFactory));
@@ -70,9 +73,12 @@ program
   .option('--limit <n>', 'at most this many rows (default 10)')
   .option('--types <types>', 'only these types, comma-separated')
   .option('--json', 'print the answer as JSON, exactly as the HTTP door sends it')
-  .action(async (words: string[], opts: { url?: string; minScore?: string; limit?: string; types?: string; json?: boolean }) => {
+  .option('--token <token>', 'sent as authorization: Bearer <token>')
+  .addHelpText('after', `\n${tokenHelp}`)
+  .action(async (words: string[], opts: { url?: string; token?: string; minScore?: string; limit?: string; types?: string; json?: boolean }) => {
     const { find } = await import('./find.ts');
-    process.exitCode = await find(words, { ...opts, url: serverUrl(opts.url) });
+    const token = resolveToken(opts.token);
+    process.exitCode = await find(words, { ...opts, url: serverUrl(opts.url), ...(token && { token }) });
   });
 
 const serverUrl = (url?: string) => url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
@@ -87,9 +93,11 @@ program
   .addOption(new Option('--server <url>', 'the same as --url').hideHelp())
   .option('--token <token>', 'sent as authorization: Bearer <token>')
   .addOption(new Option('--form <form>', 'the contract form this call was written as (recorded; default CLI)').hideHelp())
+  .addHelpText('after', `\n${tokenHelp}\nExit codes: 0 OK or DRY_RUN, 1 the call failed or was refused, 2 bad input, 3 server unreachable or failing, 4 refused for its credential (none, invalid, its limits, its rate).`)
   .action(async (name: string, opts: { args?: string; dryRun?: boolean; url?: string; server?: string; token?: string; form?: string }) => {
     const { call } = await import('./call.ts');
-    process.exitCode = await call(name, { ...opts, url: serverUrl(opts.url ?? opts.server) });
+    const token = resolveToken(opts.token);
+    process.exitCode = await call(name, { ...opts, url: serverUrl(opts.url ?? opts.server), ...(token && { token }) });
   });
 
 program
@@ -98,14 +106,17 @@ program
     'Serve MCP over stdio. With --url (or DIRLEDGER_URL) it relays every message to that server\'s /mcp; otherwise it runs the cores in this process on the configured database (DATABASE_URL, else PGlite in DATA_DIR).',
   )
   .option('--url <url>', 'relay to this running server (default DIRLEDGER_URL; unset: in process)')
-  .action(async (opts: { url?: string }) => {
+  .option('--token <token>', 'relay: sent to /mcp as authorization: Bearer <token>; in process: checked for door MCP_STDIO')
+  .addHelpText('after', `\n${tokenHelp}`)
+  .action(async (opts: { url?: string; token?: string }) => {
     const url = opts.url ?? process.env.DIRLEDGER_URL;
+    const token = resolveToken(opts.token);
     if (url) {
       const { proxyStdio } = await import('../mcp/stdio.ts');
-      await proxyStdio(url);
+      await proxyStdio(url, token);
     } else {
       const { serveStdio } = await import('../mcp/stdio.ts');
-      await serveStdio(config());
+      await serveStdio(config(), token);
     }
     process.exit(process.exitCode ?? 0);
   });
@@ -120,12 +131,15 @@ program
   .option('--url <url>', 'the server (default DIRLEDGER_URL, else http://127.0.0.1:PORT)')
   .option('--json', 'one JSON object per line')
   .option('--limit <n>', 'stop after this many events')
-  .action(async (opts: { tool?: string[]; kind?: string[]; session?: string[]; after?: string; url?: string; json?: boolean; limit?: string }) => {
+  .option('--token <token>', 'sent in connection_init as authorization: Bearer <token>')
+  .addHelpText('after', `\n${tokenHelp}`)
+  .action(async (opts: { tool?: string[]; kind?: string[]; session?: string[]; after?: string; url?: string; json?: boolean; limit?: string; token?: string }) => {
     const { tail } = await import('./tail.ts');
-    const url = opts.url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
+    const url = serverUrl(opts.url);
+    const token = resolveToken(opts.token);
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
-    process.exitCode = await tail({ ...opts, url, limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
+    process.exitCode = await tail({ ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
   });
 
 await program.parseAsync(process.argv);

@@ -2,10 +2,13 @@
 // slowness (SUBSCRIBER_TOO_SLOW) is resumed from its cursor, so nothing printed is missed or repeated.
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { EXIT_REFUSED, refusalLine } from './token.ts';
 
 export type TailOptions = {
   /** The server's base URL (http://…) or its GraphQL endpoint. */
   url: string;
+  /** Sent in connection_init as `authorization: Bearer <token>`. */
+  token?: string;
   tool?: string[];
   kind?: string[];
   session?: string[];
@@ -38,10 +41,22 @@ function line(e: TailEvent): string {
   return `${e.position.padStart(8)}  ${e.occurredAt}  ${e.direction.padEnd(3)} ${e.kind.padEnd(12)} ${(e.toolName ?? '-').padEnd(20)} ${(e.status ?? '-').padEnd(6)} ${e.id}  ${e.payloadState}${size}  ${e.cursor}`;
 }
 
-/** Prints events until interrupted (or `limit`); returns the exit code (0, 2 refused, 3 unreachable). */
+/** graphql-ws closes a connection whose connection_init it refuses with 4403 (or 4401 before one arrives). */
+const refusedClose = (error: unknown) => [4401, 4403, 4429].includes((error as { code?: unknown } | null)?.code as number);
+const refusalCodes = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED']);
+
+/** Prints events until interrupted (or `limit`); returns the exit code (0, 2 refused as bad input, 3 unreachable, 4 refused for its credential). */
 export async function tail(opts: TailOptions, out = process.stdout, err = process.stderr, signal?: AbortSignal): Promise<number> {
   const filter = Object.fromEntries(Object.entries({ tool: opts.tool, kind: opts.kind, session: opts.session }).filter(([, v]) => v?.length));
-  const client = createClient({ url: endpoint(opts.url), webSocketImpl: WebSocket, retryAttempts: 5, lazy: true });
+  const client = createClient({
+    url: endpoint(opts.url),
+    webSocketImpl: WebSocket,
+    connectionParams: opts.token ? { authorization: `Bearer ${opts.token}` } : {},
+    retryAttempts: 5,
+    // A refused credential stays refused: no retry.
+    shouldRetry: (error) => !refusedClose(error) && typeof (error as { code?: unknown } | null)?.code === 'number',
+    lazy: true,
+  });
   let after = opts.after;
   let printed = 0;
   try {
@@ -64,7 +79,8 @@ export async function tail(opts: TailOptions, out = process.stdout, err = proces
               }
               if (error) {
                 err.write(`${error.extensions?.code ?? 'ERROR'}: ${error.message}\n`);
-                resolve({ code: error.extensions?.code === 'BAD_INPUT' ? 2 : 1 });
+                const code = String(error.extensions?.code ?? '');
+                resolve({ code: code === 'BAD_INPUT' ? 2 : refusalCodes.has(code) ? EXIT_REFUSED : 1 });
                 return;
               }
               const e = result.data!.ledgerEvents;
@@ -76,6 +92,12 @@ export async function tail(opts: TailOptions, out = process.stdout, err = proces
               }
             },
             error: (error) => {
+              if (refusedClose(error)) {
+                const { code, reason } = error as { code: number; reason?: string };
+                err.write(`${refusalLine(401, { code: 'UNAUTHENTICATED', message: `the server closed the connection (${code} ${reason || 'Forbidden'}): missing or invalid credential.` }, Boolean(opts.token))}\n`);
+                resolve({ code: EXIT_REFUSED });
+                return;
+              }
               const message = Array.isArray(error) ? error.map((e) => e.message).join('; ') : error instanceof Error ? error.message : 'the connection closed';
               err.write(`Cannot follow the ledger at ${opts.url}: ${message}\n`);
               resolve({ code: Array.isArray(error) ? 2 : 3 });

@@ -1,6 +1,7 @@
 // The contract writer: every form is derived from one canonical call {"tool": NAME, "args": {...}}.
 // Only where the call is sent, where the credential goes and how name and args are wrapped vary.
 // Pure: no secret value is ever in reach, only names.
+import { TOKEN_SECRET_NAME } from '../ledger/redact.ts';
 import { secretNamesIn, shapeOf, type Contract, type ContractShape } from './contracts.ts';
 
 /** The forms, in the issue's order; UPSTREAM only for rows that wrap an outside service. */
@@ -33,7 +34,15 @@ export const ContractForms = [
   'POWERSHELL',
   'UPSTREAM',
 ] as const;
-export type ContractForm = (typeof ContractForms)[number];
+/** The credential-free links: rendered only with a live scoped token, which they carry inside. */
+export const LinkForms = ['LINK_URL', 'LINK_REST', 'LINK_MCP'] as const;
+export type LinkForm = (typeof LinkForms)[number];
+/** Every form name: the enum a form is typed with. */
+export const FormNames = [...ContractForms, ...LinkForms] as const;
+export type ContractForm = (typeof FormNames)[number];
+
+/** The placeholder every form but IN_PROCESS and UPSTREAM carries where the bearer token goes. */
+export const TokenPlaceholder = `[${TOKEN_SECRET_NAME}]`;
 
 /** The doors a form needs (built by the dispatch issue; the forms are already what they will run). */
 export const Doors = {
@@ -64,7 +73,13 @@ export const Doors = {
   SSE: 'POST /api/dispatch (accept: text/event-stream)',
   POWERSHELL: 'POST /api/tools/:name',
   UPSTREAM: 'the outside service itself',
+  LINK_URL: 'GET /api/tools/:name?…&token=',
+  LINK_REST: 'POST /api/tools/:name?token=',
+  LINK_MCP: 'POST /mcp?token= (MCP streamable HTTP)',
 } as const satisfies Record<ContractForm, string>;
+
+/** The query parameter a link carries its token in (the doors read it as the credential). */
+export const TokenParam = 'token';
 
 export type CanonicalCall = { tool: string; args: Record<string, unknown> };
 
@@ -73,10 +88,10 @@ export type RenderOptions = {
   baseUrl: string;
   /** Host for the SSH form (default: the base URL's host). */
   sshHost?: string;
-  /** Secret name of the credential this server's doors take, written as `Bearer [NAME]`; none when unset. */
-  authSecret?: string;
   /** The row's upstream contract: with it the UPSTREAM form is rendered. */
   upstream?: Contract;
+  /** A live scoped token (checked by the caller): with it the LINK_* forms are rendered, the token inside. */
+  linkToken?: string;
 };
 
 export type RenderedForm = {
@@ -132,7 +147,8 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
   const canonical = { tool: name, args };
   const argsJson = JSON.stringify(args);
   const canonicalJson = JSON.stringify(canonical);
-  const auth: Record<string, string> = options.authSecret ? { authorization: `Bearer [${options.authSecret}]` } : {};
+  const bearer = `Bearer ${TokenPlaceholder}`;
+  const auth: Record<string, string> = { authorization: bearer };
   const jsonHeaders = { 'content-type': 'application/json', ...auth };
   const toolUrl = `${base}/api/tools/${encodeURIComponent(name)}`;
   const dispatchUrl = `${base}/api/dispatch`;
@@ -140,9 +156,13 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
   const wsBase = base.replace(/^http/, 'ws');
   const host = options.sshHost ?? new URL(base).hostname;
   const gqlBody = { query: DispatchMutation, variables: canonical };
-  const authShell = options.authSecret ? ` -H ${shellQuote(`authorization: Bearer [${options.authSecret}]`)}` : '';
-  const authJsHeader = options.authSecret ? `, authorization: 'Bearer [${options.authSecret}]'` : '';
-  const cliCall = `dirledger call ${shellQuote(name)} --args ${shellQuote(argsJson)} --server ${shellQuote(base)}${options.authSecret ? ` --token ${shellQuote(`[${options.authSecret}]`)}` : ''}`;
+  const authShell = ` -H ${shellQuote(`authorization: ${bearer}`)}`;
+  const authJsHeader = `, authorization: '${bearer}'`;
+  // The CLI reads the token from DIRLEDGER_TOKEN; an assignment word is never glob-expanded, so the placeholder needs no quotes.
+  const tokenEnv = `${TOKEN_SECRET_NAME}=${TokenPlaceholder}`;
+  const callArgs = `call ${shellQuote(name)} --args ${shellQuote(argsJson)}`;
+  const cliCall = `dirledger ${callArgs} --server ${shellQuote(base)}`;
+  const link = options.linkToken;
   const ident = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
 
   const make = (form: ContractForm, json: Contract, text: string | null = null): RenderedForm => ({
@@ -160,7 +180,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
     REST: () => make('REST', { method: 'POST', url: toolUrl, headers: jsonHeaders, body: args }),
     URL: () => {
       const url = `${toolUrl}${queryString(args)}`;
-      return make('URL', { method: 'GET', url, ...(options.authSecret ? { headers: auth } : {}) }, url);
+      return make('URL', { method: 'GET', url, headers: auth }, url);
     },
     DISPATCH: () => make('DISPATCH', { method: 'POST', url: dispatchUrl, headers: jsonHeaders, body: canonical }),
     DRY_RUN: () => make('DRY_RUN', { method: 'POST', url: dispatchUrl, headers: jsonHeaders, body: { ...canonical, dryRun: true } }),
@@ -172,7 +192,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
         'javascript',
         [
           `import { createClient } from 'graphql-ws';`,
-          `const client = createClient({ url: ${JSON.stringify(`${wsBase}/graphql`)}${options.authSecret ? `, connectionParams: { authorization: 'Bearer [${options.authSecret}]' }` : ''} });`,
+          `const client = createClient({ url: ${JSON.stringify(`${wsBase}/graphql`)}, connectionParams: { authorization: '${bearer}' } });`,
           `const result = await new Promise((resolve, reject) => {`,
           `  let value;`,
           `  client.subscribe(${JSON.stringify(gqlBody)}, { next: (v) => (value = v), error: reject, complete: () => resolve(value) });`,
@@ -191,18 +211,18 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
     MCP_STDIO: () =>
       make(
         'MCP_STDIO',
-        { method: 'MCP', server: 'dirledger mcp', headers: {}, tool: name, arguments: args },
+        { method: 'MCP', server: `${tokenEnv} dirledger mcp`, headers: {}, tool: name, arguments: args },
         JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
       ),
     MCP_CLIENT_CONFIG: () => {
-      const command = `claude mcp add --transport http dirledger ${shellQuote(`${base}/mcp`)}${options.authSecret ? ` --header ${shellQuote(`authorization: Bearer [${options.authSecret}]`)}` : ''}`;
-      const config = { mcpServers: { dirledger: { type: 'http', url: `${base}/mcp`, ...(options.authSecret ? { headers: auth } : {}) } } };
+      const command = `claude mcp add --transport http dirledger ${shellQuote(`${base}/mcp`)} --header ${shellQuote(`authorization: ${bearer}`)}`;
+      const config = { mcpServers: { dirledger: { type: 'http', url: `${base}/mcp`, headers: auth } } };
       return make('MCP_CLIENT_CONFIG', { method: 'CLI', command }, `${JSON.stringify(config, null, 2)}\n# then call the tool ${JSON.stringify(name)} with ${argsJson}`);
     },
     CURL: () => cli('CURL', `curl -sS -X POST ${shellQuote(toolUrl)} -H 'content-type: application/json'${authShell} --data-binary ${shellQuote(argsJson)}`),
-    CLI: () => cli('CLI', cliCall),
+    CLI: () => cli('CLI', `${tokenEnv} ${cliCall}`),
     HTTPIE: () =>
-      cli('HTTPIE', `http --ignore-stdin POST ${shellQuote(toolUrl)} content-type:application/json${options.authSecret ? ` ${shellQuote(`authorization:Bearer [${options.authSecret}]`)}` : ''} --raw ${shellQuote(argsJson)}`),
+      cli('HTTPIE', `http --ignore-stdin POST ${shellQuote(toolUrl)} content-type:application/json ${shellQuote(`authorization:${bearer}`)} --raw ${shellQuote(argsJson)}`),
     WEBHOOK: () => make('WEBHOOK', { method: 'POST', url: `${base}/hooks/${encodeURIComponent(name)}`, headers: jsonHeaders, body: args }),
     JAVASCRIPT: () =>
       code(
@@ -241,7 +261,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
           'import json, urllib.request',
           `request = urllib.request.Request(${JSON.stringify(dispatchUrl)}, method="POST",`,
           `    data=${JSON.stringify(canonicalJson)}.encode(),`,
-          `    headers={"content-type": "application/json"${options.authSecret ? `, "authorization": "Bearer [${options.authSecret}]"` : ''}})`,
+          `    headers={"content-type": "application/json", "authorization": "${bearer}"})`,
           'with urllib.request.urlopen(request) as response:',
           '    print(response.read().decode())',
         ].join('\n'),
@@ -263,7 +283,7 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
           'func main() {',
           `\treq, _ := http.NewRequest("POST", ${JSON.stringify(dispatchUrl)}, strings.NewReader(${JSON.stringify(canonicalJson)}))`,
           '\treq.Header.Set("content-type", "application/json")',
-          ...(options.authSecret ? [`\treq.Header.Set("authorization", "Bearer [${options.authSecret}]")`] : []),
+          `\treq.Header.Set("authorization", "${bearer}")`,
           '\tres, err := http.DefaultClient.Do(req)',
           '\tif err != nil {',
           '\t\tpanic(err)',
@@ -281,12 +301,12 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
         'typescript',
         [
           `import { createClient } from 'dirledger/client';`,
-          `const client = createClient({ baseUrl: ${JSON.stringify(base)}${options.authSecret ? `, token: '[${options.authSecret}]'` : ''} });`,
+          `const client = createClient({ baseUrl: ${JSON.stringify(base)}, token: '${TokenPlaceholder}' });`,
           `const result = await client.tools${ident}(${argsJson});`,
         ].join('\n'),
       ),
-    NPX: () => cli('NPX', `npx --yes dirledger ${cliCall.slice('dirledger '.length)}`),
-    SSH: () => cli('SSH', `ssh ${shellQuote(host)} ${shellQuote(`dirledger call ${shellQuote(name)} --args ${shellQuote(argsJson)}`)}`),
+    NPX: () => cli('NPX', `${tokenEnv} npx --yes dirledger ${callArgs} --server ${shellQuote(base)}`),
+    SSH: () => cli('SSH', `ssh ${shellQuote(host)} ${shellQuote(`${tokenEnv} dirledger ${callArgs}`)}`),
     APPLE_SHORTCUT: () =>
       make(
         'APPLE_SHORTCUT',
@@ -304,7 +324,8 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
         'WEBSOCKET',
         'javascript',
         [
-          `const ws = new WebSocket(${JSON.stringify(`${wsBase}/api/ws`)}${options.authSecret ? `, ['dirledger', 'bearer.[${options.authSecret}]']` : ''});`,
+          // Browsers cannot set headers on a WebSocket: the token goes in the URL.
+          `const ws = new WebSocket(${JSON.stringify(`${wsBase}/api/ws?token=${TokenPlaceholder}`)});`,
           `ws.onopen = () => ws.send(JSON.stringify({ type: 'call', id: crypto.randomUUID(), ...${canonicalJson} }));`,
           `ws.onmessage = (event) => { console.log(event.data); ws.close(); };`,
         ].join('\n'),
@@ -315,10 +336,26 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
       return code(
         'POWERSHELL',
         'powershell',
-        `Invoke-RestMethod -Method Post -Uri ${psQuote(toolUrl)} -ContentType 'application/json'${options.authSecret ? ` -Headers ${headers}` : ''} -Body ${psQuote(argsJson)}`,
+        `Invoke-RestMethod -Method Post -Uri ${psQuote(toolUrl)} -ContentType 'application/json' -Headers ${headers} -Body ${psQuote(argsJson)}`,
       );
     },
     UPSTREAM: () => (options.upstream ? make('UPSTREAM', options.upstream, null) : null),
+    LINK_URL: () => {
+      if (!link) return null;
+      const url = `${toolUrl}${queryString({ ...args, [TokenParam]: link })}`;
+      return make('LINK_URL', { method: 'GET', url }, url);
+    },
+    LINK_REST: () => {
+      if (!link) return null;
+      const url = `${toolUrl}?${TokenParam}=${encodeURIComponent(link)}`;
+      return make('LINK_REST', { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: args }, `curl -sS -X POST ${shellQuote(url)} -H 'content-type: application/json' --data-binary ${shellQuote(argsJson)}`);
+    },
+    LINK_MCP: () => {
+      if (!link) return null;
+      const server = `${base}/mcp?${TokenParam}=${encodeURIComponent(link)}`;
+      const config = { mcpServers: { dirledger: { type: 'http', url: server } } };
+      return make('LINK_MCP', { method: 'MCP', server, tool: name, arguments: args }, `${JSON.stringify(config, null, 2)}\n# then call the tool ${JSON.stringify(name)} with ${argsJson}`);
+    },
   };
   const out: RenderedForm[] = [];
   for (const form of forms) {

@@ -3,7 +3,10 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { Prisma } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
-import { badInput } from '../errors.ts';
+import type { Grant } from '../auth/authority.ts';
+import { parseCaveat, toolAllowed, type AuthDoor } from '../auth/caveats.ts';
+import { IssuedTokenRef } from '../auth/schema.ts';
+import { badInput, DomainError, ErrorCode } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
 import { filterSql, parseFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
@@ -11,13 +14,14 @@ import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
-import { ContractForms, exampleArgs, renderForms, type ContractForm } from './forms.ts';
+import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from './loader.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
 export const ContractFormEnum = builder.enumType('ContractForm', {
-  description: 'The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service.',
-  values: ContractForms,
+  description:
+    'The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service; LINK_URL, LINK_REST and LINK_MCP only with a live scoped token, which they carry.',
+  values: FormNames,
 });
 export const ContractShapeEnum = builder.enumType('ContractShape', {
   description: 'HTTP {method, url, headers, body}; MCP {method: "MCP", server, headers, tool, arguments}; CLI {method: "CLI", command}; SEQUENCE an array of those run in order; CODE {method: "CODE", language, code}.',
@@ -42,7 +46,8 @@ type ContractShapeOut = {
 };
 
 export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').implement({
-  description: 'One runnable contract. Credentials appear only as [SECRET_NAME]; values are substituted by the runner into the outgoing request, never here.',
+  description:
+    'One runnable contract. Credentials appear only as [SECRET_NAME] (the bearer token as [DIRLEDGER_TOKEN]); values are substituted by the runner into the outgoing request, never here. The LINK_* forms are the exception: each carries the scoped token it was rendered for.',
   fields: (t) => ({
     form: t.expose('form', { type: ContractFormEnum, nullable: true, description: 'The rendered form; null for a way column of the row.' }),
     way: t.exposeString('way', { nullable: true, description: 'The way column this contract came from (e.g. "way: http").' }),
@@ -154,15 +159,26 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
     contracts: t.field({
       type: [ContractRef],
       description: 'The forms rendered from the canonical call {"tool": NAME, "args": ARGS}; ARGS defaults to an example built from the args schema.',
-      args: { forms: t.arg({ type: [ContractFormEnum], ...formsArg }), args: t.arg({ type: 'JSON', description: 'The arguments to write into every form.' }) },
+      args: {
+        forms: t.arg({ type: [ContractFormEnum], ...formsArg }),
+        args: t.arg({ type: 'JSON', description: 'The arguments to write into every form.' }),
+        token: t.arg.string({
+          description:
+            'A scoped token to render the credential-free links with (LINK_URL, LINK_REST, LINK_MCP, appended): it must verify now, allow this tool and have uses left, else the error says which.',
+        }),
+      },
       resolve: async (row, args, ctx) => {
         const callArgs = args.args ?? exampleArgs(row.argsSchema);
         if (!callArgs || typeof callArgs !== 'object' || Array.isArray(callArgs)) throw badInput('Invalid args: expected a JSON object of arguments');
+        const asked = args.forms ?? [...ContractForms, ...(args.token ? LinkForms : [])];
+        const links = asked.filter((f): f is LinkForm => (LinkForms as readonly string[]).includes(f));
+        if (links.length && !args.token) throw badInput(`Invalid forms: ${links.join(', ')} need a token (the token argument) to carry`, { field: 'token' });
+        const live = args.token && links.length ? await liveLinks(ctx, args.token, row.name, links) : [];
         const upstream = row.upstreamSha256 ? ((await contractsBySha(ctx, row.upstreamSha256))?.contract as Contract | undefined) : undefined;
         return renderForms(
           { tool: row.name, args: callArgs as Record<string, unknown> },
-          { baseUrl: ctx.services.publicUrl, ...(upstream ? { upstream } : {}) },
-          args.forms ?? ContractForms,
+          { baseUrl: ctx.services.publicUrl, ...(upstream ? { upstream } : {}), ...(args.token ? { linkToken: args.token } : {}) },
+          asked.filter((f) => !links.includes(f as LinkForm) || live.includes(f as LinkForm)),
         ).map((f) => ({ ...f, way: null }));
       },
     }),
@@ -182,6 +198,79 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
     }),
   }),
 });
+
+/** The door each link comes in through. */
+const linkDoor = { LINK_URL: 'URL', LINK_REST: 'REST', LINK_MCP: 'MCP' } as const satisfies Record<LinkForm, AuthDoor>;
+
+/**
+ * The links a scoped token may be rendered into for one tool: those whose door it verifies at now
+ * (signature, time window, audience, doors), when it may call the tool and has uses left. Throws
+ * UNAUTHENTICATED or FORBIDDEN saying which check failed.
+ */
+async function liveLinks(ctx: Context, token: string, tool: string, links: readonly LinkForm[]): Promise<LinkForm[]> {
+  const { authority } = ctx.services;
+  let grant: Grant | undefined;
+  let refused: { message: string; limit: string; status: number } | undefined;
+  const live: LinkForm[] = [];
+  for (const form of links) {
+    const checked = authority.authenticate(token, linkDoor[form]);
+    if (!checked.ok) {
+      refused ??= checked.refusal;
+      continue;
+    }
+    const tools = authority.allowsTool(checked.grant, linkDoor[form], tool);
+    if (tools) {
+      refused ??= tools;
+      continue;
+    }
+    grant = checked.grant;
+    live.push(form);
+  }
+  if (!grant) {
+    if (!refused || refused.status === 401) throw new DomainError(ErrorCode.UNAUTHENTICATED, `Invalid token: it does not verify at this server. ${refused?.message ?? ''}`.trim(), { field: 'token' });
+    throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: ${refused.message}`, { field: 'token', limit: refused.limit });
+  }
+  const spent = (await authority.usesOf(grant)).find((u) => u.used >= u.max);
+  if (spent) throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: all ${spent.max} of its uses are spent (${spent.caveat}).`, { field: 'token', limit: 'uses' });
+  return live;
+}
+
+/** The tool names a token's `tools` caveats name exactly (no prefix) and every one of them allows. */
+function exactToolNames(caveats: readonly string[]): string[] {
+  const lists = caveats.flatMap((text) => {
+    try {
+      const caveat = parseCaveat(text);
+      return caveat.kind === 'tools' ? [caveat.names] : [];
+    } catch {
+      return [];
+    }
+  });
+  const names = new Set(lists.flat().filter((n) => !n.endsWith('*')));
+  return [...names].filter((n) => lists.every((list) => toolAllowed(list, n)));
+}
+
+builder.objectFields(IssuedTokenRef, (t) => ({
+  links: t.field({
+    type: [ContractRef],
+    description:
+      "The credential-free links (LINK_URL, LINK_REST, LINK_MCP) for each tool its `tools` caveat names exactly, with the token inside and the tool's example args; links through a door the token may not use are left out.",
+    resolve: async (issued, _args, ctx) => {
+      const names = exactToolNames(issued.caveats);
+      if (names.length === 0) return [];
+      const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
+      const { authority } = ctx.services;
+      return names.flatMap((name) => {
+        const row = rows.find((r) => r.name === name && r.type === 'tool') ?? rows.find((r) => r.name === name && isTool(r));
+        if (!row) return [];
+        const links = LinkForms.filter((form) => {
+          const checked = authority.authenticate(issued.token, linkDoor[form]);
+          return checked.ok ? !authority.allowsTool(checked.grant, linkDoor[form], name) : checked.refusal.limit !== 'doors';
+        });
+        return renderForms({ tool: name, args: exampleArgs(row.argsSchema) }, { baseUrl: ctx.services.publicUrl, linkToken: issued.token }, links).map((f) => ({ ...f, way: null }));
+      });
+    },
+  }),
+}));
 
 /** The first `take + 1` events of each tool, in two statements for the whole batch of tools. */
 async function eventsForTools(

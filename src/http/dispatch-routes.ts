@@ -10,6 +10,7 @@ import { markStreamed } from '../capture/tee.ts';
 import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
+import { TOKEN_PARAM } from './authenticate.ts';
 import { errorResponse, json, readBody } from './respond.ts';
 
 export const toolsPath = /^\/api\/tools\/([^/]+)$/;
@@ -119,6 +120,7 @@ function argsObject(value: unknown, what: string): Record<string, unknown> {
  * Query → args, for the one-line URL form. A parameter the tool's args schema types as a string
  * stays text exactly as sent; any other is read as JSON when it parses (`n=3` → 3, `ok=true` →
  * true, `tags=["a"]` → an array) and kept as text when it does not. A repeated parameter is a list.
+ * `token` is the credential a link carries, never an argument.
  */
 export async function argsFromQuery(url: URL, services: Services, tool: string): Promise<Record<string, unknown>> {
   const schema = await services.dispatcher.argsSchema(tool);
@@ -136,6 +138,7 @@ export async function argsFromQuery(url: URL, services: Services, tool: string):
   };
   const args: Record<string, unknown> = {};
   for (const name of new Set(url.searchParams.keys())) {
+    if (name === TOKEN_PARAM) continue;
     const values = url.searchParams.getAll(name);
     const itemType = props[name]?.items?.type;
     args[name] =

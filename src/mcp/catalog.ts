@@ -45,8 +45,8 @@ export function decodeCursor(cursor: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** One page of runnable tools in section order (the tool section first, then any row with a way). */
-export async function listRunnableTools(prisma: PrismaClient, offset: number): Promise<{ tools: McpTool[]; nextCursor?: string }> {
+/** One page of runnable tools in section order (the tool section first, then any row with a way), only those `allowed` when given. */
+export async function listRunnableTools(prisma: PrismaClient, offset: number, allowed?: (name: string) => boolean): Promise<{ tools: McpTool[]; nextCursor?: string }> {
   const rows = await prisma.directoryRow.findMany({
     where: { runnable: true, name: { not: FindToolName } },
     select: { name: true, type: true, description: true, argsSchema: true, ways: true },
@@ -59,6 +59,7 @@ export async function listRunnableTools(prisma: PrismaClient, offset: number): P
     if (seen.has(row.name)) continue;
     if (row.type !== 'tool' && Object.keys((row.ways as object | null) ?? {}).length === 0) continue;
     seen.add(row.name);
+    if (allowed && !allowed(row.name)) continue;
     tools.push({ name: row.name, description: row.description, inputSchema: inputSchemaOf(row.argsSchema) });
   }
   const page = tools.slice(offset, offset + pageSize);

@@ -1,9 +1,11 @@
 // The MCP server both MCP doors run (streamable HTTP at /mcp, stdio as `dirledger mcp`): tools/list
-// lists every runnable Directory tool, tools/call dispatches through the runner, and `find` is
-// answered by the resolver.
+// lists every runnable Directory tool the caller's token may call, tools/call dispatches through the
+// runner (which checks the token's limits), and `find` is answered by the resolver.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode as RpcErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { Authority } from '../auth/authority.ts';
+import { currentGrant } from '../auth/current.ts';
 import type { DispatchRequest, DispatchResult } from '../dispatch/dispatcher.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { resolutionJson } from '../http/resolver-routes.ts';
@@ -16,6 +18,8 @@ export type McpServices = {
   db: { prisma: PrismaClient };
   resolver: Pick<DirectoryResolver, 'resolve'>;
   dispatcher: { dispatch(request: DispatchRequest): Promise<DispatchResult> };
+  /** With it, tools/list lists only the tools the caller's token may call. */
+  authority?: Pick<Authority, 'allowsTool'>;
 };
 
 /** The contract form a tools/call through this door corresponds to. */
@@ -48,7 +52,11 @@ export function createMcpServer(services: McpServices, form: McpForm, wrap: McpH
       const cursor = request.params?.cursor;
       const offset = cursor === undefined ? 0 : decodeCursor(cursor);
       if (offset === undefined) throw new McpError(RpcErrorCode.InvalidParams, `Invalid cursor: expected a nextCursor from tools/list, got ${JSON.stringify(cursor)}.`);
-      const page = await listRunnableTools(services.db.prisma, offset);
+      const grant = currentGrant();
+      const { authority } = services;
+      const door = form === 'MCP_HTTP' ? 'MCP' : 'MCP_STDIO';
+      const allowed = grant && authority ? (name: string) => authority.allowsTool(grant, door, name) === null : undefined;
+      const page = await listRunnableTools(services.db.prisma, offset, allowed);
       return { ...page, tools: offset === 0 ? [FindTool, ...page.tools] : page.tools };
     }),
   );

@@ -4,15 +4,19 @@
 // - In process (otherwise): the app's cores on the configured database (DATABASE_URL, else PGlite in
 //   DATA_DIR, which only one process may hold), no HTTP listener; each tools/list and tools/call is
 //   recorded at the boundary as door MCP_STDIO, and the writer is flushed when stdin closes.
+// Either way the token (--token, DIRLEDGER_TOKEN or the config file) is the credential: relayed as
+// Authorization, or verified here at start and every call runs under its grant.
 // stdout carries only the protocol; logs go to stderr.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { buildApp } from '../app.ts';
-import { captureExchange } from '../capture/boundary.ts';
+import { randomUUID } from 'node:crypto';
+import type { Grant } from '../auth/authority.ts';
+import { runWithGrant } from '../auth/current.ts';
 import type { Config } from '../config.ts';
+import { EXIT_REFUSED, refusalCode, refusalLine } from '../cli/token.ts';
 import { createLogger } from '../logger.ts';
-import { createMcpServer, type McpHandlerWrap } from './server.ts';
+import type { McpHandlerWrap } from './server.ts';
 
 /** Counts requests in flight, so closing stdin (`echo … | dirledger mcp`) still gets every answer out. */
 class InFlight {
@@ -42,11 +46,12 @@ function onInputEnd(inFlight: InFlight, close: () => Promise<void>): void {
   process.once('SIGINT', finish);
 }
 
-/** Relays stdio to `<url>/mcp` until stdin closes. */
-export async function proxyStdio(url: string): Promise<void> {
+/** Relays stdio to `<url>/mcp` until stdin closes, sending the token as `authorization: Bearer …`. */
+export async function proxyStdio(url: string, token?: string): Promise<void> {
   const endpoint = new URL('/mcp', url);
   const local = new StdioServerTransport();
-  const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { 'x-dirledger-caller': 'dirledger mcp' } } });
+  const headers = { 'x-dirledger-caller': 'dirledger mcp', ...(token && { authorization: `Bearer ${token}` }) };
+  const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } });
   const done = new Promise<void>((resolve) => {
     local.onclose = () => resolve();
   });
@@ -81,23 +86,45 @@ export async function proxyStdio(url: string): Promise<void> {
   await remote.close();
 }
 
-/** Serves MCP over stdio from this process's own cores until stdin closes. */
-export async function serveStdio(config: Config): Promise<void> {
+/**
+ * Serves MCP over stdio from this process's own cores until stdin closes. The token is verified for
+ * door MCP_STDIO first; a refusal is recorded, its plain message printed on stderr, and the process
+ * exits with EXIT_REFUSED before serving anything.
+ */
+export async function serveStdio(config: Config, token?: string): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
+  // Loaded here, so relaying never loads the cores.
+  const { buildApp } = await import('../app.ts');
+  const { captureExchange } = await import('../capture/boundary.ts');
+  const { createMcpServer } = await import('./server.ts');
   const app = await buildApp(config, { logger });
   const { services } = app;
+  let grant: Grant | undefined;
+  if (services.authRequired) {
+    const checked = services.authority.authenticate(token, 'MCP_STDIO');
+    if (!checked.ok) {
+      await services.authority.record(checked.refusal, { actionId: randomUUID(), method: 'MCP', url: 'stdio:dirledger mcp' });
+      process.stderr.write(`dirledger mcp: ${refusalLine(checked.refusal.status, { code: refusalCode(checked.refusal.status), message: checked.refusal.message }, Boolean(token))}\n`);
+      await app.stop();
+      process.exitCode = EXIT_REFUSED;
+      return;
+    }
+    grant = checked.grant;
+  }
   const inFlight = new InFlight();
   const wrap: McpHandlerWrap = (request, run) => {
     inFlight.start();
     let value: Awaited<ReturnType<typeof run>> | undefined;
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
-    return captureExchange(
-      services,
-      { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
-      async () => {
-        value = await run();
-        return new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json' } });
-      },
+    return runWithGrant(grant, () =>
+      captureExchange(
+        services,
+        { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
+        async () => {
+          value = await run();
+          return new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json' } });
+        },
+      ),
     )
       .then(() => value as Awaited<ReturnType<typeof run>>)
       .finally(() => inFlight.end());

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkContract, checkContractCell, shapeOf } from '../../src/directory/contracts.ts';
 import { generateDirectory, renderSection, scaleMix, SeedRows } from '../../src/directory/fixtures.ts';
-import { ContractForms, exampleArgs, renderForms } from '../../src/directory/forms.ts';
+import { ContractForms, exampleArgs, LinkForms, renderForms } from '../../src/directory/forms.ts';
 import { findRetired, parseRetiredTargets } from '../../src/directory/retired.ts';
 import { parseSection, sectionFileType } from '../../src/directory/sections.ts';
 import { demoDirectoryDir } from '../../src/services.ts';
@@ -116,14 +116,15 @@ describe('the contract writer', () => {
     expect(tools.length).toBeGreaterThanOrEqual(5);
     for (const tool of tools) {
       const upstream = tool.upstream ? (JSON.parse(tool.upstream) as never) : undefined;
-      const forms = renderForms({ tool: tool.name, args: exampleArgs(tool.argsSchema ? JSON.parse(tool.argsSchema) : {}) }, { baseUrl: 'http://127.0.0.1:4000', authSecret: 'DIRLEDGER_TOKEN', ...(upstream ? { upstream } : {}) });
+      const forms = renderForms({ tool: tool.name, args: exampleArgs(tool.argsSchema ? JSON.parse(tool.argsSchema) : {}) }, { baseUrl: 'http://127.0.0.1:4000', ...(upstream ? { upstream } : {}) });
       expect(forms.map((f) => f.form)).toEqual(upstream ? [...ContractForms] : ContractForms.filter((f) => f !== 'UPSTREAM'));
       for (const f of forms) {
         const check = checkContract(f.json);
         expect(check.ok, `${tool.name} ${f.form}: ${check.ok ? '' : check.message}`).toBe(true);
         expect(shapeOf(f.json)).toBe(f.shape);
         expect(f.door).toBeTruthy();
-        if (!['UPSTREAM', 'MCP_STDIO', 'IN_PROCESS', 'SSH'].includes(f.form)) expect(f.secretNames).toContain('DIRLEDGER_TOKEN');
+        if (f.form === 'IN_PROCESS') expect(f.secretNames).toEqual([]);
+        else if (f.form !== 'UPSTREAM') expect(f.secretNames, `${tool.name} ${f.form}`).toContain('DIRLEDGER_TOKEN');
         if (f.form === 'UPSTREAM') expect(f.json).toEqual(upstream);
         else expect(JSON.stringify(f.form === 'MCP_CLIENT_CONFIG' ? f.text : f.json)).toContain(tool.name);
       }
@@ -131,9 +132,58 @@ describe('the contract writer', () => {
   });
 
   it('writes secrets as names only', () => {
-    const forms = renderForms({ tool: 'X', args: {} }, { baseUrl: 'http://h:1', authSecret: 'API_TOKEN', upstream: { method: 'GET', url: 'https://s.example/?k=[S_KEY]' } });
+    const forms = renderForms({ tool: 'X', args: {} }, { baseUrl: 'http://h:1', upstream: { method: 'GET', url: 'https://s.example/?k=[S_KEY]' } });
     expect(forms.find((f) => f.form === 'UPSTREAM')!.secretNames).toEqual(['S_KEY']);
-    expect(forms.find((f) => f.form === 'CURL')!.text).toContain("'authorization: Bearer [API_TOKEN]'");
+    expect(forms.find((f) => f.form === 'CURL')!.text).toContain("'authorization: Bearer [DIRLEDGER_TOKEN]'");
+  });
+
+  it('puts the credential where each door reads it, as [DIRLEDGER_TOKEN], deterministically', () => {
+    const call = { tool: 'ECHO', args: { text: 'hi' } };
+    const forms = renderForms(call, { baseUrl: 'http://h:1' });
+    expect(renderForms(call, { baseUrl: 'http://h:1' })).toEqual(forms);
+    const of = (form: string) => forms.find((f) => f.form === form)!;
+    const bearer = { authorization: 'Bearer [DIRLEDGER_TOKEN]' };
+    for (const form of ['REST', 'URL', 'DISPATCH', 'DRY_RUN', 'GRAPHQL_HTTP', 'GRAPHQL_SSE', 'WEBHOOK', 'SSE', 'APPLE_SHORTCUT', 'MCP_HTTP']) {
+      expect((of(form).json as { headers: Record<string, string> }).headers, form).toMatchObject(bearer);
+    }
+    for (const form of ['CURL', 'HTTPIE']) expect(of(form).text, form).toMatch(/authorization: ?Bearer \[DIRLEDGER_TOKEN\]/);
+    for (const form of ['JAVASCRIPT', 'TYPESCRIPT']) expect(of(form).text, form).toContain("authorization: 'Bearer [DIRLEDGER_TOKEN]'");
+    expect(of('PYTHON').text).toContain('"authorization": "Bearer [DIRLEDGER_TOKEN]"');
+    expect(of('GO').text).toContain('req.Header.Set("authorization", "Bearer [DIRLEDGER_TOKEN]")');
+    expect(of('POWERSHELL').text).toContain("-Headers @{ 'authorization' = 'Bearer [DIRLEDGER_TOKEN]' }");
+    expect(of('SDK').text).toContain("token: '[DIRLEDGER_TOKEN]'");
+    expect(of('GRAPHQL_WS').text).toContain("connectionParams: { authorization: 'Bearer [DIRLEDGER_TOKEN]' }");
+    expect(JSON.parse(of('MCP_CLIENT_CONFIG').text!.split('\n# then')[0]!).mcpServers.dirledger.headers).toEqual(bearer);
+    expect((of('MCP_CLIENT_CONFIG').json as { command: string }).command).toContain("--header 'authorization: Bearer [DIRLEDGER_TOKEN]'");
+    // Browsers cannot set a WebSocket's headers: the token goes in the URL.
+    expect(of('WEBSOCKET').text).toContain('new WebSocket("ws://h:1/api/ws?token=[DIRLEDGER_TOKEN]")');
+    // The command lines read it from the environment.
+    expect((of('CLI').json as { command: string }).command).toMatch(/^DIRLEDGER_TOKEN=\[DIRLEDGER_TOKEN\] dirledger call ECHO /);
+    expect((of('NPX').json as { command: string }).command).toMatch(/^DIRLEDGER_TOKEN=\[DIRLEDGER_TOKEN\] npx --yes dirledger call ECHO /);
+    expect((of('SSH').json as { command: string }).command).toMatch(/^ssh h 'DIRLEDGER_TOKEN=\[DIRLEDGER_TOKEN\] dirledger call ECHO /);
+    expect((of('MCP_STDIO').json as { server: string }).server).toBe('DIRLEDGER_TOKEN=[DIRLEDGER_TOKEN] dirledger mcp');
+    expect(JSON.stringify(of('IN_PROCESS'))).not.toContain('DIRLEDGER_TOKEN');
+    expect(forms.map((f) => f.form)).not.toContain('LINK_URL');
+  });
+
+  it('renders the three credential-free links only with a token, each carrying it and no other credential', () => {
+    const token = 'AgEJZGlybGVkZ2VyAh-example_token';
+    const call = { tool: 'ECHO', args: { text: 'hi there' } };
+    expect(renderForms(call, { baseUrl: 'http://h:1' }, LinkForms)).toEqual([]);
+    const links = renderForms(call, { baseUrl: 'http://h:1', linkToken: token }, LinkForms);
+    expect(links.map((f) => f.form)).toEqual([...LinkForms]);
+    const [url, rest, mcp] = links as [typeof links[0], typeof links[0], typeof links[0]];
+    expect(url.json).toEqual({ method: 'GET', url: `http://h:1/api/tools/ECHO?text=hi+there&token=${token}` });
+    expect(url.text).toBe((url.json as { url: string }).url);
+    expect(rest.json).toEqual({ method: 'POST', url: `http://h:1/api/tools/ECHO?token=${token}`, headers: { 'content-type': 'application/json' }, body: { text: 'hi there' } });
+    expect(rest.text).toBe(`curl -sS -X POST 'http://h:1/api/tools/ECHO?token=${token}' -H 'content-type: application/json' --data-binary '{"text":"hi there"}'`);
+    expect(mcp.json).toEqual({ method: 'MCP', server: `http://h:1/mcp?token=${token}`, tool: 'ECHO', arguments: { text: 'hi there' } });
+    expect(JSON.parse(mcp.text!.split('\n# then')[0]!)).toEqual({ mcpServers: { dirledger: { type: 'http', url: `http://h:1/mcp?token=${token}` } } });
+    for (const link of links) {
+      expect(link.secretNames).toEqual([]);
+      expect(JSON.stringify(link)).not.toMatch(/authorization/i);
+      expect(checkContract(link.json).ok).toBe(true);
+    }
   });
 });
 

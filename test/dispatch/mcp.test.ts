@@ -1,11 +1,15 @@
-// The MCP doors through the official SDK client: /mcp over streamable HTTP and `dirledger mcp` over stdio.
+// The MCP doors through the official SDK client: /mcp over streamable HTTP and `dirledger mcp` over stdio,
+// each with a token: tools/list lists only what the token may call, and `dirledger mcp` refuses to start without one.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Authority } from '../../src/auth/authority.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
@@ -14,10 +18,27 @@ import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 const echoSchema = { type: 'object', properties: { text: { type: 'string', examples: ['hello'] } }, required: ['text'] };
 
-async function httpClient(t: TestApp): Promise<Client> {
+async function httpClient(t: TestApp, token = t.token): Promise<Client> {
   const client = new Client({ name: 'dirledger-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin)));
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
+}
+
+/** A fresh DATA_DIR with its own root key, and a minter for tokens that key signs (as the first start would print). */
+async function keyedDataDir(): Promise<{ dataDir: string; mint(...caveats: string[]): string }> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-'));
+  const key = randomBytes(32).toString('hex');
+  await writeFile(path.join(dataDir, 'root.key'), `${key}\n`, { mode: 0o600 });
+  const authority = new Authority({ rootKey: Buffer.from(key, 'hex'), audience: 'dirledger', sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
+  return { dataDir, mint: (...caveats) => authority.mintToken(caveats) };
+}
+
+/** Runs `dirledger mcp` in process with no token until it exits. */
+function stdioExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [cliBin, 'mcp'], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
 }
 
 function stdioClient(env: Record<string, string>): { client: Client; connect(): Promise<void>; stderr(): string } {
@@ -27,7 +48,7 @@ function stdioClient(env: Record<string, string>): { client: Client; connect(): 
     command: process.execPath,
     args: [cliBin, 'mcp'],
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -60,6 +81,37 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
     } finally {
       await client.close();
     }
+  });
+
+  it('tools/list lists only the tools a scoped token may call (and find); tools/call of another is refused by the runner', async () => {
+    const client = await httpClient(t, t.mint('tools = ECHO,CLOCK'));
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['find', 'ECHO', 'CLOCK']);
+      const other = await client.callTool({ name: 'MCP_ECHO', arguments: { text: 'x' } });
+      expect(other.isError).toBe(true);
+      expect((other.content as any)[0].text).toBe('FORBIDDEN: This token may not call "MCP_ECHO".');
+    } finally {
+      await client.close();
+    }
+    const none = await httpClient(t, t.mint('powers = ingest'));
+    try {
+      expect((await none.listTools()).tools.map((tool) => tool.name)).toEqual(['find']);
+    } finally {
+      await none.close();
+    }
+  });
+
+  it('refuses a request without a token (401) and records the refusal at door MCP', async () => {
+    const response = await fetch(`${t.origin}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-dirledger-action': `mcp-no-token-${kind}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as any).error).toEqual({ code: 'UNAUTHENTICATED', message: 'Missing or invalid credential.' });
+    await t.app.services.writer.flush();
+    const refusal = await t.app.services.db.prisma.ledgerEvent.findFirst({ where: { actionId: `mcp-no-token-${kind}`, kind: 'REFUSAL' } });
+    expect(refusal).toMatchObject({ status: 'REFUSED', metadata: { door: 'MCP', limit: 'credential' } });
   });
 
   it('tools/call dispatches through the runner, and the HTTP exchange is recorded (request IN, answer OUT)', async () => {
@@ -98,7 +150,7 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
     try {
       for (const query of ['echo', 'what time is it', 'send an imessge', 'tiktok']) {
         const viaMcp = await client.callTool({ name: 'find', arguments: { query, limit: 5 } });
-        const viaHttp = await (await fetch(`${t.origin}/api/directory/resolve?q=${encodeURIComponent(query)}&limit=5`)).json();
+        const viaHttp = await (await fetch(`${t.origin}/api/directory/resolve?q=${encodeURIComponent(query)}&limit=5`, { headers: t.auth })).json();
         expect(viaMcp.structuredContent).toEqual(viaHttp);
         expect(JSON.parse((viaMcp.content as any)[0].text)).toEqual(viaHttp);
       }
@@ -112,7 +164,7 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
 
   it('records the invocation headers, and refuses a cursor it did not give', async () => {
     const client = new Client({ name: 'dirledger-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin), { requestInit: { headers: { 'x-dirledger-session': 'mcp-session', 'x-dirledger-agent': 'tester' } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin), { requestInit: { headers: { 'x-dirledger-session': 'mcp-session', 'x-dirledger-agent': 'tester', ...t.auth } } }));
     try {
       const result = await client.callTool({ name: 'ECHO', arguments: { text: 'with a session' } });
       const actionId = (result.structuredContent as any).actionId;
@@ -129,7 +181,7 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
   it('a lone tools/call without initialize is answered (stateless); GET and DELETE are 405', async () => {
     const response = await fetch(`${t.origin}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...t.auth },
       body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ECHO', arguments: { text: 'lone' } } }),
     });
     expect(response.status).toBe(200);
@@ -137,14 +189,14 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
     expect(body.id).toBe(7);
     expect(body.result.structuredContent).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'lone' } });
     for (const method of ['GET', 'DELETE']) {
-      const other = await fetch(`${t.origin}/mcp`, { method, headers: { accept: 'text/event-stream' } });
+      const other = await fetch(`${t.origin}/mcp`, { method, headers: { accept: 'text/event-stream', ...t.auth } });
       expect(other.status).toBe(405);
       expect(other.headers.get('allow')).toBe('POST');
     }
   });
 
-  it('`dirledger mcp` with DIRLEDGER_URL relays stdio to this server: the server runs and records the call', async () => {
-    const { client, connect, stderr } = stdioClient({ DIRLEDGER_URL: t.origin });
+  it('`dirledger mcp` with DIRLEDGER_URL relays stdio to this server with DIRLEDGER_TOKEN: the server runs and records the call', async () => {
+    const { client, connect, stderr } = stdioClient({ DIRLEDGER_URL: t.origin, DIRLEDGER_TOKEN: t.token });
     await connect().catch((error) => {
       throw new Error(`${error.message}\n${stderr()}`);
     });
@@ -161,6 +213,13 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
       await client.close();
     }
   });
+
+  it('`dirledger mcp` relaying without a token: the server refuses (401) and the client is told so', async () => {
+    const { client, connect, stderr } = stdioClient({ DIRLEDGER_URL: t.origin });
+    await expect(connect()).rejects.toThrow(/UNAUTHENTICATED/);
+    expect(stderr()).toContain('Missing or invalid credential.');
+    await client.close();
+  });
 });
 
 describe('the /mcp body limit', () => {
@@ -169,7 +228,7 @@ describe('the /mcp body limit', () => {
     try {
       const response = await fetch(`${t.origin}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-dirledger-action': 'mcp-too-large' },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-dirledger-action': 'mcp-too-large', ...t.auth },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ECHO', arguments: { text: 'x'.repeat(2000) } } }),
       });
       expect(response.status).toBe(413);
@@ -187,9 +246,9 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
   it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: runs the tool and records MCP_STDIO request IN and answer OUT in that database', async () => {
     const { createTestDatabase } = await import('../helpers/database.ts');
     const db = await createTestDatabase('postgres');
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-'));
+    const { dataDir, mint } = await keyedDataDir();
     try {
-      const { client, connect, stderr } = stdioClient({ DATABASE_URL: db.url!, DATA_DIR: dataDir });
+      const { client, connect, stderr } = stdioClient({ DATABASE_URL: db.url!, DATA_DIR: dataDir, DIRLEDGER_TOKEN: mint() });
       await connect().catch((error) => {
         throw new Error(`${error.message}\n${stderr()}`);
       });
@@ -206,13 +265,55 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
     }
   });
 
-  it('on PGlite in DATA_DIR: answers, and the events are in that database after the process ends', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-'));
+  it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: without DIRLEDGER_TOKEN it records the refusal, says why on stderr and exits 4', async () => {
+    const { createTestDatabase } = await import('../helpers/database.ts');
+    const db = await createTestDatabase('postgres');
+    const { dataDir } = await keyedDataDir();
     try {
-      const { client, connect, stderr } = stdioClient({ DATA_DIR: dataDir });
+      const { code, stderr } = await stdioExit({ DATABASE_URL: db.url!, DATA_DIR: dataDir });
+      expect(code).toBe(4);
+      expect(stderr).toContain('dirledger mcp: UNAUTHENTICATED: Missing or invalid credential. No token was sent');
+      const refusals = await db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
+      expect(refusals).toHaveLength(1);
+      expect(refusals[0]).toMatchObject({ status: 'REFUSED', url: 'stdio:dirledger mcp', metadata: { door: 'MCP_STDIO', limit: 'credential', reason: 'no credential was presented' } });
+    } finally {
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('on PGlite: a token signed by another key is refused and recorded, and the process exits 4 without serving', async () => {
+    const { dataDir } = await keyedDataDir();
+    const other = await keyedDataDir();
+    try {
+      const { code, stderr } = await stdioExit({ DATA_DIR: dataDir, DIRLEDGER_TOKEN: other.mint() });
+      expect(code).toBe(4);
+      expect(stderr).toContain('dirledger mcp: UNAUTHENTICATED: Missing or invalid credential.');
+      expect(stderr).not.toContain('No token was sent');
+      const db = await openDatabase({ dataDir: path.join(dataDir, 'pglite') });
+      try {
+        const refusals = await db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
+        expect(refusals.map((r) => r.metadata)).toEqual([expect.objectContaining({ door: 'MCP_STDIO', limit: 'credential', reason: 'the token was signed by another root key' })]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(other.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('on PGlite in DATA_DIR: under a `tools = ECHO` token it lists and runs ECHO only, and the events are in that database after the process ends', async () => {
+    const { dataDir, mint } = await keyedDataDir();
+    try {
+      const { client, connect, stderr } = stdioClient({ DATA_DIR: dataDir, DIRLEDGER_TOKEN: mint('tools = ECHO') });
       await connect().catch((error) => {
         throw new Error(`${error.message}\n${stderr()}`);
       });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['find', 'ECHO']);
+      const clock = await client.callTool({ name: 'CLOCK', arguments: {} });
+      expect(clock.isError).toBe(true);
+      expect((clock.content as any)[0].text).toBe('FORBIDDEN: This token may not call "CLOCK".');
       const result = await client.callTool({ name: 'ECHO', arguments: { text: 'in process on pglite' } });
       const structured = result.structuredContent as any;
       expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'in process on pglite' } });

@@ -17,7 +17,7 @@ export type BlobStorage =
   /** In the object store (a folder or S3-compatible storage). */
   | 'OBJECT';
 
-/** The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service. */
+/** The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service; LINK_URL, LINK_REST and LINK_MCP only with a live scoped token, which they carry. */
 export type ContractForm =
   | 'APPLE_SHORTCUT'
   | 'CLI'
@@ -31,6 +31,9 @@ export type ContractForm =
   | 'HTTPIE'
   | 'IN_PROCESS'
   | 'JAVASCRIPT'
+  | 'LINK_MCP'
+  | 'LINK_REST'
+  | 'LINK_URL'
   | 'MCP_CLIENT_CONFIG'
   | 'MCP_HTTP'
   | 'MCP_STDIO'
