@@ -1,4 +1,5 @@
-// `dirledger tail` as a real child process against a real server: replay from a cursor, filter, live.
+// `dirledger tail` as a real child process against a real server: replay from a cursor, filter, live;
+// its token in connection_init, and refused without one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { batch, event } from '../helpers/ledger.ts';
@@ -16,7 +17,7 @@ describe('dirledger tail', () => {
   it('prints the events of a tool after a cursor, then live ones, and stops at --limit', async () => {
     const first = await t.app.services.ledger.append(batch('cli', [event('c1', { tool: 'grep' }), event('c2', { tool: 'other' }), event('c3', { tool: 'grep' })]));
     const after = encodeCursor(first.appended[0]!.position);
-    const child = runCli(['tail', '--tool', 'grep', '--after', after, '--url', t.origin, '--json', '--limit', '2']);
+    const child = runCli(['tail', '--tool', 'grep', '--after', after, '--url', t.origin, '--json', '--limit', '2'], { DIRLEDGER_TOKEN: t.token });
     await child.waitFor(/"id":"c3"/);
     await waitFor(() => t.app.services.live.stats().following === 1, 'the CLI following live');
     await t.app.services.ledger.append(batch('cli', [event('c4', { tool: 'other' }), event('c5', { tool: 'grep' })]));
@@ -27,9 +28,19 @@ describe('dirledger tail', () => {
   }, 60_000);
 
   it('refuses a bad cursor with exit code 2', async () => {
-    const child = runCli(['tail', '--after', 'nope', '--url', t.origin]);
+    const child = runCli(['tail', '--after', 'nope', '--url', t.origin, '--token', t.token]);
     const { code } = await child.exited;
     expect(code).toBe(2);
     expect(child.output()).toContain('BAD_INPUT');
+  }, 60_000);
+
+  it('without a token: refused at connection_init, recorded, the reason printed, exit 4 (no retrying)', async () => {
+    const child = runCli(['tail', '--url', t.origin], { DIRLEDGER_TOKEN: undefined, XDG_CONFIG_HOME: t.dataDir });
+    const { code } = await child.exited;
+    expect(code).toBe(4);
+    expect(child.output()).toContain('UNAUTHENTICATED: the server closed the connection (4403 Forbidden): missing or invalid credential. No token was sent: pass --token, set DIRLEDGER_TOKEN');
+    await t.app.services.writer.flush();
+    const refusals = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
+    expect(refusals.map((r) => r.metadata)).toEqual([expect.objectContaining({ door: 'GRAPHQL_WS', limit: 'credential', reason: 'no credential was presented' })]);
   }, 60_000);
 });

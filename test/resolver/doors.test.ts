@@ -68,7 +68,7 @@ describe('the resolver doors', () => {
     if (ask.minScore !== undefined) url.searchParams.set('minScore', String(ask.minScore));
     if (ask.limit !== undefined) url.searchParams.set('limit', String(ask.limit));
     if (ask.types) url.searchParams.set('types', ask.types.join(','));
-    const response = await fetch(url);
+    const response = await fetch(url, { headers: app.auth });
     expect(response.status).toBe(200);
     return response.json();
   };
@@ -77,6 +77,9 @@ describe('the resolver doors', () => {
     expect(errors).toBeUndefined();
     return data.resolve;
   };
+  /** `dirledger find` as a child process, with the admin token in DIRLEDGER_TOKEN unless env says otherwise (and no token file). */
+  const cliFind = (args: string[], env: Record<string, string | undefined> = {}) =>
+    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'find', ...args], { cwd: root, env: { ...process.env, DIRLEDGER_TOKEN: app.token, XDG_CONFIG_HOME: dir, ...env } });
   const viaCore = (ask: (typeof asks)[number]) => JSON.parse(JSON.stringify(resolutionJson(app.app.services.resolver.resolve(ask.q, ask))));
 
   it('gives the same answer through the core, GraphQL and HTTP', async () => {
@@ -118,30 +121,40 @@ describe('the resolver doors', () => {
 
   it('gives the same answer through the CLI', async () => {
     for (const ask of [asks[0]!, asks[4]!]) {
-      const args = ['--import', 'tsx', 'src/cli/main.ts', 'find', ...ask.q.split(' '), '--url', app.origin, '--json'];
+      const args = [...ask.q.split(' '), '--url', app.origin, '--json'];
       if (ask.types) args.push('--types', ask.types.join(','));
-      const { stdout } = await run(process.execPath, args, { cwd: root });
+      const { stdout } = await cliFind(args);
       expect(JSON.parse(stdout)).toEqual(viaCore(ask));
     }
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'find', 'where', 'is', 'my', 'terminal', 'key', '--url', app.origin], { cwd: root });
+    const { stdout } = await cliFind(['where', 'is', 'my', 'terminal', 'key', '--url', app.origin, '--token', app.token], { DIRLEDGER_TOKEN: undefined });
     expect(stdout).toContain('read as: terminal key');
     expect(stdout).toContain(' 850  TERMINAL_KEY (credential)  EXACT_WORDS: the row is named exactly the words of the query');
   });
 
   it('refuses bad input on every door with BAD_INPUT', async () => {
-    const http = await fetch(new URL('/api/directory/resolve?q=imsg&limit=0', app.origin));
+    const http = await fetch(new URL('/api/directory/resolve?q=imsg&limit=0', app.origin), { headers: app.auth });
     expect(http.status).toBe(400);
     expect((await http.json()).error).toMatchObject({ code: 'BAD_INPUT', message: 'limit: expected an integer from 1 to 100, got 0.' });
-    const noQuery = await fetch(new URL('/api/directory/resolve?limit=3', app.origin));
+    const noQuery = await fetch(new URL('/api/directory/resolve?limit=3', app.origin), { headers: app.auth });
     expect(noQuery.status).toBe(400);
     expect((await noQuery.json()).error.code).toBe('BAD_INPUT');
-    const unknown = await fetch(new URL('/api/directory/resolve?q=imsg&top=3', app.origin));
+    const unknown = await fetch(new URL('/api/directory/resolve?q=imsg&top=3', app.origin), { headers: app.auth });
     expect(unknown.status).toBe(400);
     const { errors } = await app.gql(gqlQuery, { query: '   ' });
     expect(errors?.[0]).toMatchObject({ message: 'query: expected some words, got nothing.', extensions: { code: 'BAD_INPUT' } });
-    const cli = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'find', 'imsg', '--limit', '0', '--url', app.origin], { cwd: root }).catch((e) => e);
+    const cli = await cliFind(['imsg', '--limit', '0', '--url', app.origin]).catch((e) => e);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toContain('BAD_INPUT: limit: expected an integer from 1 to 100, got 0.');
+  });
+
+  it('the CLI without a token is refused: the plain message, where a token is read from, exit 4, and the refusal recorded', async () => {
+    const cli = await cliFind(['imsg', '--url', app.origin], { DIRLEDGER_TOKEN: undefined }).catch((e) => e);
+    expect(cli.code).toBe(4);
+    expect(cli.stderr).toContain('UNAUTHENTICATED: Missing or invalid credential. No token was sent: pass --token, set DIRLEDGER_TOKEN');
+    expect(cli.stdout).toBe('');
+    await app.app.services.writer.flush();
+    const refusals = await app.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
+    expect(refusals.some((r) => (r.metadata as { door?: string; limit?: string }).door === 'REST' && r.url?.includes('/api/directory/resolve?q=imsg'))).toBe(true);
   });
 
   it('follows the Directory: a changed section or alias file is picked up without blocking a query', async () => {
