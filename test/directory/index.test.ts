@@ -65,6 +65,50 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     expect(JSON.stringify(weather.data.tool.contracts[0].json)).toContain('[OPENWEATHER_KEY]');
   });
 
+  it('appends the three links for a live scoped token, and says which check a token fails', async () => {
+    const q = `query($token: String, $forms: [ContractForm!]) { tool(name: "ECHO") { contracts(token: $token, forms: $forms) { form door json text secretNames } } }`;
+    const token = t.mint('tools = ECHO', 'uses <= 2');
+    const ok = await t.gql(q, { token });
+    expect(ok.errors).toBeUndefined();
+    const forms = ok.data.tool.contracts;
+    expect(forms.map((f: { form: string }) => f.form).slice(-3)).toEqual(['LINK_URL', 'LINK_REST', 'LINK_MCP']);
+    expect(forms).toHaveLength(26 + 3);
+    expect(forms.at(-3).json).toEqual({ method: 'GET', url: `${t.origin}/api/tools/ECHO?text=hello&token=${token}` });
+    for (const f of forms.slice(0, -3)) expect(JSON.stringify(f.json), f.form).not.toContain(token);
+    // A doors caveat leaves out the links through other doors; none left is an error naming the limit.
+    const urlOnly = await t.gql(q, { token: t.mint('tools = ECHO', 'doors = URL') });
+    expect(urlOnly.data.tool.contracts.filter((f: { form: string }) => f.form.startsWith('LINK_')).map((f: { form: string }) => f.form)).toEqual(['LINK_URL']);
+    const refused = async (tokenText: string) => (await t.gql(q, { token: tokenText })).errors?.[0];
+    expect(await refused('AgEJZGlybGVkZ2VyAnotarealtoken')).toMatchObject({ message: 'Invalid token: it does not verify at this server. Missing or invalid credential.', extensions: { code: 'UNAUTHENTICATED', field: 'token' } });
+    expect(await refused(t.mint('audience = elsewhere'))).toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+    expect(await refused(t.mint('expires = 2020-01-01T00:00:00.000Z'))).toMatchObject({ message: 'The token cannot link "ECHO": This token expired at 2020-01-01T00:00:00.000Z.', extensions: { code: 'FORBIDDEN', limit: 'expires' } });
+    expect(await refused(t.mint('tools = CLOCK'))).toMatchObject({ message: 'The token cannot link "ECHO": This token may not call "ECHO".', extensions: { code: 'FORBIDDEN', limit: 'tools' } });
+    expect(await refused(t.mint('doors = CLI'))).toMatchObject({ message: 'The token cannot link "ECHO": This token may not be used through the URL door.', extensions: { code: 'FORBIDDEN', limit: 'doors' } });
+    expect(await refused(t.mint('powers = ingest'))).toMatchObject({ extensions: { code: 'FORBIDDEN', limit: 'power' } });
+    const spent = t.mint('tools = ECHO', 'uses <= 1');
+    const call = await fetch(`${t.origin}/api/tools/ECHO?text=once&token=${spent}`);
+    expect(call.status).toBe(200);
+    expect(await refused(spent)).toMatchObject({ message: 'The token cannot link "ECHO": all 1 of its uses are spent (uses <= 1).', extensions: { code: 'FORBIDDEN', limit: 'uses' } });
+    // A link form asked for without a token is bad input.
+    const noToken = await t.gql(q, { forms: ['LINK_URL'] });
+    expect(noToken.errors?.[0]).toMatchObject({ message: 'Invalid forms: LINK_URL need a token (the token argument) to carry', extensions: { code: 'BAD_INPUT' } });
+  });
+
+  it('issueToken answers the links of each tool its tools caveat names exactly', async () => {
+    const issued = await t.gql(`mutation { issueToken(input: { tools: ["ECHO", "CLOCK", "WEATHER_*", "NO_SUCH_TOOL"], uses: 3, doors: [URL, MCP] }) { token links { form door json } } }`);
+    expect(issued.errors).toBeUndefined();
+    const { token, links } = issued.data.issueToken;
+    expect(links.map((l: { form: string; json: { url?: string; server?: string; tool?: string } }) => `${l.form} ${l.json.tool ?? new URL(l.json.url!).pathname}`)).toEqual([
+      'LINK_URL /api/tools/ECHO',
+      'LINK_MCP ECHO',
+      'LINK_URL /api/tools/CLOCK',
+      'LINK_MCP CLOCK',
+    ]);
+    for (const link of links) expect(JSON.stringify(link.json)).toContain(`token=${token}`);
+    const none = await t.gql(`mutation { issueToken(input: { tools: ["WEATHER_*"] }) { links { form } } }`);
+    expect(none.data.issueToken.links).toEqual([]);
+  });
+
   it('reports an unknown header and never guesses at it', async () => {
     await writeFile(path.join(dir, 'skill.csv'), 'name,description,colour\nsay-it-back,Repeat,red\n');
     expect((await build()).unknownHeaders).toEqual({ skill: ['colour'] });
