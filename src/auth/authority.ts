@@ -3,7 +3,7 @@
 // Grant or a Refusal back. Every refusal is recorded as a ledger event of kind REFUSAL naming the
 // limit that refused; a forged or unknown token is answered plainly, the ledger keeps the detail.
 import { createHash, randomBytes } from 'node:crypto';
-import type { SqlExecutor } from '../db/sql.ts';
+import type { SqlExecutor, SqlQueryable } from '../db/sql.ts';
 import type { EventInput } from '../ledger/input.ts';
 import {
   caveatsFromInput,
@@ -18,7 +18,7 @@ import {
   type Power,
   type ReadScope,
 } from './caveats.ts';
-import { attenuate, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
+import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
 
 export const TOKEN_LOCATION = 'dirledger';
 const IDENTIFIER = /^dl1:([0-9a-f]{8}):([0-9a-f]{32})$/;
@@ -80,12 +80,22 @@ export type AuthorityOptions = {
 
 const PLAIN = 'Missing or invalid credential.';
 
+/** A token whose signature verified and whose caveats parsed: what does not change between requests. */
+type Verified = { token: Macaroon; tokenId: string; caveats: Caveat[]; counterKeys: Map<number, string> };
+
+const VERIFIED_CACHE_MAX = 10_000;
+const VERIFIED_KEY_MAX_CHARS = 2_048;
+
 export class Authority {
   private readonly keyId: string;
+  private readonly signingKey: Buffer<ArrayBuffer>;
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  /** Token text → its verified form; the time, audience and door checks still run on every request. */
+  private readonly verified = new Map<string, Verified>();
 
   constructor(private readonly options: AuthorityOptions) {
     this.keyId = createHash('sha256').update('dirledger key id').update(options.rootKey).digest('hex').slice(0, 8);
+    this.signingKey = derivedKey(options.rootKey);
   }
 
   /** A fresh token with these caveats, signed by the root key. In process only (start-up, tests, the CLI). */
@@ -109,27 +119,17 @@ export class Authority {
       refusal: { limit: 'credential', door, reason, message: PLAIN, status: 401, ...(tokenId && { tokenId }) },
     });
     if (!text) return plain('no credential was presented');
-    let token: Macaroon;
-    try {
-      token = parse(text);
-    } catch (error) {
-      return plain(`the credential is not a token: ${error instanceof MalformedToken ? error.message : 'unreadable'}`);
-    }
-    const id = IDENTIFIER.exec(token.identifier);
-    if (token.location !== TOKEN_LOCATION || !id) return plain('the token was not issued by dirledger');
-    const tokenId = id[2]!;
-    if (id[1] !== this.keyId) return plain('the token was signed by another root key', tokenId);
-    const chain = signatureChain(this.options.rootKey, token);
-    if (!chain) return plain('the token signature does not verify (forged, tampered or truncated)', tokenId);
-
-    const caveats: Caveat[] = [];
-    for (const text of token.caveats) {
-      try {
-        caveats.push(parseCaveat(text));
-      } catch (error) {
-        return plain(`the token carries a caveat this server cannot check: ${(error as Error).message}`, tokenId);
+    let verified = this.verified.get(text);
+    if (!verified) {
+      const checked = this.verify(text);
+      if ('reason' in checked) return plain(checked.reason, checked.tokenId);
+      verified = checked;
+      if (text.length <= VERIFIED_KEY_MAX_CHARS) {
+        if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
+        this.verified.set(text, verified);
       }
     }
+    const { token, tokenId, caveats, counterKeys } = verified;
     let task: string | undefined;
     let agent: string | undefined;
     let read: ReadScope = 'all';
@@ -169,7 +169,7 @@ export class Authority {
           powers = new Set(caveat.powers.filter((p) => !powers || powers.has(p)));
           break;
         case 'uses':
-          counters.push({ key: createHash('sha256').update(chain[i + 1]!).digest('hex'), max: caveat.max, caveat: token.caveats[i]! });
+          counters.push({ key: counterKeys.get(i)!, max: caveat.max, caveat: token.caveats[i]! });
           break;
         case 'tools':
         case 'folders':
@@ -191,6 +191,33 @@ export class Authority {
       powers: powers ?? new Set<Power>(['call', 'ingest', 'issue']),
     });
     return { ok: true, grant };
+  }
+
+  /** Signature and caveat syntax: everything about a token that does not depend on when or where it is used. */
+  private verify(text: string): Verified | { reason: string; tokenId?: string } {
+    let token: Macaroon;
+    try {
+      token = parse(text);
+    } catch (error) {
+      return { reason: `the credential is not a token: ${error instanceof MalformedToken ? error.message : 'unreadable'}` };
+    }
+    const id = IDENTIFIER.exec(token.identifier);
+    if (token.location !== TOKEN_LOCATION || !id) return { reason: 'the token was not issued by dirledger' };
+    const tokenId = id[2]!;
+    if (id[1] !== this.keyId) return { reason: 'the token was signed by another root key', tokenId };
+    const chain = signatureChain(this.options.rootKey, token, this.signingKey);
+    if (!chain) return { reason: 'the token signature does not verify (forged, tampered or truncated)', tokenId };
+    const caveats: Caveat[] = [];
+    const counterKeys = new Map<number, string>();
+    for (const [i, caveatText] of token.caveats.entries()) {
+      try {
+        caveats.push(parseCaveat(caveatText));
+      } catch (error) {
+        return { reason: `the token carries a caveat this server cannot check: ${(error as Error).message}`, tokenId };
+      }
+      if (caveats[i]!.kind === 'uses') counterKeys.set(i, createHash('sha256').update(chain[i + 1]!).digest('hex'));
+    }
+    return { token, tokenId, caveats, counterKeys };
   }
 
   /** The tool and path caveats, and the call power, for one call (before anything else about it is checked). */
@@ -240,22 +267,27 @@ export class Authority {
   async consumeUse(grant: Grant, door: AuthDoor, tool?: string): Promise<Refusal | null> {
     if (grant.counters.length === 0) return null;
     const counters = [...grant.counters].sort((a, b) => (a.key < b.key ? -1 : 1));
-    const spent = await this.options.sql.transaction(async (tx) => {
-      for (const counter of counters) {
-        const rows = await tx.query(
-          `INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 1, $3)
-           ON CONFLICT (counter) DO UPDATE SET uses = token_uses.uses + 1, last_used_at = now()
-           WHERE token_uses.uses < token_uses.max_uses
-           RETURNING uses`,
-          [counter.key, grant.tokenId, counter.max],
-        );
-        if (rows.length === 0) throw new Exhausted(counter);
-      }
-      return null;
-    }).catch((error) => {
-      if (error instanceof Exhausted) return error.counter;
-      throw error;
+    const take = async (db: SqlQueryable, counter: (typeof counters)[number]) => {
+      const rows = await db.query(
+        `INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 1, $3)
+         ON CONFLICT (counter) DO UPDATE SET uses = token_uses.uses + 1, last_used_at = now()
+         WHERE token_uses.uses < token_uses.max_uses
+         RETURNING uses`,
+        [counter.key, grant.tokenId, counter.max],
+      );
+      if (rows.length === 0) throw new Exhausted(counter);
+    };
+    // One counter: one statement (its row lock makes it exact); several: all or none, in one transaction.
+    const work = counters.length === 1 ? take(this.options.sql, counters[0]!) : this.options.sql.transaction(async (tx) => {
+      for (const counter of counters) await take(tx, counter);
     });
+    const spent = await work.then(
+      () => null,
+      (error) => {
+        if (error instanceof Exhausted) return error.counter;
+        throw error;
+      },
+    );
     if (!spent) return null;
     return { limit: 'uses', caveat: spent.caveat, door, ...(tool && { tool }), reason: `all ${spent.max} uses are spent`, message: `This token's ${spent.max} use${spent.max === 1 ? ' is' : 's are'} spent.`, status: 403, tokenId: grant.tokenId };
   }

@@ -52,9 +52,10 @@ export function attenuate(token: Macaroon, caveat: string): Macaroon {
 /**
  * The chain of signatures, one after the identifier and one after each caveat, or null when
  * the final one does not match (forged, tampered or signed by another key). Constant-time compare.
+ * `signingKey`: derivedKey(rootKey), when the caller keeps it.
  */
-export function signatureChain(rootKey: Buffer, token: Macaroon): Buffer[] | null {
-  const chain = [hmac(derivedKey(rootKey), token.identifier)];
+export function signatureChain(rootKey: Buffer, token: Macaroon, signingKey = derivedKey(rootKey)): Buffer[] | null {
+  const chain = [hmac(signingKey, token.identifier)];
   for (const caveat of token.caveats) chain.push(hmac(chain[chain.length - 1]!, caveat));
   const last = chain[chain.length - 1]!;
   return token.signature.length === last.length && timingSafeEqual(token.signature, last) ? chain : null;

@@ -11,8 +11,13 @@ type Needle = { name: string; bytes: Buffer; text: string; replacement: Buffer }
 export const TOKEN_SECRET_NAME = 'DIRLEDGER_TOKEN';
 const tokenStart = 'AgEJZGlybGVkZ2Vy';
 const tokenStartBytes = Buffer.from(tokenStart);
-const tokenReplacement = Buffer.from(`[${TOKEN_SECRET_NAME}]`);
-const isTokenByte = (b: number) => (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b === 45 || b === 95;
+/** The characters of base64(token) that the token's fixed start decides, at each of the 3 byte alignments. */
+const encodedTokenTexts = [0, 1, 2].map((k) => {
+  const encoded = Buffer.concat([Buffer.alloc(k), tokenStartBytes]).toString('base64');
+  return encoded.slice(4 * Math.ceil(k / 3), 4 * Math.floor((k + tokenStartBytes.length) / 3));
+});
+const encodedTokenStarts = encodedTokenTexts.map((t) => Buffer.from(t));
+const encodedTokenRun = new RegExp(`[A-Za-z0-9+/_=-]*(?:${encodedTokenTexts.join('|')})[A-Za-z0-9+/_=-]*`, 'g');
 
 export class SecretRedactor {
   private readonly needles: Needle[];
@@ -55,7 +60,7 @@ export class SecretRedactor {
   }
 
   text(input: string, found: Set<string>): string {
-    let out = input.includes(tokenStart) ? input.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : input;
+    let out = redactTokenText(input, found);
     for (const needle of this.needles) {
       if (!out.includes(needle.text)) continue;
       out = out.split(needle.text).join(`[${needle.name}]`);
@@ -79,18 +84,16 @@ export class SecretRedactor {
 }
 
 function redactTokenBytes(input: Buffer, found: Set<string>): Buffer {
-  let at = input.indexOf(tokenStartBytes);
-  if (at < 0) return input;
-  const parts: Buffer[] = [];
-  let from = 0;
-  while (at >= 0) {
-    let end = at + tokenStartBytes.length;
-    while (end < input.length && isTokenByte(input[end]!)) end++;
-    parts.push(input.subarray(from, at), tokenReplacement);
-    from = end;
-    at = input.indexOf(tokenStartBytes, from);
-  }
-  parts.push(input.subarray(from));
-  found.add(TOKEN_SECRET_NAME);
-  return Buffer.concat(parts);
+  if (input.indexOf(tokenStartBytes) < 0 && !encodedTokenStarts.some((n) => input.indexOf(n) >= 0)) return input;
+  // latin1 maps each byte to one code unit and back, so the bytes around a token are kept exactly.
+  const text = input.toString('latin1');
+  const out = redactTokenText(text, found);
+  return out === text ? input : Buffer.from(out, 'latin1');
+}
+
+/** Plain tokens, and tokens base64-encoded inside other text (Basic auth, a base64 field): the whole base64 run goes. */
+function redactTokenText(text: string, found: Set<string>): string {
+  let out = text.includes(tokenStart) ? text.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : text;
+  if (encodedTokenTexts.some((n) => out.includes(n))) out = out.replace(encodedTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`));
+  return out;
 }

@@ -424,6 +424,7 @@ describe.each(databaseKinds)('uses, counted in the database on %s', (kind) => {
     expect((await sql.refused(`UPDATE token_uses SET max_uses = 100 WHERE counter = $1`, [key])).message).toMatch(/only moves forward/);
     expect((await sql.refused(`UPDATE token_uses SET uses = 3, max_uses = 3 WHERE counter = $1`, [key])).message).toMatch(/only moves forward/);
     expect((await sql.refused(`DELETE FROM token_uses WHERE counter = $1`, [key])).message).toMatch(/never deleted/);
+    expect((await sql.refused(`TRUNCATE token_uses`)).message).toMatch(/never deleted/);
     const fresh = 'f'.repeat(64);
     expect((await sql.refused(`INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 3, 2)`, [fresh, g.tokenId])).message).toMatch(/token_uses_within_max/);
     expect((await sql.refused(`INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 0, 2)`, [fresh, g.tokenId])).message).toMatch(/token_uses_within_max/);

@@ -170,3 +170,16 @@ describe('the logger', () => {
     expect(text).not.toContain(API_KEY);
   });
 });
+
+describe('a token base64-encoded inside other text', () => {
+  const token = new Authority({ rootKey: randomBytes(32), audience: 'dirledger', sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 }).mintToken(['tools = ECHO']);
+  it.each(['', 'u:', 'us:', 'use:'])('is replaced whole at every byte alignment (prefix %j), in text and in bytes', (prefix) => {
+    const encoded = Buffer.from(`${prefix}${token}`).toString('base64');
+    const redactor = new SecretRedactor({});
+    const found = new Set<string>();
+    expect(redactor.text(`Authorization: Basic ${encoded}`, found)).toBe('Authorization: Basic [DIRLEDGER_TOKEN]');
+    expect([...found]).toEqual(['DIRLEDGER_TOKEN']);
+    const bytes = redactor.bytes(Buffer.concat([Buffer.from([0xff, 0x00]), Buffer.from(` ${encoded.replaceAll('+', '-').replaceAll('/', '_')} `), Buffer.from([0xfe])]), new Set());
+    expect(bytes).toEqual(Buffer.concat([Buffer.from([0xff, 0x00]), Buffer.from(' [DIRLEDGER_TOKEN] '), Buffer.from([0xfe])]));
+  });
+});
