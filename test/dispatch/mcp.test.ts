@@ -263,7 +263,7 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
       await db.drop();
       await rm(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: without DIRLEDGER_TOKEN it records the refusal, says why on stderr and exits 4', async () => {
     const { createTestDatabase } = await import('../helpers/database.ts');
@@ -280,7 +280,7 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
       await db.drop();
       await rm(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it('on PGlite: a token signed by another key is refused and recorded, and the process exits 4 without serving', async () => {
     const { dataDir } = await keyedDataDir();
@@ -301,7 +301,7 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
       await rm(dataDir, { recursive: true, force: true });
       await rm(other.dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it('on PGlite in DATA_DIR: under a `tools = ECHO` token it lists and runs ECHO only, and the events are in that database after the process ends', async () => {
     const { dataDir, mint } = await keyedDataDir();
@@ -328,5 +328,5 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
