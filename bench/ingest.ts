@@ -11,7 +11,7 @@
 // BENCH_SERVER_ROOT runs the server from another checkout (an A/B comparison against the same client).
 // The server runs as one esbuild bundle of src/ on plain node (bench/lib/build.ts), as a deployment
 // would run it built; BENCH_SERVER_TSX=1 runs src/server.ts under tsx instead (~70 MB more RSS).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger-workload.ts';
@@ -21,6 +21,12 @@ import { sampleRss } from './lib/rss.ts';
 import { buildServer } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { fixed, int, mb, median, mib, percentile, row, sum, target } from './lib/stats.ts';
+import { Authority } from '../src/auth/authority.ts';
+
+const benchRootKey = randomBytes(32);
+const benchAuth = {
+  authorization: `Bearer ${new Authority({ rootKey: benchRootKey, audience: 'dirledger', sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 }).mintToken()}`,
+};
 
 const targets = { eventsPerSecond: 10_000, ofCeiling: 0.5, rssBytes: 300 * 1_000_000 };
 
@@ -103,7 +109,8 @@ export async function run(args: string[]): Promise<void> {
     const db = await createBenchDatabase('ingest');
     try {
       const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-      const server = await startServer({ DATABASE_URL: db.url }, { nodeArgs, root, entry });
+      // Authority on, as in production: an admin token signed with this run's root key (rate limit off: one token sends every batch).
+      const server = await startServer({ DATABASE_URL: db.url, DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0' }, { nodeArgs, root, entry });
       try {
         const ceiling = await measureCeiling(db.url, options, senders);
         const ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);
@@ -214,7 +221,7 @@ async function measureIngest(origin: string, pid: number, o: WorkloadOptions, p:
       httpBytes += text.length;
       expectedDuplicates += p.resent[i]!;
       const t0 = performance.now();
-      const response = await fetch(`${origin}/ledger/batches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text as unknown as BodyInit });
+      const response = await fetch(`${origin}/ledger/batches`, { method: 'POST', headers: { 'content-type': 'application/json', ...benchAuth }, body: text as unknown as BodyInit });
       const answer = await response.text();
       latencyMs.push(performance.now() - t0);
       if (response.status !== 200) throw new Error(`POST /ledger/batches answered ${response.status}: ${answer.slice(0, 500)}`);
@@ -272,7 +279,7 @@ async function verifyBlobs(origin: string, url: string, n: number): Promise<{ ok
   }
   let ok = 0;
   for (const { sha256 } of rows) {
-    const response = await fetch(`${origin}/ledger/blob/${sha256}`);
+    const response = await fetch(`${origin}/ledger/blob/${sha256}`, { headers: benchAuth });
     const bytes = Buffer.from(await response.arrayBuffer());
     if (response.status === 200 && createHash('sha256').update(bytes).digest('hex') === sha256) ok++;
   }
