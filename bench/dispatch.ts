@@ -1,6 +1,8 @@
 // Dispatch: added latency and throughput of POST /api/tools/:name with full capture against calling the upstream directly; events recorded vs expected.
 //
-//   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32]
+//   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR]
+//
+// --root runs the server from another checkout (A/B: run it alternately with this one).
 //
 // A local upstream HTTP server runs in its own process, the dirledger server in another (on a
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
@@ -106,7 +108,7 @@ async function concurrent(agent: Agent, t: Target, seconds: number, workers: num
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { sequential: { type: 'string', default: '5000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '32' } },
+    options: { sequential: { type: 'string', default: '5000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '32' }, root: { type: 'string' } },
   });
   const n = Number(values.sequential);
   const seconds = Number(values.seconds);
@@ -131,7 +133,8 @@ export async function run(args: string[]): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
   onCleanup('remove bench data', () => rm(dataDir, { recursive: true, force: true }));
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error' }, { nodeArgs });
+  // AUTHORITY=off: the bench measures dispatch and capture; bench/authority.ts measures the token check.
+  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off' }, { nodeArgs, ...(values.root && { root: path.resolve(values.root) }) });
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
@@ -167,7 +170,7 @@ export async function run(args: string[]): Promise<void> {
   const ratio = conThrough.rps / conDirect.rps;
   const ms = (v: number) => `${fixed(v, 3)} ms`;
   const lines = [
-    `dispatch benchmark: ${int(n)} sequential calls, then ${seconds} s at ${workers} concurrent; upstream and server in their own processes (${os.cpus().length} cores)`,
+    `dispatch benchmark (server: ${values.root ? path.resolve(values.root) : 'this checkout'}): ${int(n)} sequential calls, then ${seconds} s at ${workers} concurrent; upstream and server in their own processes (${os.cpus().length} cores)`,
     '',
     row('', 'p50', 'p99', 'calls/s'),
     row('sequential direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99)), ''),
