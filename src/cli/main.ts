@@ -142,4 +142,51 @@ program
     process.exitCode = await tail({ ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
   });
 
+const token = program.command('token').description('Tokens: mint an admin token from the root key, read or narrow any token offline.');
+
+token
+  .command('admin')
+  .description('Print a new admin token, signed with the root key (DIRLEDGER_ROOT_KEY secret, else DATA_DIR/root.key, created if missing).')
+  .action(async () => {
+    const { withRootKey } = await import('../auth/root-key.ts');
+    const { Authority } = await import('../auth/authority.ts');
+    const { config: keyed, rootKey } = withRootKey(config());
+    // Minting never touches the database; the Authority is only the signer here.
+    const signer = new Authority({ rootKey, audience: keyed.AUTH_AUDIENCE, sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
+    process.stdout.write(`${signer.mintToken()}\n`);
+  });
+
+token
+  .command('inspect')
+  .description("List a token's limits in words (anyone holding it can read them; nothing is verified).")
+  .argument('<token>', 'the token')
+  .option('--json', 'print {tokenId, caveats, limits} as JSON')
+  .action(async (text: string, opts: { json?: boolean }) => {
+    const { inspect } = await import('../auth/authority.ts');
+    try {
+      const read = inspect(text);
+      process.stdout.write(opts.json ? `${JSON.stringify(read)}\n` : `token ${read.tokenId ?? '(not a dirledger token id)'}\n${read.limits.map((l) => `  ${l}`).join('\n')}\n`);
+    } catch (error) {
+      process.stderr.write(`dirledger token inspect: ${(error as Error).message}\n`);
+      process.exitCode = 2;
+    }
+  });
+
+token
+  .command('narrow')
+  .description('Add caveats to a token offline (no key needed; nobody can remove them again) and print the narrower token.')
+  .argument('<token>', 'the token to narrow')
+  .argument('<caveats...>', 'caveats such as "tools = ECHO" "uses <= 3" "expires = 2026-12-31T00:00:00Z"')
+  .action(async (text: string, caveats: string[]) => {
+    const { Authority } = await import('../auth/authority.ts');
+    const { parseCaveat } = await import('../auth/caveats.ts');
+    try {
+      for (const caveat of caveats) parseCaveat(caveat);
+      process.stdout.write(`${Authority.narrow(text, caveats)}\n`);
+    } catch (error) {
+      process.stderr.write(`dirledger token narrow: ${(error as Error).message}\n`);
+      process.exitCode = 2;
+    }
+  });
+
 await program.parseAsync(process.argv);
