@@ -5,6 +5,7 @@
 // retries, so its events are written (writeNow) before it is answered, and a failed write answers
 // 503 + Retry-After; every other door's events go to the background writer after the answer.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Response as AdapterResponse } from '@whatwg-node/server';
 import { currentGrant } from '../auth/current.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
@@ -72,6 +73,13 @@ export function invocationFromHeaders(headers: Headers | HeaderRecord): Omit<Inv
 
 /** Fetch Headers of any implementation (undici's, @whatwg-node's ponyfill). */
 const isHeaders = (h: unknown): h is Headers => typeof (h as Headers)?.get === 'function' && typeof (h as Headers)?.forEach === 'function';
+
+/** A header record as Response init: a plain object, or name/value pairs when a header repeats (set-cookie). */
+function plainHeaders(record: HeaderRecord): Record<string, string> | [string, string][] {
+  const values = Object.values(record);
+  if (!values.some(Array.isArray)) return record as Record<string, string>;
+  return Object.entries(record).flatMap(([name, value]) => (Array.isArray(value) ? value.map((v): [string, string] => [name, v]) : [[name, value] as [string, string]]));
+}
 
 function headerRecord(headers: Headers | HeaderRecord): HeaderRecord {
   if (!isHeaders(headers)) return headers;
@@ -172,7 +180,8 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
         await services.writer.writeNow([answerEvent]);
       }
       else await services.writer.enqueue(answerEvent);
-      return new Response(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+      // The adapter's Response with plain headers: written in one go (see src/http/respond.ts).
+      return new AdapterResponse(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
 }
 
 /** The app whose boundary the calling code runs under (for the process-wide outbound capture). */
