@@ -288,7 +288,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 async function withoutSecrets(response: Response, services: Services): Promise<Response> {
   if (response.status < 400 || services.redactor.size === 0 || !response.headers.get('content-type')?.includes('json')) return response;
   const text = await response.text();
-  return new Response(services.redactor.text(text, new Set()), { status: response.status, headers: response.headers });
+  const redacted = services.redactor.text(text, new Set());
+  if (redacted === text) return new Response(text, { status: response.status, headers: response.headers });
+  // The body changed length: the old content-length (the adapter's Response sets one) must not go with it.
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(redacted, { status: response.status, headers });
 }
 
 /** Which GraphQL transport an operation came through: graphql-ws passes its socket context (`extra`). */
