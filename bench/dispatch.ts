@@ -9,7 +9,6 @@
 // paths in the same run. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
 // process (from /proc) is printed beside the timings: on a shared machine it says who spent the
 // cores, and it does not move with the neighbours' load the way latency does.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,36 +18,9 @@ import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
-import { freePort, startServer } from './lib/server.ts';
+import { startServer } from './lib/server.ts';
+import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
-
-const upstreamSource = `
-const http = require('node:http');
-const server = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const body = Buffer.concat(chunks);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length + 9 });
-    res.end('{"echo":' + (body.length ? body : 'null') + '}');
-  });
-});
-server.keepAliveTimeout = 60000;
-server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('ready\\n'));
-`;
-
-async function startUpstream(): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['-e', upstreamSource, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`upstream exited with ${code}`)));
-  });
-  const stop = onCleanup(`stop upstream pid ${child.pid}`, async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-  });
-  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
-}
 
 type Target = { url: string; body: string };
 
@@ -117,17 +89,7 @@ export async function run(args: string[]): Promise<void> {
   const upstream = await startUpstream();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-dispatch-'));
   onCleanup('remove bench directory', () => rm(dir, { recursive: true, force: true }));
-  await writeFile(
-    path.join(dir, 'tool.json'),
-    JSON.stringify([
-      {
-        name: 'BENCH_UP',
-        description: 'the benchmark upstream',
-        'way: http': JSON.stringify({ method: 'POST', url: `${upstream.origin}/echo`, headers: { 'content-type': 'application/json' }, body: { q: '{{q}}' } }),
-        'args schema': JSON.stringify({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }),
-      },
-    ]),
-  );
+  await writeFile(path.join(dir, 'tool.json'), benchUpstreamSection(upstream.origin));
   const db = await createBenchDatabase('bench_dispatch');
   onCleanup('drop bench database', () => db.drop());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));

@@ -286,7 +286,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
 /** An error body may quote what arrived; no registered secret value leaves in it. */
 async function withoutSecrets(response: Response, services: Services): Promise<Response> {
-  if (response.status < 400 || services.redactor.size === 0 || !response.headers.get('content-type')?.includes('json')) return response;
+  if (response.status < 400 || !response.headers.get('content-type')?.includes('json')) return response;
   const text = await response.text();
   const redacted = services.redactor.text(text, new Set());
   if (redacted === text) return new Response(text, { status: response.status, headers: response.headers });

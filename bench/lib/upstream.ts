@@ -20,7 +20,7 @@ server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('
 `;
 
 /** Starts the echo upstream on a free port; stop() (or the bench cleanup) ends it. */
-export async function startUpstream(): Promise<{ origin: string; stop(): Promise<void> }> {
+export async function startUpstream(): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-e', upstreamSource, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
@@ -30,7 +30,7 @@ export async function startUpstream(): Promise<{ origin: string; stop(): Promise
   const stop = onCleanup(`stop upstream pid ${child.pid}`, async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
   });
-  return { origin: `http://127.0.0.1:${port}`, stop };
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
 }
 
 /** The directory section of one HTTP tool, BENCH_UP, that posts {"q": …} to the upstream's /echo. */

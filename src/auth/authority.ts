@@ -100,9 +100,13 @@ export class Authority {
 
   /** A fresh token with these caveats, signed by the root key. In process only (start-up, tests, the CLI). */
   mintToken(caveats: readonly string[] = []): string {
+    return this.mintWithId(caveats).token;
+  }
+
+  private mintWithId(caveats: readonly string[]): { token: string; tokenId: string } {
     for (const caveat of caveats) parseCaveat(caveat);
-    const identifier = `dl1:${this.keyId}:${randomBytes(16).toString('hex')}`;
-    return serialize(mint(this.options.rootKey, TOKEN_LOCATION, identifier, caveats));
+    const tokenId = randomBytes(16).toString('hex');
+    return { token: serialize(mint(this.options.rootKey, TOKEN_LOCATION, `dl1:${this.keyId}:${tokenId}`, caveats)), tokenId };
   }
 
   /** The grant of a webhook sender that signed its body with the hook's secret: that tool, that door, nothing else. */
@@ -335,7 +339,11 @@ export class Authority {
    * new token also carries every limit of the issuer except its powers and use counts, so it is
    * never wider than the issuer in tools, doors, time, task, agent, folders, audience or reads.
    */
-  issue(grant: Grant, door: AuthDoor, input: unknown): { ok: true; token: string; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string } {
+  issue(
+    grant: Grant,
+    door: AuthDoor,
+    input: unknown,
+  ): { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string } {
     const refusal = this.requirePower(grant, 'issue', door);
     if (refusal) return { ok: false, refusal };
     const parsed = CaveatInput.safeParse(input);
@@ -351,8 +359,7 @@ export class Authority {
     }
     const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
     const texts = [...inherited, ...asked];
-    const token = this.mintToken(texts);
-    return { ok: true, token, limits: describeLimits(texts) };
+    return { ok: true, ...this.mintWithId(texts), caveats: texts, limits: describeLimits(texts) };
   }
 
   /** Narrows a token offline, as any holder can: appends caveats without the root key. */

@@ -205,7 +205,11 @@ export class Dispatcher {
       if (unbound.length) {
         throw new Refusal('SECRET_UNBOUND', `${JSON.stringify(row.name)} needs the secret${unbound.length > 1 ? 's' : ''} ${unbound.map((n) => `[${n}]`).join(', ')}, which ${unbound.length > 1 ? 'are' : 'is'} not bound; nothing was sent.`, { secrets: unbound });
       }
-      const self: SelfTarget = { origin: this.options.selfOrigin?.() ?? '', ...(invocation?.grant?.token && { token: serializeToken(invocation.grant.token) }) };
+      // Only a contract that reaches this server itself carries the caller's token.
+      const reachesSelf = steps.some((step) => step.method === 'MCP' && step.server.startsWith('/'));
+      const self: SelfTarget | undefined = reachesSelf
+        ? { origin: this.options.selfOrigin?.() ?? '', ...(invocation?.grant?.token && { token: serializeToken(invocation.grant.token) }) }
+        : undefined;
       const rendered = steps.map((step) => renderStep(step, args, this.options.secrets, self));
       const shown = rendered.map((r) => r.shown);
       const hit = findRetired(shown, this.options.retired) ?? findRetired(args, this.options.retired);
@@ -519,7 +523,9 @@ class EventSink {
           ...(contract && { contract }),
         },
       ]);
-      const sha256 = r.bytes === null ? null : redactor.size ? createHash('sha256').update(redactor.bytes(r.bytes, new Set())).digest('hex') : r.sha256;
+      const stored = r.bytes === null ? null : redactor.bytes(r.bytes, new Set());
+      // The hash of the bytes as stored: re-hashed only when a secret was replaced.
+      const sha256 = stored === null ? null : stored === r.bytes ? r.sha256 : createHash('sha256').update(stored).digest('hex');
       const summary = { state: r.state, size: r.size, sha256, clientDisconnected: r.clientDisconnected, ...(r.cut && { cut: r.cut }) };
       return { ...base, outcome: error ? 'ERROR' : 'OK', status: answer.status, stream: summary, ...(error && { error }) };
     });
@@ -538,7 +544,7 @@ class EventSink {
             // The response IN is queued before the client's stream (and so the door's answer OUT) ends.
             await result.catch(() => {});
             controller.close();
-          } else controller.enqueue(redactor.size ? redactor.bytes(Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength), new Set()) : next.value);
+          } else controller.enqueue(redactor.bytes(Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength), new Set()));
         },
         cancel(reason) {
           return reader.cancel(reason);
@@ -554,7 +560,7 @@ class EventSink {
   /** The answer for the caller: secret values replaced by names, JSON parsed when it is JSON. */
   private output(answer: StepAnswer): Pick<DispatchResult, 'output' | 'outputText' | 'outputBase64'> {
     if (!answer.bytes) return {};
-    const bytes = this.options.redactor.size ? this.options.redactor.bytes(answer.bytes, new Set()) : answer.bytes;
+    const bytes = this.options.redactor.bytes(answer.bytes, new Set());
     if (answer.value !== undefined) {
       const text = bytes.toString('utf8');
       return { output: JSON.parse(text), outputText: text };

@@ -11,9 +11,8 @@ import { json } from './respond.ts';
 export const TOKEN_PARAM = 'token';
 
 /** `Authorization: Bearer …`, else the `token` query parameter (links, webhooks, browser WebSockets). */
-export function credentialOf(headers: Headers | Record<string, string | string[] | undefined>, url?: URL): string | undefined {
-  const raw = typeof (headers as Headers).get === 'function' ? (headers as Headers).get('authorization') : (headers as Record<string, string | string[] | undefined>)['authorization'];
-  const value = Array.isArray(raw) ? raw[0] : raw;
+export function credentialOf(headers: Headers, url?: URL): string | undefined {
+  const value = headers.get('authorization');
   const bearer = value ? /^Bearer\s+(\S+)\s*$/i.exec(value)?.[1] : undefined;
   return bearer ?? url?.searchParams.get(TOKEN_PARAM) ?? undefined;
 }

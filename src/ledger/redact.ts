@@ -34,11 +34,6 @@ export class SecretRedactor {
     this.needles = needles.sort((a, b) => b.bytes.length - a.bytes.length);
   }
 
-  /** Registered secret forms, plus the token pattern (always on). */
-  get size(): number {
-    return this.needles.length + 1;
-  }
-
   /** Replaces every secret value in the bytes; returns the same buffer when none is found. */
   bytes(input: Buffer, found: Set<string>): Buffer {
     let out = redactTokenBytes(input, found);

@@ -206,8 +206,10 @@ export class StreamRegistry {
 
   /** The hash of the bytes as the ledger stores them: redacted, then hashed (Ledger.prepare does the same). */
   private storedHash(stream: Stream, rawSha256: string): string {
-    if (this.redactor.size === 0 || stream.truncated) return rawSha256;
-    return createHash('sha256').update(this.redactor.bytes(Buffer.concat(stream.raw), new Set())).digest('hex');
+    if (stream.truncated) return rawSha256;
+    const raw = Buffer.concat(stream.raw);
+    const stored = this.redactor.bytes(raw, new Set());
+    return stored === raw ? rawSha256 : createHash('sha256').update(stored).digest('hex');
   }
 
   private forget(stream: Stream): void {

@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspect } from '../../src/auth/authority.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
+import { writeSseEvents } from '../capture/helpers.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { startDispatchApp, type DispatchApp } from '../dispatch/helpers.ts';
 import { eventsQuery, sseSubscribe, streamQuery, waitFor, wsSubscribe, type Received } from '../live/helpers.ts';
@@ -23,18 +24,7 @@ const ONLY_T2 = 'bytes only T-2 sent';
 /** An SSE upstream: `count` events, one every 10 ms. */
 function sseUpstream(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
-    const count = Number(new URL(req.url!, 'http://x').searchParams.get('count') ?? 4);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    let i = 0;
-    const timer = setInterval(() => {
-      if (res.destroyed) return clearInterval(timer);
-      if (i === count) {
-        clearInterval(timer);
-        return res.end();
-      }
-      res.write(`data: {"n":${i++}}\n\n`);
-    }, 10);
-    req.on('close', () => clearInterval(timer));
+    writeSseEvents(req, res, Number(new URL(req.url!, 'http://x').searchParams.get('count') ?? 4), 10);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
 }

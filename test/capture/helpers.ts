@@ -40,3 +40,23 @@ export async function readBody(request: IncomingMessage): Promise<Buffer> {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
+
+/**
+ * Answers as an SSE upstream: `count` events `data: {"n":i…}`, one every `everyMs`, then the end;
+ * `extra(i)` adds fields to event i (e.g. a secret). Stops writing when the client goes away.
+ */
+export function writeSseEvents(request: IncomingMessage, response: ServerResponse, count: number, everyMs: number, extra: (i: number) => string = () => ''): void {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let i = 0;
+  const timer = setInterval(() => {
+    if (response.destroyed) return clearInterval(timer);
+    if (i === count) {
+      clearInterval(timer);
+      response.end();
+      return;
+    }
+    response.write(`data: {"n":${i}${extra(i)}}\n\n`);
+    i++;
+  }, everyMs);
+  request.on('close', () => clearInterval(timer));
+}

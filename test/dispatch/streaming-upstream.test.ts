@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeSseEvents } from '../capture/helpers.ts';
 import { streamQuery, waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
 
@@ -31,21 +32,7 @@ function upstream(): Promise<Upstream> {
       void held().then(() => res.end('{"line":2}\n'));
       return;
     }
-    const count = Number(url.searchParams.get('count') ?? 5);
-    const every = Number(url.searchParams.get('every') ?? 10);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    let i = 0;
-    const timer = setInterval(() => {
-      if (res.destroyed) return clearInterval(timer);
-      if (i === count) {
-        clearInterval(timer);
-        res.end();
-        return;
-      }
-      res.write(`data: {"n":${i}${i === 2 ? `,"key":"${SECRET}"` : ''}}\n\n`);
-      i++;
-    }, every);
-    req.on('close', () => clearInterval(timer));
+    writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 10), (i) => (i === 2 ? `,"key":"${SECRET}"` : ''));
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, release })));
 }

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { teeResponse } from '../../src/capture/tee.ts';
+import { writeSseEvents } from '../capture/helpers.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { streamQuery, waitFor, wsClient, wsSubscribe } from './helpers.ts';
 
@@ -13,22 +14,8 @@ import { streamQuery, waitFor, wsClient, wsSubscribe } from './helpers.ts';
 function sseUpstream(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
-    const count = Number(url.searchParams.get('count') ?? 5);
-    const everyMs = Number(url.searchParams.get('every') ?? 20);
     const secret = url.searchParams.get('secret');
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    let i = 0;
-    const timer = setInterval(() => {
-      if (res.destroyed) return clearInterval(timer);
-      if (i === count) {
-        clearInterval(timer);
-        res.end();
-        return;
-      }
-      res.write(`data: {"n":${i}${i === 2 && secret ? `,"key":"${secret}"` : ''}}\n\n`);
-      i++;
-    }, everyMs);
-    req.on('close', () => clearInterval(timer));
+    writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 20), (i) => (i === 2 && secret ? `,"key":"${secret}"` : ''));
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })));
 }
