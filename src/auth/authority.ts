@@ -83,6 +83,9 @@ const PLAIN = 'Missing or invalid credential.';
 /** A token whose signature verified and whose caveats parsed: what does not change between requests. */
 type Verified = { token: Macaroon; tokenId: string; caveats: Caveat[]; counterKeys: Map<number, string> };
 
+/** Uses taken under each counter; bpchar[] so the char(64) primary key is used (text[] would scan the table). */
+export const usesOfSql = 'SELECT counter, uses FROM token_uses WHERE counter = ANY($1::bpchar[])';
+
 const VERIFIED_CACHE_MAX = 10_000;
 const VERIFIED_KEY_MAX_CHARS = 2_048;
 
@@ -299,7 +302,7 @@ export class Authority {
   /** Uses taken so far under each counter of the token. */
   async usesOf(grant: Grant): Promise<{ caveat: string; used: number; max: number }[]> {
     if (grant.counters.length === 0) return [];
-    const rows = await this.options.sql.query<{ counter: string; uses: number }>(`SELECT counter, uses FROM token_uses WHERE counter = ANY($1::text[])`, [grant.counters.map((c) => c.key)]);
+    const rows = await this.options.sql.query<{ counter: string; uses: number }>(usesOfSql, [grant.counters.map((c) => c.key)]);
     const used = new Map(rows.map((r) => [r.counter, Number(r.uses)]));
     return grant.counters.map((c) => ({ caveat: c.caveat, used: used.get(c.key) ?? 0, max: c.max }));
   }

@@ -37,6 +37,13 @@ type PreparedEvent = {
 
 type PreparedBlob = { sha256: string; bytes: Buffer; encoding: PayloadEncoding };
 
+/**
+ * Which of these hashes are stored. The array is bpchar[] because blob.sha256 is char(64): against
+ * text[] PostgreSQL compares sha256::text and cannot use the primary key, so every batch scanned the
+ * whole blob table (ingest slowed as the ledger grew).
+ */
+export const knownBlobsSql = 'SELECT sha256 FROM blob WHERE sha256 = ANY($1::bpchar[])';
+
 /** Transaction-scoped advisory lock that orders commits; its key is an arbitrary constant. */
 const COMMIT_LOCK_KEY = 7_431_280_911;
 
@@ -142,7 +149,7 @@ export class Ledger {
     const unknown = blobs.filter((b) => !this.knownBlobs.has(b.sha256));
     if (unknown.length === 0) return [];
     const existing = new Set(
-      (await this.sql.query<{ sha256: string }>('SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[])', [pgArray(unknown.map((b) => b.sha256))])).map(
+      (await this.sql.query<{ sha256: string }>(knownBlobsSql, [pgArray(unknown.map((b) => b.sha256))])).map(
         (r) => r.sha256,
       ),
     );
