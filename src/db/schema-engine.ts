@@ -119,6 +119,12 @@ export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAda
   });
 }
 
+/**
+ * Relations Prisma models whose foreign keys the migrations replaced with a once-per-statement
+ * trigger check (20261130080000_ledger_reference_checks); the diff must not add them back.
+ */
+const checkedByTrigger = new Set(['ledger_event_batch_id_fkey', 'ledger_event_payload_sha256_fkey']);
+
 /** The SQL that takes the migrations folder to prisma/schema.prisma (empty when in step). */
 export async function diffMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
   const migrationsList = await migrationList();
@@ -130,6 +136,8 @@ export async function diffMigrations(adapterFactory: SqlMigrationAwareDriverAdap
       exitCode: null,
       filters: noFilter,
     });
-    return out.stdout ?? '';
+    const steps = (out.stdout ?? '').split(/\n{2,}/).filter((step) => step.trim() !== '');
+    const kept = steps.filter((step) => !/^ALTER TABLE "\w+" ADD CONSTRAINT "(\w+)" FOREIGN KEY/m.exec(step)?.slice(1).some((name) => checkedByTrigger.has(name)));
+    return kept.length ? `${kept.join('\n\n')}\n` : '';
   });
 }

@@ -3,7 +3,7 @@
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
-import { hasPendingMigrations, migrationsDir } from '../../src/db/schema-engine.ts';
+import { diffMigrations, hasPendingMigrations, migrationsDir } from '../../src/db/schema-engine.ts';
 import { createTestDatabase, databaseKinds } from '../helpers/database.ts';
 
 describe('migrations on an empty embedded database', () => {
@@ -17,6 +17,17 @@ describe('migrations on an empty embedded database', () => {
       expect(await db.migrate()).toEqual([]);
       const recorded = await db.sql.query<{ migration_name: string }>('SELECT migration_name FROM _prisma_migrations ORDER BY migration_name');
       expect(recorded.map((r) => r.migration_name)).toEqual(folders);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('the migrations folder and prisma/schema.prisma', () => {
+  it('agree: the diff from one to the other is empty (a schema change without its migration fails here)', async () => {
+    const db = await openDatabase({ memory: true });
+    try {
+      expect(await diffMigrations(db.adapterFactory)).toBe('');
     } finally {
       await db.close();
     }

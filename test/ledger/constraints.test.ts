@@ -73,6 +73,32 @@ describe.each(databaseKinds)('the database refuses on %s', (kind) => {
     expect(refused).toMatchObject({ code: '23503' });
   });
 
+  it('an event row pointing at a batch that was never recorded (foreign key)', async () => {
+    const refused = await sql
+      .query(
+        `INSERT INTO ledger_event (id, position, kind, direction, action_id, occurred_at, batch_id, payload_state)
+         VALUES ('raw-orphan', nextval('ledger_position_seq'), 'RAW', 'IN', 'raw-action', now(), gen_random_uuid(), 'NONE')`,
+      )
+      .catch((e) => e);
+    expect(refused).toMatchObject({ code: '23503', constraint: 'ledger_event_batch_id_fkey' });
+    expect(refused.message).toMatch(/^ledger_event raw-orphan references batch [0-9a-f-]{36}, which is not recorded$/);
+  });
+
+  it('one bad row refuses the whole statement: the good rows beside it are not kept', async () => {
+    const refused = await sql
+      .query(
+        `INSERT INTO ledger_event (id, position, kind, direction, action_id, occurred_at, batch_id, payload_state, payload_sha256, payload_size, payload_encoding)
+         SELECT 'raw-multi-' || n, nextval('ledger_position_seq'), 'RAW', 'IN', 'raw-action', now(), $1::uuid, 'COMPLETE',
+           CASE WHEN n = 3 THEN $3 ELSE $2 END, 17, 'UTF8'
+         FROM generate_series(1, 5) AS n`,
+        [batchId, sha(body), sha('never stored either')],
+      )
+      .catch((e) => e);
+    expect(refused).toMatchObject({ code: '23503', constraint: 'ledger_event_payload_sha256_fkey' });
+    expect(refused.message).toBe(`ledger_event raw-multi-3 references blob ${sha('never stored either')}, which is not stored`);
+    expect(await sql.query(`SELECT id FROM ledger_event WHERE id LIKE 'raw-multi-%'`)).toEqual([]);
+  });
+
   it('but accepts every consistent row', async () => {
     for (const row of [
       { state: 'COMPLETE', sha256: sha(body), size: 17, encoding: 'UTF8' },
@@ -115,10 +141,11 @@ describe.each(databaseKinds)('the database refuses on %s', (kind) => {
   });
 
   describe('any change to what was recorded', () => {
-    let before: { events: string[]; blobs: string[] };
+    let before: { events: string[]; blobs: string[]; batches: string[] };
     const snapshot = async () => ({
       events: (await sql.query<{ r: string }>(`SELECT row_to_json(e)::text AS r FROM ledger_event e ORDER BY position`)).map((x) => x.r),
       blobs: (await sql.query<{ r: string }>(`SELECT row_to_json(b)::text AS r FROM blob b ORDER BY sha256`)).map((x) => x.r),
+      batches: (await sql.query<{ r: string }>(`SELECT row_to_json(l)::text AS r FROM ledger_batch l ORDER BY id`)).map((x) => x.r),
     });
     beforeAll(async () => {
       before = await snapshot();
@@ -134,6 +161,9 @@ describe.each(databaseKinds)('the database refuses on %s', (kind) => {
       ['DELETE', 'blob', `DELETE FROM blob`],
       ['TRUNCATE', 'blob', `TRUNCATE blob, ledger_event`],
       ['TRUNCATE', 'blob', `TRUNCATE blob CASCADE`],
+      ['UPDATE', 'ledger_batch', `UPDATE ledger_batch SET inserted = 0`],
+      ['DELETE', 'ledger_batch', `DELETE FROM ledger_batch`],
+      ['TRUNCATE', 'ledger_batch', `TRUNCATE ledger_batch`],
     ])('%s on %s is refused with the trigger error', async (op, table, statement) => {
       const refused = await sql.refused(statement);
       // A multi-table TRUNCATE is refused by whichever table's trigger fires first.
