@@ -43,7 +43,7 @@ export const BlobRef = builder.prismaObject('Blob', {
     size: t.expose('size', { type: 'BigInt', description: 'Bytes as recorded.' }),
     encoding: t.expose('encoding', { type: PayloadEncodingEnum }),
     storage: t.expose('storage', { type: BlobStorageEnum }),
-    codec: t.exposeString('codec', { description: 'How inline bytes are compressed: deflate-raw or identity.' }),
+    codec: t.exposeString('codec', { description: 'How inline bytes are compressed: zstd, deflate-raw or identity.' }),
     storedSize: t.expose('storedSize', { type: 'BigInt', description: 'Bytes actually stored after compression.' }),
     text: t.string({
       nullable: true,

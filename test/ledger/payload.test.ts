@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectKey } from '../../src/ledger/object-store.ts';
+import { smallPayloadCodec } from '../../src/ledger/payload.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { event } from '../helpers/ledger.ts';
@@ -77,6 +78,21 @@ describe.each(databaseKinds)('payload bytes on %s', (kind) => {
     const { blob, raw } = await readBack(t, sha(bytes));
     expect([blob.encoding, blob.text]).toEqual(['UTF8', text]);
     expect(raw.equals(bytes)).toBe(true);
+  });
+
+  it.each([
+    ['a 2 KiB JSON payload', Buffer.from(JSON.stringify({ rows: Array.from({ length: 40 }, (_, i) => ({ id: i, name: `row ${i}`, ok: i % 3 > 0 })) })), smallPayloadCodec],
+    ['a 100 KiB text payload', Buffer.from('the ledger keeps every byte; '.repeat(3_600)), 'deflate-raw'],
+    ['2 KiB of random bytes', randomBytes(2_048), 'identity'],
+  ])('compresses %s inline (%s) only when it saves space, and reads it back exactly', async (what, bytes, codec) => {
+    const appended = await post(t, { collector: 'codecs', events: [event(`codec-${what}`, { payload: { state: 'COMPLETE', base64: bytes.toString('base64') } })] });
+    expect(appended.body).toMatchObject({ inserted: 1 });
+    const { blob, raw } = await readBack(t, sha(bytes));
+    expect(blob).toMatchObject({ storage: 'INLINE', codec });
+    expect(raw.equals(bytes)).toBe(true);
+    const [row] = await t.db.sql.query<{ stored_size: string }>('SELECT stored_size FROM blob WHERE sha256 = $1', [sha(bytes)]);
+    if (codec === 'identity') expect(Number(row!.stored_size)).toBe(bytes.length);
+    else expect(Number(row!.stored_size)).toBeLessThan(bytes.length / 2);
   });
 
   it.each([
