@@ -149,7 +149,7 @@ export class Ledger {
     const unknown = blobs.filter((b) => !this.knownBlobs.has(b.sha256));
     if (unknown.length === 0) return [];
     const existing = new Set(
-      (await this.sql.query<{ sha256: string }>(knownBlobsSql, [pgArray(unknown.map((b) => b.sha256))])).map(
+      (await this.sql.query<{ sha256: string }>(knownBlobsSql, [pgArray(unknown.map((b) => b.sha256))], { prepared: 'ledger_known_blobs' })).map(
         (r) => r.sha256,
       ),
     );
@@ -354,6 +354,7 @@ async function appendStatement(
       blobCol((r) => (r.storage === 'INLINE' ? r.data!.toString('base64') : null)),
       blobCol((r) => r.objectKey),
     ],
+    { prepared: 'ledger_append' },
   );
   return {
     events: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, position: r.position! })),
