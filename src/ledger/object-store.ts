@@ -2,14 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  NoSuchKey,
-  NotFound,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 export type ObjectStoreKind = 'folder' | 's3';
 
@@ -83,48 +76,56 @@ export type S3Settings = {
 /** S3-compatible storage through the AWS SDK (path-style, so local servers work). */
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
-  private readonly client: S3Client;
   private readonly bucket: string;
+  // The SDK (~7 MB resident in the server) is loaded on first use, so only an S3-configured process pays for it.
+  private sdk?: Promise<{ s3: typeof import('@aws-sdk/client-s3'); client: S3Client }>;
 
-  constructor(settings: S3Settings) {
+  constructor(private readonly settings: S3Settings) {
     this.bucket = settings.bucket;
-    this.client = new S3Client({
-      endpoint: settings.endpoint,
-      region: settings.region,
-      forcePathStyle: true,
-      credentials:
-        settings.accessKeyId && settings.secretAccessKey
-          ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey }
-          : undefined,
-    });
+  }
+
+  private connect() {
+    return (this.sdk ??= import('@aws-sdk/client-s3').then((s3) => {
+      const { endpoint, region, accessKeyId, secretAccessKey } = this.settings;
+      const client = new s3.S3Client({
+        endpoint,
+        region,
+        forcePathStyle: true,
+        credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+      });
+      return { s3, client };
+    }));
   }
 
   async put(key: string, bytes: Buffer): Promise<void> {
     if (await this.has(key)) return;
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes }));
+    const { s3, client } = await this.connect();
+    await client.send(new s3.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes }));
   }
 
   async get(key: string): Promise<Buffer | null> {
+    const { s3, client } = await this.connect();
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const out = await client.send(new s3.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return Buffer.from(await out.Body!.transformToByteArray());
     } catch (error) {
-      if (error instanceof NoSuchKey || error instanceof NotFound) return null;
+      if (error instanceof s3.NoSuchKey || error instanceof s3.NotFound) return null;
       throw error;
     }
   }
 
   async has(key: string): Promise<boolean> {
+    const { s3, client } = await this.connect();
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      await client.send(new s3.HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return true;
     } catch (error) {
-      if (error instanceof NotFound || error instanceof NoSuchKey) return false;
+      if (error instanceof s3.NotFound || error instanceof s3.NoSuchKey) return false;
       throw error;
     }
   }
 
   close(): void {
-    this.client.destroy();
+    void this.sdk?.then(({ client }) => client.destroy());
   }
 }
