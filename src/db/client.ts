@@ -1,11 +1,11 @@
 // The one Prisma client factory: real PostgreSQL through @prisma/adapter-pg, or
 // embedded PGlite (Postgres in WebAssembly, data in a folder) when no URL is set.
+// PGlite and its adapter are imported only when opened, so a server on PostgreSQL never loads them.
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { migrateInChild } from './migrate-child.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
@@ -47,6 +47,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       }),
     });
   }
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
   let pglite: PGlite;
   if ('dataDir' in target) {
     await mkdir(target.dataDir, { recursive: true });
