@@ -2,6 +2,7 @@
 import { buildApp } from './app.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
+import { keepWasmOnBaselineCompiler } from './db/client.ts';
 import { createLogger } from './logger.ts';
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -15,6 +16,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     }
     throw error;
   }
+  if (config.DATABASE_URL) keepWasmOnBaselineCompiler();
   // The root key joins the secret registry before the logger exists, so no log line can hold it.
   const keyed = withRootKey(config);
   config = keyed.config;
