@@ -4,8 +4,45 @@
 import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
 import pg from 'pg';
 
-/** A bind parameter. Arrays become PostgreSQL arrays; Uint8Array is bytea. */
-export type SqlParam = string | number | bigint | boolean | Date | Uint8Array | null | readonly SqlParam[];
+/** A bind parameter. Arrays become PostgreSQL arrays; Uint8Array is bytea; ByteaArray is bytea[]. */
+export type SqlParam = string | number | bigint | boolean | Date | Uint8Array | ByteaArray | null | readonly SqlParam[];
+
+/**
+ * A bytea[] parameter (cast it in SQL: `$1::bytea[]`). To PostgreSQL it goes in the binary array
+ * format, so the bytes are copied as they are: as text they would be hex or base64 that both sides
+ * encode, scan and decode (for the ledger's blobs, most of PostgreSQL's parameter parsing).
+ */
+export class ByteaArray {
+  constructor(readonly items: readonly (Uint8Array | null)[]) {}
+
+  /** PostgreSQL's binary array: ndim, has-nulls, element type, then length and lower bound of the one dimension, then each element as int32 length (-1: NULL) and bytes. */
+  toBinary(): Buffer {
+    const BYTEA = 17;
+    if (this.items.length === 0) return Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, BYTEA]);
+    const size = 20 + this.items.reduce((n, item) => n + 4 + (item?.length ?? 0), 0);
+    const out = Buffer.allocUnsafe(size);
+    out.writeInt32BE(1, 0);
+    out.writeInt32BE(this.items.some((item) => item === null) ? 1 : 0, 4);
+    out.writeInt32BE(BYTEA, 8);
+    out.writeInt32BE(this.items.length, 12);
+    out.writeInt32BE(1, 16);
+    let at = 20;
+    for (const item of this.items) {
+      if (item === null) {
+        out.writeInt32BE(-1, at);
+        at += 4;
+        continue;
+      }
+      out.writeInt32BE(item.length, at);
+      out.set(item, at + 4);
+      at += 4 + item.length;
+    }
+    return out;
+  }
+}
+
+const forPool = (params: readonly SqlParam[]) => params.map((p) => (p instanceof ByteaArray ? p.toBinary() : p));
+const forPglite = (params: readonly SqlParam[]) => params.map((p) => (p instanceof ByteaArray ? [...p.items] : p));
 
 export type SqlRow = Record<string, unknown>;
 
@@ -48,7 +85,7 @@ const pgTypes = {
 export function poolExecutor(pool: pg.Pool): SqlExecutor {
   const on = (client: pg.Pool | pg.PoolClient): SqlQueryable => ({
     async query<R extends SqlRow>(text: string, params: readonly SqlParam[] = [], options: QueryOptions = {}) {
-      const result = await client.query<R>({ text, values: params as unknown[], types: pgTypes, ...(options.prepared && { name: options.prepared }) });
+      const result = await client.query<R>({ text, values: forPool(params), types: pgTypes, ...(options.prepared && { name: options.prepared }) });
       return result.rows;
     },
   });
@@ -78,7 +115,7 @@ const pgliteParsers = { [INT8]: parseInt8, [INT8_ARRAY]: parseInt8Array };
 export function pgliteExecutor(db: PGlite): SqlExecutor {
   const on = (client: PGlite | PGliteTransaction): SqlQueryable => ({
     async query<R extends SqlRow>(text: string, params: readonly SqlParam[] = []) {
-      const result = await client.query<R>(text, params as unknown[], { parsers: pgliteParsers });
+      const result = await client.query<R>(text, forPglite(params), { parsers: pgliteParsers });
       return result.rows;
     },
   });

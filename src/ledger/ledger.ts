@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { sqlExecutorOf } from '../db/client.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
-import type { SqlExecutor, SqlQueryable } from '../db/sql.ts';
+import { ByteaArray, type SqlExecutor, type SqlQueryable } from '../db/sql.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
@@ -264,8 +264,8 @@ async function appendStatement(
     `WITH stored_blobs AS (
        INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
        SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size,
-         decode(b.data, 'base64'), b.object_key
-       FROM unnest($34::text[], $35::bigint[], $36::text[], $37::text[], $38::text[], $39::bigint[], $40::text[], $41::text[])
+         b.data, b.object_key
+       FROM unnest($34::text[], $35::bigint[], $36::text[], $37::text[], $38::text[], $39::bigint[], $40::bytea[], $41::text[])
          WITH ORDINALITY AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key, ord)
        ORDER BY ord
        ON CONFLICT (sha256) DO NOTHING
@@ -350,8 +350,7 @@ async function appendStatement(
       blobCol((r) => r.storage),
       blobCol((r) => r.codec),
       blobCol((r) => r.storedSize),
-      // base64 text decoded by PostgreSQL: cheaper to send and to parse than a bytea[] literal.
-      blobCol((r) => (r.storage === 'INLINE' ? r.data!.toString('base64') : null)),
+      new ByteaArray(blobs.map((r) => (r.storage === 'INLINE' ? r.data : null))),
       blobCol((r) => r.objectKey),
     ],
     { prepared: 'ledger_append' },

@@ -1,6 +1,7 @@
 // The driver-level executor (db.sql): the same values in and the same types out on both
 // databases, every value a bind parameter, and a transaction that rolls back on error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ByteaArray } from '../../src/db/sql.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/database.ts';
 
 describe.each(databaseKinds)('db.sql on %s', (kind) => {
@@ -39,6 +40,20 @@ describe.each(databaseKinds)('db.sql on %s', (kind) => {
     expect(row!.i).toEqual([1, -2, 3]);
     expect(row!.n).toBe(6);
     expect(row!.big).toEqual([1n, 9_007_199_254_740_993n]);
+  });
+
+  it.each([
+    ['bytes, NULLs and empty values', [Uint8Array.from([0, 0x5c, 0x22, 0x7b, 0x2c, 255]), null, new Uint8Array(0), Buffer.from('{"a":"b,c"}'), null]],
+    ['no elements at all', []],
+    ['one 300 KiB element', [Buffer.alloc(300 * 1024, 7)]],
+  ])('passes a ByteaArray as bytea[]: %s, exactly', async (_what, items) => {
+    const [row] = await db.sql.query<{ b: (Uint8Array | null)[]; n: number; lengths: (number | null)[] }>(
+      'SELECT $1::bytea[] AS b, cardinality($1::bytea[]) AS n, ARRAY(SELECT octet_length(x) FROM unnest($1::bytea[]) AS x) AS lengths',
+      [new ByteaArray(items)],
+    );
+    expect(row!.n).toBe(items.length);
+    expect(row!.lengths).toEqual(items.map((item) => (item === null ? null : item.length)));
+    expect((row!.b ?? []).map((x) => (x === null ? null : Buffer.from(x).toString('hex')))).toEqual(items.map((item) => (item === null ? null : Buffer.from(item).toString('hex'))));
   });
 
   it('commits a transaction that resolves', async () => {
