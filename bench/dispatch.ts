@@ -18,7 +18,8 @@ import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
-import { startServer } from './lib/server.ts';
+import { buildServer } from './lib/build.ts';
+import { repoRoot, startServer } from './lib/server.ts';
 import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
 
@@ -96,7 +97,10 @@ export async function run(args: string[]): Promise<void> {
   onCleanup('remove bench data', () => rm(dataDir, { recursive: true, force: true }));
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   // AUTHORITY=off: the bench measures dispatch and capture; bench/authority.ts measures the token check.
-  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off' }, { nodeArgs, ...(values.root && { root: path.resolve(values.root) }) });
+  const root = values.root ? path.resolve(values.root) : repoRoot;
+  // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_TSX=1: under tsx).
+  const entry = process.env.BENCH_SERVER_TSX === '1' ? undefined : await buildServer(root, 'dispatch');
+  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off' }, { nodeArgs, root, entry });
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
