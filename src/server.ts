@@ -1,4 +1,5 @@
 // Entry only: read config, buildApp(), listen, SIGTERM/SIGINT → stop().
+import v8 from 'node:v8';
 import { buildApp } from './app.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
@@ -16,6 +17,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     }
     throw error;
   }
+  boundHeapGrowth();
   if (config.DATABASE_URL) keepWasmOnBaselineCompiler();
   // The root key joins the secret registry before the logger exists, so no log line can hold it.
   const keyed = withRootKey(config);
@@ -41,6 +43,15 @@ export async function serve(env: Record<string, string | undefined> = process.en
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/**
+ * After each full collection the old generation may grow to 1.5× what survived, instead of V8's
+ * default of up to 4×: under ingest, in-flight batches otherwise leave up to ~120 MB of garbage
+ * before the next full collection. V8 reads it at every collection, so it holds however the server is started.
+ */
+function boundHeapGrowth(): void {
+  v8.setFlagsFromString('--heap-growing-percent=50');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await serve();
