@@ -100,7 +100,7 @@ export async function run(args: string[]): Promise<void> {
   const root = values.root ? path.resolve(values.root) : repoRoot;
   // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_TSX=1: under tsx).
   const entry = process.env.BENCH_SERVER_TSX === '1' ? undefined : await buildServer(root, 'dispatch');
-  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off' }, { nodeArgs, root, entry });
+  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) }, { nodeArgs, root, entry });
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };

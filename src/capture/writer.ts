@@ -11,7 +11,7 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode, badInput } from '../errors.ts';
-import { EventInput } from '../ledger/input.ts';
+import { EventInput, parseEvent } from '../ledger/input.ts';
 import type { AppendResult } from '../ledger/ledger.ts';
 import type { BatchInput } from '../ledger/input.ts';
 import type { Config } from '../config.ts';
@@ -339,7 +339,7 @@ export class LedgerWriter {
 }
 
 function validate(event: EventInput): EventInput {
-  const parsed = EventInput.safeParse(event);
+  const parsed = parseEvent(event);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   throw badInput(`Invalid ledger event ${JSON.stringify(String(event?.id ?? ''))}: ${issue.path.join('.')}: ${issue.message}.`, { field: issue.path.join('.') });

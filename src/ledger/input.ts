@@ -93,13 +93,13 @@ export const BatchInput = z
   .strict();
 export type BatchInput = z.output<typeof BatchInput>;
 
-// The ingest door's fast path. zod costs several microseconds per event (and as much again in
-// garbage) on a 500-event batch; the common shape is checked here by hand under the same rules,
-// and anything this does not recognise (headers, metadata, contract, base64, artifacts, sizes, a
-// Date, a bad value) goes through the schema above, so every refusal still comes from zod and names
-// the field. `test/ledger/input-fast.test.ts` holds both paths to the same answers.
+// The fast path of the ingest door and of the background writer. zod costs several microseconds
+// per event (and as much again in garbage) on a 500-event batch, and ~60 µs on each event the
+// runner records; every field is checked here by hand under the same rules, and anything this does
+// not recognise or would refuse goes through the schema above, so every refusal still comes from
+// zod and names the field. `test/ledger/input-fast.test.ts` holds both paths to the same answers.
 
-const eventKeys = new Set(['id', 'kind', 'direction', 'actionId', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status', 'method', 'url', 'costUsd', 'inputTokens', 'outputTokens', 'occurredAt', 'payload']);
+const eventKeys = new Set(['id', 'kind', 'direction', 'actionId', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status', 'method', 'url', 'costUsd', 'inputTokens', 'outputTokens', 'occurredAt', 'payload', 'headers', 'metadata', 'contract']);
 const optionalText: [key: string, max: number][] = [
   ['tool', 512],
   ['session', 512],
@@ -115,26 +115,78 @@ const isText = (v: unknown, max: number): v is string => typeof v === 'string' &
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const isRecord = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+const payloadKeys = new Set(['state', 'text', 'base64', 'size', 'artifactUri', 'artifactSha256']);
+const payloadStates = new Set(['COMPLETE', 'PARTIAL', 'NONE', 'ARTIFACT', 'MISSING']);
+const sha256Pattern = /^[0-9a-f]{64}$/;
+const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
+
 function fastPayload(p: unknown): PayloadInput | undefined {
   if (p === undefined) return { state: 'NONE' };
-  if (!isPlainObject(p)) return undefined;
-  let keys = 0;
-  for (const _ in p) keys++;
-  const { state, text } = p;
-  if ((state === 'COMPLETE' || state === 'PARTIAL') && keys === 2 && typeof text === 'string' && text.isWellFormed()) return { state, text };
-  if ((state === 'NONE' || state === 'MISSING') && keys === 1) return { state };
-  return undefined;
+  if (!isRecord(p)) return undefined;
+  for (const key in p) if (!payloadKeys.has(key)) return undefined;
+  const { state, text, base64, size, artifactUri, artifactSha256 } = p;
+  if (typeof state !== 'string' || !payloadStates.has(state)) return undefined;
+  const out = { state } as PayloadInput;
+  if (text !== undefined) {
+    if (typeof text !== 'string' || !text.isWellFormed()) return undefined;
+    out.text = text;
+  }
+  if (base64 !== undefined) {
+    if (typeof base64 !== 'string' || base64.length % 4 !== 0 || !base64Pattern.test(base64)) return undefined;
+    out.base64 = base64;
+  }
+  if (size !== undefined) {
+    if (!isCount(size)) return undefined;
+    out.size = size;
+  }
+  if (artifactUri !== undefined) {
+    if (!isText(artifactUri, 4096)) return undefined;
+    out.artifactUri = artifactUri;
+  }
+  if (artifactSha256 !== undefined) {
+    if (typeof artifactSha256 !== 'string' || !sha256Pattern.test(artifactSha256)) return undefined;
+    out.artifactSha256 = artifactSha256;
+  }
+  // PayloadInput's cross-field rules; any break goes to zod for its message.
+  const bodies = Number(text !== undefined) + Number(base64 !== undefined);
+  const carries = state === 'COMPLETE' || state === 'PARTIAL';
+  if (carries ? bodies !== 1 : bodies > 0) return undefined;
+  if (state === 'ARTIFACT' ? !artifactUri : artifactUri || artifactSha256) return undefined;
+  return out;
 }
 
+/** A copy of a string-keyed record whose keys and values pass; undefined otherwise (or for a `__proto__` key, left to zod). */
+function fastRecord<T>(v: unknown, value: (x: unknown) => x is T): Record<string, T> | undefined {
+  if (!isRecord(v)) return undefined;
+  const out: Record<string, T> = {};
+  for (const key in v) {
+    if (key === '__proto__' || !storable(key)) return undefined;
+    const x = v[key];
+    if (!value(x)) return undefined;
+    out[key] = x;
+  }
+  return out;
+}
+const isHeaderValue = (x: unknown): x is string | string[] => (typeof x === 'string' ? storable(x) : Array.isArray(x) && x.every((y) => typeof y === 'string' && storable(y)));
+const isStorableJson = (x: unknown): x is unknown => storableJson(x);
+
 function fastEvent(e: unknown): EventInput | undefined {
-  if (!isPlainObject(e)) return undefined;
+  if (!isRecord(e)) return undefined;
   for (const key in e) if (!eventKeys.has(key)) return undefined;
-  const { id, kind, direction, actionId, occurredAt, costUsd, inputTokens, outputTokens } = e;
+  const { id, kind, direction, actionId, occurredAt, costUsd, inputTokens, outputTokens, headers, metadata, contract } = e;
   if (!isText(id, 256) || !isText(kind, 128) || !isText(actionId, 256) || (direction !== 'IN' && direction !== 'OUT')) return undefined;
-  if (typeof occurredAt !== 'string' || !isoDateTime._zod.pattern.test(occurredAt)) return undefined;
+  let at: Date;
+  if (typeof occurredAt === 'string' && isoDateTime._zod.pattern.test(occurredAt)) at = new Date(occurredAt);
+  else if (occurredAt instanceof Date && !Number.isNaN(occurredAt.getTime())) at = new Date(occurredAt);
+  else return undefined;
   const payload = fastPayload(e.payload);
   if (!payload) return undefined;
-  const out: EventInput = { id, kind, direction, actionId, occurredAt: new Date(occurredAt), payload };
+  const out: EventInput = { id, kind, direction, actionId, occurredAt: at, payload };
   for (const [key, max] of optionalText) {
     const v = e[key];
     if (v === undefined) continue;
@@ -155,7 +207,32 @@ function fastEvent(e: unknown): EventInput | undefined {
     if (!isCount(outputTokens)) return undefined;
     out.outputTokens = outputTokens;
   }
+  if (headers !== undefined) {
+    const h = fastRecord(headers, isHeaderValue);
+    if (!h) return undefined;
+    out.headers = h;
+  }
+  if (metadata !== undefined) {
+    const m = fastRecord(metadata, isStorableJson);
+    if (!m) return undefined;
+    out.metadata = m;
+  }
+  if (contract !== undefined) {
+    if (!isRecord(contract)) return undefined;
+    for (const key in contract) if (key !== 'form' && key !== 'sha256') return undefined;
+    if (!isText(contract.form, 128) || typeof contract.sha256 !== 'string' || !sha256Pattern.test(contract.sha256)) return undefined;
+    out.contract = { form: contract.form, sha256: contract.sha256 };
+  }
   return out;
+}
+
+/** One event as EventInput would parse it, by hand; undefined when zod must answer (an unknown shape, or a refusal). */
+export const parseEventFast = (input: unknown): EventInput | undefined => fastEvent(input);
+
+/** One event as EventInput would parse it: the fast path when it recognises every field, zod otherwise. */
+export function parseEvent(input: unknown): z.ZodSafeParseResult<EventInput> {
+  const fast = fastEvent(input);
+  return fast ? { success: true, data: fast } : EventInput.safeParse(input);
 }
 
 /**

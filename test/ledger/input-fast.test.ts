@@ -2,7 +2,7 @@
 // (so zod answers, naming the field) on anything zod would refuse.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BatchInput, parseBatchFast } from '../../src/ledger/input.ts';
+import { BatchInput, EventInput, parseBatchFast, parseEvent, parseEventFast } from '../../src/ledger/input.ts';
 
 const base = {
   id: 'evt-1',
@@ -79,5 +79,65 @@ describe('parseBatchFast', () => {
     ];
     const input = JSON.parse(JSON.stringify({ collector: 'c', position: 7, events }));
     expect(parseBatchFast(input)).toEqual(BatchInput.parse(input));
+  });
+});
+
+/** Values near the rules of the fields the server's own events carry (headers, metadata, contract, bytes, Dates). */
+const sha = 'a'.repeat(64);
+const rich = fc.constantFrom<unknown>(
+  undefined, new Date('2026-10-01T00:00:00Z'), new Date(Number.NaN), '2026-10-01T00:00:00.123+02:00',
+  { 'content-type': 'application/json' }, { 'set-cookie': ['a=1', 'b=2'] }, { x: ['a', 1] }, { 'a\u0000': 'b' }, { x: 'a\u0000' }, { x: 'a\ud800' }, [], {},
+  { call: { tool: 'T', args: [1, 'two', null] } }, { k: 'a\u0000b' }, { k: { 'x\ud800': 1 } }, JSON.parse('{"__proto__":{"polluted":1}}'), Object.create({ inherited: 1 }),
+  { form: 'REST', sha256: sha }, { form: '', sha256: sha }, { form: 'REST', sha256: sha.toUpperCase() }, { form: 'REST', sha256: sha, extra: 1 }, { form: 'x'.repeat(129), sha256: sha },
+  { state: 'COMPLETE', base64: 'YQ==' }, { state: 'COMPLETE', base64: 'YQ=' }, { state: 'PARTIAL', base64: '@@@@' }, { state: 'COMPLETE', text: 'a', base64: 'YQ==' },
+  { state: 'COMPLETE', text: 'a\u0000b' }, { state: 'COMPLETE', text: 'x\udc00' }, { state: 'MISSING', size: 9_000_000 }, { state: 'MISSING', size: -1 }, { state: 'MISSING', size: 1.5 },
+  { state: 'ARTIFACT', artifactUri: 'file:///deploy/app.js', artifactSha256: sha }, { state: 'ARTIFACT' }, { state: 'NONE', artifactUri: 'file:///x' }, { state: 'NONE', artifactSha256: sha },
+  { state: 'COMPLETE', text: 'a', extra: 1 }, { state: 'BOGUS' }, { state: 'NONE', text: undefined },
+);
+const richKeys = ['occurredAt', 'headers', 'metadata', 'contract', 'payload', 'tool', 'costUsd', 'other'];
+const internalEvent = fc.array(fc.tuple(fc.constantFrom(...richKeys), fc.oneof(rich, awkward)), { maxLength: 4 }).map((changes) => {
+  const e: Record<string, unknown> = { ...base, occurredAt: new Date('2026-10-01T00:00:00Z'), payload: { ...base.payload } };
+  for (const [k, v] of changes) e[k] = v;
+  for (const k of Object.keys(e)) if (e[k] === undefined) delete e[k];
+  return e;
+});
+
+describe('parseEvent (the background writer takes the runner\'s events this way)', () => {
+  it('gives what EventInput gives, or falls back to it; never accepts what EventInput refuses', () => {
+    let fast = 0;
+    fc.assert(
+      fc.property(internalEvent, (input) => {
+        const expected = EventInput.safeParse(input);
+        const byHand = parseEventFast(input);
+        if (!expected.success) expect(byHand).toBeUndefined();
+        else if (byHand !== undefined) {
+          fast++;
+          expect(byHand).toEqual(expected.data);
+        }
+        const got = parseEvent(input);
+        expect(got.success).toBe(expected.success);
+        if (expected.success && got.success) expect(got.data).toEqual(expected.data);
+        if (!expected.success && !got.success) expect(got.error.issues[0]?.path).toEqual(expected.error.issues[0]?.path);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(fast).toBeGreaterThan(100); // the fast path was exercised, not only the fallback
+  });
+
+  it("takes a runner's exchange event (Date, headers, metadata, contract, base64 bytes) by hand", () => {
+    const input = {
+      id: 'act-1:call:request', kind: 'TOOL_REQUEST', direction: 'OUT', actionId: 'act-1', tool: 'BENCH_UP', method: 'POST', url: 'http://127.0.0.1:1/echo',
+      headers: { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] }, occurredAt: new Date('2026-11-30T08:00:00Z'),
+      metadata: { form: 'REST', args: { q: 'bench' }, secrets: [] }, contract: { form: 'REST', sha256: sha },
+      payload: { state: 'COMPLETE', base64: Buffer.from([0xff, 0x00]).toString('base64') },
+    };
+    expect(parseEventFast(input)).toEqual(EventInput.parse(input));
+  });
+
+  it('keeps an own __proto__ key for zod to handle instead of setting a prototype', () => {
+    const input = { ...base, occurredAt: new Date(), metadata: JSON.parse('{"__proto__":{"polluted":1}}') };
+    const got = parseEvent(input);
+    expect(got.success && Object.getPrototypeOf(got.data.metadata)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
