@@ -3,6 +3,8 @@
 //   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR]
 //
 // --root runs the server from another checkout (A/B: run it alternately with this one).
+// BENCH_SERVER_ENV, a JSON object of settings, is laid over the server's environment (A/B of a
+// setting, e.g. '{"CAPTURE_BATCH_DELAY_MS":"1000"}' to hold the background writer back).
 //
 // A local upstream HTTP server runs in its own process, the dirledger server in another (on a
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
@@ -18,7 +20,7 @@ import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
-import { buildServer } from './lib/build.ts';
+import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
@@ -99,7 +101,7 @@ export async function run(args: string[]): Promise<void> {
   // AUTHORITY=off: the bench measures dispatch and capture; bench/authority.ts measures the token check.
   const root = values.root ? path.resolve(values.root) : repoRoot;
   // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_TSX=1: under tsx).
-  const entry = process.env.BENCH_SERVER_TSX === '1' ? undefined : await buildServer(root, 'dispatch');
+  const entry = await benchServerEntry(root, 'dispatch');
   const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) }, { nodeArgs, root, entry });
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });

@@ -18,14 +18,14 @@ import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger
 import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
 import { type CpuSplit, cpuSplit } from './lib/cpu.ts';
 import { sampleRss } from './lib/rss.ts';
-import { buildServer } from './lib/build.ts';
+import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { fixed, int, mb, median, mib, percentile, row, sum, target } from './lib/stats.ts';
-import { Authority } from '../src/auth/authority.ts';
+import { mintWithRootKey } from '../src/auth/authority.ts';
 
 const benchRootKey = randomBytes(32);
 const benchAuth = {
-  authorization: `Bearer ${new Authority({ rootKey: benchRootKey, audience: 'dirledger', sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 }).mintToken()}`,
+  authorization: `Bearer ${mintWithRootKey(benchRootKey)}`,
 };
 
 const targets = { eventsPerSecond: 10_000, ofCeiling: 0.5, rssBytes: 300 * 1_000_000 };
@@ -102,7 +102,7 @@ export async function run(args: string[]): Promise<void> {
   );
 
   const root = process.env.BENCH_SERVER_ROOT || repoRoot;
-  const entry = process.env.BENCH_SERVER_TSX === '1' ? undefined : await buildServer(root, 'ingest');
+  const entry = await benchServerEntry(root, 'ingest');
   console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts under tsx`}`);
   const reps: Repetition[] = [];
   for (let i = 0; i < repeat; i++) {

@@ -26,7 +26,7 @@ import WebSocket from 'ws';
 import { createBenchDatabase } from './lib/postgres.ts';
 import { processCpuSeconds } from './lib/cpu.ts';
 import { sampleRss } from './lib/rss.ts';
-import { buildServer } from './lib/build.ts';
+import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer, type ServerProcess } from './lib/server.ts';
 import { fixed, int, mb, percentile, row, target } from './lib/stats.ts';
 
@@ -84,7 +84,7 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
   const env: Record<string, string> = { DATABASE_URL: db.url, DIRECTORY_WATCH_MS: '0', AUTHORITY: 'off' };
   if (s.instances === 2) Object.assign(env, { REDIS_URL: redisUrl, LIVE_CHANNEL: `dirledger-bench-${db.name}` });
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const entry = process.env.BENCH_SERVER_TSX === '1' ? undefined : await buildServer(root ?? repoRoot, 'subscriptions');
+  const entry = await benchServerEntry(root ?? repoRoot, 'subscriptions');
   const servers: ServerProcess[] = [await startServer(env, { nodeArgs, root, entry })];
   if (s.instances === 2) servers.push(await startServer(env, { nodeArgs, root, entry }));
 
@@ -240,7 +240,6 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
   const p50 = percentile(latencies, 0.5);
   const p99 = percentile(latencies, 0.99);
   const max = latencies.reduce((a, b) => Math.max(a, b), 0);
-  const maxRss = Math.max(...memory.map((m) => m.maxBytes));
   process.stdout.write(`${row('events appended', int(sent))}  (${fixed(sent / writeSeconds, 0)}/s, ${failures} failed appends)\n`);
   process.stdout.write(`${row('deliveries expected', int(expected))}  (${fixed(expected / writeSeconds, 0)}/s)\n`);
   process.stdout.write(`${target('delivered / expected', fixed(delivered / expected, 4), '1.0', delivered === expected)}\n`);
@@ -256,5 +255,4 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
   process.stdout.write(`${row('after append answer p50 / p99', `${fixed(percentile(afterAnswer, 0.5), 1)} ms`, `${fixed(percentile(afterAnswer, 0.99), 1)} ms`)}  (lower bound)\n`);
   memory.forEach((m, i) => process.stdout.write(`${target(`server ${i + 1} RSS (max)`, mb(m.maxBytes), `≤ ${mb(targets.rssBytes)}`, m.maxBytes <= targets.rssBytes)}\n`));
   cpu.forEach((c, i) => process.stdout.write(`${row(`server ${i + 1} CPU`, `${fixed(c, 1)} s`)}  (${fixed((100 * c) / writeSeconds, 0)}% of one core)\n`));
-  void maxRss;
 }

@@ -1,5 +1,6 @@
 // The one structured logger, created at the edge and handed inward.
 import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions } from 'pino';
+import { redactTokens } from './ledger/redact.ts';
 
 export type Logger = PinoLogger;
 
@@ -19,7 +20,7 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
     hooks: {
       // No secret value or bearer token reaches a log line, whatever field it hides in.
       streamWrite: (line) => {
-        let out = line.includes('AgEJZGlybGVkZ2Vy') ? line.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, '[DIRLEDGER_TOKEN]') : line;
+        let out = redactTokens(line);
         for (const [name, value] of values) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
         for (const [value, name] of processSecrets) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
         return out;

@@ -8,6 +8,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
+/** The server file a benchmark runs: the bundle of `root` (undefined with BENCH_SERVER_TSX=1: src/server.ts under tsx). */
+export async function benchServerEntry(root: string, name: string): Promise<string | undefined> {
+  return process.env.BENCH_SERVER_TSX === '1' ? undefined : buildServer(root, name);
+}
+
 /** Bundles `root`/src/server.ts into `root`/bench/.tmp/server-<name>.mjs (inside root, so its packages resolve) and returns the path. */
 export async function buildServer(root: string, name = 'bench'): Promise<string> {
   const outfile = path.join(root, 'bench/.tmp', `server-${name}.mjs`);

@@ -86,6 +86,20 @@ type Verified = { token: Macaroon; tokenId: string; caveats: Caveat[]; counterKe
 /** Uses taken under each counter; bpchar[] so the char(64) primary key is used (text[] would scan the table). */
 export const usesOfSql = 'SELECT counter, uses FROM token_uses WHERE counter = ANY($1::bpchar[])';
 
+/** The short id of a root key that every token it signs names, so a token of another key is told apart. */
+const keyIdOf = (rootKey: Buffer) => createHash('sha256').update('dirledger key id').update(rootKey).digest('hex').slice(0, 8);
+
+function mintWithId(rootKey: Buffer, keyId: string, caveats: readonly string[]): { token: string; tokenId: string } {
+  for (const caveat of caveats) parseCaveat(caveat);
+  const tokenId = randomBytes(16).toString('hex');
+  return { token: serialize(mint(rootKey, TOKEN_LOCATION, `dl1:${keyId}:${tokenId}`, caveats)), tokenId };
+}
+
+/** A token signed with the root key, without an Authority (nothing but the key is needed to mint): the CLI, benchmarks, tests. */
+export function mintWithRootKey(rootKey: Buffer, caveats: readonly string[] = []): string {
+  return mintWithId(rootKey, keyIdOf(rootKey), caveats).token;
+}
+
 const VERIFIED_CACHE_MAX = 10_000;
 const VERIFIED_KEY_MAX_CHARS = 2_048;
 
@@ -97,19 +111,13 @@ export class Authority {
   private readonly verified = new Map<string, Verified>();
 
   constructor(private readonly options: AuthorityOptions) {
-    this.keyId = createHash('sha256').update('dirledger key id').update(options.rootKey).digest('hex').slice(0, 8);
+    this.keyId = keyIdOf(options.rootKey);
     this.signingKey = derivedKey(options.rootKey);
   }
 
   /** A fresh token with these caveats, signed by the root key. In process only (start-up, tests, the CLI). */
   mintToken(caveats: readonly string[] = []): string {
-    return this.mintWithId(caveats).token;
-  }
-
-  private mintWithId(caveats: readonly string[]): { token: string; tokenId: string } {
-    for (const caveat of caveats) parseCaveat(caveat);
-    const tokenId = randomBytes(16).toString('hex');
-    return { token: serialize(mint(this.options.rootKey, TOKEN_LOCATION, `dl1:${this.keyId}:${tokenId}`, caveats)), tokenId };
+    return mintWithId(this.options.rootKey, this.keyId, caveats).token;
   }
 
   /** The grant of a webhook sender that signed its body with the hook's secret: that tool, that door, nothing else. */
@@ -362,7 +370,7 @@ export class Authority {
     }
     const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
     const texts = [...inherited, ...asked];
-    return { ok: true, ...this.mintWithId(texts), caveats: texts, limits: describeLimits(texts) };
+    return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts), caveats: texts, limits: describeLimits(texts) };
   }
 
   /** Narrows a token offline, as any holder can: appends caveats without the root key. */

@@ -149,11 +149,8 @@ token
   .description('Print a new admin token, signed with the root key (DIRLEDGER_ROOT_KEY secret, else DATA_DIR/root.key, created if missing).')
   .action(async () => {
     const { withRootKey } = await import('../auth/root-key.ts');
-    const { Authority } = await import('../auth/authority.ts');
-    const { config: keyed, rootKey } = withRootKey(config());
-    // Minting never touches the database; the Authority is only the signer here.
-    const signer = new Authority({ rootKey, audience: keyed.AUTH_AUDIENCE, sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
-    process.stdout.write(`${signer.mintToken()}\n`);
+    const { mintWithRootKey } = await import('../auth/authority.ts');
+    process.stdout.write(`${mintWithRootKey(withRootKey(config()).rootKey)}\n`);
   });
 
 token

@@ -137,7 +137,7 @@ export async function diffMigrations(adapterFactory: SqlMigrationAwareDriverAdap
       filters: noFilter,
     });
     const steps = (out.stdout ?? '').split(/\n{2,}/).filter((step) => step.trim() !== '');
-    const kept = steps.filter((step) => !/^ALTER TABLE "\w+" ADD CONSTRAINT "(\w+)" FOREIGN KEY/m.exec(step)?.slice(1).some((name) => checkedByTrigger.has(name)));
+    const kept = steps.filter((step) => !checkedByTrigger.has(/^ALTER TABLE "\w+" ADD CONSTRAINT "(\w+)" FOREIGN KEY/m.exec(step)?.[1] ?? ''));
     return kept.length ? `${kept.join('\n\n')}\n` : '';
   });
 }

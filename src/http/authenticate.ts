@@ -4,17 +4,15 @@ import { randomUUID } from 'node:crypto';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
 import type { AuthDoor } from '../auth/caveats.ts';
 import { InvocationHeaders } from '../capture/boundary.ts';
+import { TokenParam } from '../directory/forms.ts';
 import type { Services } from '../services.ts';
 import { json } from './respond.ts';
-
-/** The query parameter a credential-free link carries its token in. */
-export const TOKEN_PARAM = 'token';
 
 /** `Authorization: Bearer …`, else the `token` query parameter (links, webhooks, browser WebSockets). */
 export function credentialOf(headers: Headers, url?: URL): string | undefined {
   const value = headers.get('authorization');
   const bearer = value ? /^Bearer\s+(\S+)\s*$/i.exec(value)?.[1] : undefined;
-  return bearer ?? url?.searchParams.get(TOKEN_PARAM) ?? undefined;
+  return bearer ?? url?.searchParams.get(TokenParam) ?? undefined;
 }
 
 /** The token in graphql-ws connection params: `{ authorization: "Bearer …" }` or `{ token }`. */

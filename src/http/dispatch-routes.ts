@@ -7,10 +7,10 @@
 import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryExchange, type BoundaryServices } from '../capture/boundary.ts';
 import { currentInvocation, type Door } from '../capture/context.ts';
 import { markStreamed } from '../capture/tee.ts';
+import { TokenParam } from '../directory/forms.ts';
 import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { TOKEN_PARAM } from './authenticate.ts';
 import { errorResponse, json, readBody } from './respond.ts';
 
 export const toolsPath = /^\/api\/tools\/([^/]+)$/;
@@ -138,7 +138,7 @@ export async function argsFromQuery(url: URL, services: Services, tool: string):
   };
   const args: Record<string, unknown> = {};
   for (const name of new Set(url.searchParams.keys())) {
-    if (name === TOKEN_PARAM) continue;
+    if (name === TokenParam) continue;
     const values = url.searchParams.getAll(name);
     const itemType = props[name]?.items?.type;
     args[name] =

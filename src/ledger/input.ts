@@ -113,8 +113,6 @@ const optionalText: [key: string, max: number][] = [
 ];
 const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max && storable(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 const isRecord = (v: unknown): v is Record<string, unknown> => {
   if (typeof v !== 'object' || v === null) return false;
   const proto = Object.getPrototypeOf(v);
@@ -175,7 +173,8 @@ function fastRecord<T>(v: unknown, value: (x: unknown) => x is T): Record<string
 const isHeaderValue = (x: unknown): x is string | string[] => (typeof x === 'string' ? storable(x) : Array.isArray(x) && x.every((y) => typeof y === 'string' && storable(y)));
 const isStorableJson = (x: unknown): x is unknown => storableJson(x);
 
-function fastEvent(e: unknown): EventInput | undefined {
+/** One event as EventInput would parse it, by hand; undefined when zod must answer (an unknown shape, or a refusal). */
+export function parseEventFast(e: unknown): EventInput | undefined {
   if (!isRecord(e)) return undefined;
   for (const key in e) if (!eventKeys.has(key)) return undefined;
   const { id, kind, direction, actionId, occurredAt, costUsd, inputTokens, outputTokens, headers, metadata, contract } = e;
@@ -226,12 +225,9 @@ function fastEvent(e: unknown): EventInput | undefined {
   return out;
 }
 
-/** One event as EventInput would parse it, by hand; undefined when zod must answer (an unknown shape, or a refusal). */
-export const parseEventFast = (input: unknown): EventInput | undefined => fastEvent(input);
-
 /** One event as EventInput would parse it: the fast path when it recognises every field, zod otherwise. */
 export function parseEvent(input: unknown): z.ZodSafeParseResult<EventInput> {
-  const fast = fastEvent(input);
+  const fast = parseEventFast(input);
   return fast ? { success: true, data: fast } : EventInput.safeParse(input);
 }
 
@@ -241,7 +237,7 @@ export function parseEvent(input: unknown): z.ZodSafeParseResult<EventInput> {
  * then, for the message).
  */
 export function parseBatchFast(input: unknown): BatchInput | undefined {
-  if (!isPlainObject(input)) return undefined;
+  if (!isRecord(input)) return undefined;
   for (const key in input) if (key !== 'collector' && key !== 'position' && key !== 'events') return undefined;
   const { collector, position, events } = input;
   if (!isText(collector, 256) || !Array.isArray(events) || events.length < 1 || events.length > 10_000) return undefined;
@@ -250,13 +246,9 @@ export function parseBatchFast(input: unknown): BatchInput | undefined {
   else if (position !== undefined) return undefined;
   const parsed: EventInput[] = new Array(events.length);
   for (let i = 0; i < events.length; i++) {
-    const event = fastEvent(events[i]);
-    if (event) parsed[i] = event;
-    else {
-      const slow = EventInput.safeParse(events[i]);
-      if (!slow.success) return undefined;
-      parsed[i] = slow.data;
-    }
+    const event = parseEvent(events[i]);
+    if (!event.success) return undefined;
+    parsed[i] = event.data;
   }
   return at === undefined ? { collector, events: parsed } : { collector, position: at, events: parsed };
 }

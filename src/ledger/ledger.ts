@@ -247,7 +247,7 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
  *
  * No deadlock: a blob insert may wait for another transaction's uncommitted blob of the same hash,
  * but only before taking the lock; under the lock a batch writes only rows no other open
- * transaction can hold (new events, its batch row, its collector), and its foreign keys point at blobs
+ * transaction can hold (new events, its batch row, its collector), and its events reference blobs
  * that are committed or its own. Blobs go in hash order, so two batches never wait on each other.
  */
 async function appendStatement(

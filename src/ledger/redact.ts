@@ -86,9 +86,16 @@ function redactTokenBytes(input: Buffer, found: Set<string>): Buffer {
   return out === text ? input : Buffer.from(out, 'latin1');
 }
 
+/** Every dirledger token in the text, plain or base64-encoded, replaced by [DIRLEDGER_TOKEN] (for log lines). */
+export function redactTokens(text: string): string {
+  return redactTokenText(text, new Set());
+}
+
+const plainTokenRun = new RegExp(`${tokenStart}[A-Za-z0-9_-]*`, 'g');
+
 /** Plain tokens, and tokens base64-encoded inside other text (Basic auth, a base64 field): the whole base64 run goes. */
 function redactTokenText(text: string, found: Set<string>): string {
-  let out = text.includes(tokenStart) ? text.replace(/AgEJZGlybGVkZ2Vy[A-Za-z0-9_-]*/g, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : text;
+  let out = text.includes(tokenStart) ? text.replace(plainTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : text;
   if (encodedTokenTexts.some((n) => out.includes(n))) out = out.replace(encodedTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`));
   return out;
 }

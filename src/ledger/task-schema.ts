@@ -24,7 +24,7 @@ const ActionConnectionRef = builder.connectionObject(
   { name: 'ActionEdge' },
 );
 
-/** Summaries of these actions (the events the caller may read), in two statements for a whole page. */
+/** Summaries of these actions (the events the caller may read), in one statement for a whole page. */
 async function loadSummary(ctx: Context, id: string): Promise<CallSummary | undefined> {
   const scope = ledgerScopeNow(ctx);
   return loadBatched(ctx, `action-summary:${scope.kind === 'task' ? scope.task : scope.kind}`, id, async (ids) => {

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authority } from '../../src/auth/authority.ts';
+import { Authority, mintWithRootKey } from '../../src/auth/authority.ts';
 import type { SqlExecutor } from '../../src/db/sql.ts';
 import { SecretRedactor, TOKEN_SECRET_NAME } from '../../src/ledger/redact.ts';
 import { databaseKinds } from '../helpers/database.ts';
@@ -172,7 +172,7 @@ describe('the logger', () => {
 });
 
 describe('a token base64-encoded inside other text', () => {
-  const token = new Authority({ rootKey: randomBytes(32), audience: 'dirledger', sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 }).mintToken(['tools = ECHO']);
+  const token = mintWithRootKey(randomBytes(32), ['tools = ECHO']);
   it.each(['', 'u:', 'us:', 'use:'])('is replaced whole at every byte alignment (prefix %j), in text and in bytes', (prefix) => {
     const encoded = Buffer.from(`${prefix}${token}`).toString('base64');
     const redactor = new SecretRedactor({});

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authority } from '../../src/auth/authority.ts';
+import { mintWithRootKey } from '../../src/auth/authority.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
@@ -29,8 +29,7 @@ async function keyedDataDir(): Promise<{ dataDir: string; mint(...caveats: strin
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-'));
   const key = randomBytes(32).toString('hex');
   await writeFile(path.join(dataDir, 'root.key'), `${key}\n`, { mode: 0o600 });
-  const authority = new Authority({ rootKey: Buffer.from(key, 'hex'), audience: 'dirledger', sql: undefined as never, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
-  return { dataDir, mint: (...caveats) => authority.mintToken(caveats) };
+  return { dataDir, mint: (...caveats) => mintWithRootKey(Buffer.from(key, 'hex'), caveats) };
 }
 
 /** Runs `dirledger mcp` in process with no token until it exits. */
