@@ -19,6 +19,7 @@ import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
 import { type CpuSplit, cpuSplit } from './lib/cpu.ts';
 import { sampleRss } from './lib/rss.ts';
 import { benchServerEntry } from './lib/build.ts';
+import { postClient } from './lib/post.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { fixed, int, mb, median, mib, percentile, row, sum, target } from './lib/stats.ts';
 import { mintWithRootKey } from '../src/auth/authority.ts';
@@ -215,14 +216,15 @@ async function measureIngest(origin: string, pid: number, o: WorkloadOptions, p:
   const latencyMs: number[] = [];
   let seconds: number;
   let rssMaxBytes: number;
+  const client = postClient(origin, senders);
   try {
     seconds = await drive(p.bodies.length, senders, async (i) => {
       const text = p.bodies[i]!;
       httpBytes += text.length;
       expectedDuplicates += p.resent[i]!;
       const t0 = performance.now();
-      const response = await fetch(`${origin}/ledger/batches`, { method: 'POST', headers: { 'content-type': 'application/json', ...benchAuth }, body: text as unknown as BodyInit });
-      const answer = await response.text();
+      const response = await client.post('/ledger/batches', text, { 'content-type': 'application/json', ...benchAuth });
+      const answer = response.text;
       latencyMs.push(performance.now() - t0);
       if (response.status !== 200) throw new Error(`POST /ledger/batches answered ${response.status}: ${answer.slice(0, 500)}`);
       const counts = JSON.parse(answer) as { received: number; inserted: number; duplicates: number };
@@ -232,6 +234,7 @@ async function measureIngest(origin: string, pid: number, o: WorkloadOptions, p:
     });
   } finally {
     rssMaxBytes = sampler.stop().maxBytes;
+    client.close();
   }
   return { cpu: cpu(), seconds, eventsPerSecond: o.events / seconds, received, inserted, duplicates, expectedDuplicates, httpBytes, latencyMs, rssMaxBytes, rssIdleBytes };
 }
