@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { sqlExecutorOf } from '../db/client.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
-import { ByteaArray, type SqlExecutor, type SqlQueryable } from '../db/sql.ts';
+import { ByteaArray, TextArray, type SqlExecutor, type SqlQueryable } from '../db/sql.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
@@ -37,12 +37,15 @@ type PreparedEvent = {
 
 type PreparedBlob = { sha256: string; bytes: Buffer; encoding: PayloadEncoding };
 
+/** What the batch row needs of the batch itself. */
+type BatchHead = { collector: string; position: bigint | null; received: number; bytes: number };
+
 /**
  * Which of these hashes are stored. The array is bpchar[] because blob.sha256 is char(64): against
  * text[] PostgreSQL compares sha256::text and cannot use the primary key, so every batch scanned the
  * whole blob table (ingest slowed as the ledger grew).
  */
-export const knownBlobsSql = 'SELECT sha256 FROM blob WHERE sha256 = ANY($1::bpchar[])';
+export const knownBlobsSql = 'SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[]::bpchar[])';
 
 /** Transaction-scoped advisory lock that orders commits; its key is an arbitrary constant. */
 const COMMIT_LOCK_KEY = 7_431_280_911;
@@ -89,17 +92,25 @@ export class Ledger {
       bytes += prepared.receivedBytes;
       events.push(prepared.event);
     }
+    // From here on only what was prepared is referenced, not `batch`: its payload text (most of a
+    // batch's heap) is garbage before the first await instead of being copied by every young-generation
+    // collection while the batch waits for the database.
+    const head: BatchHead = { collector: batch.collector, position: batch.position ?? null, received: batch.events.length, bytes };
+    return this.write(batchId, head, blobs, events);
+  }
+
+  private async write(batchId: string, head: BatchHead, blobs: Map<string, PreparedBlob>, events: PreparedEvent[]): Promise<AppendResult> {
     try {
       const blobRows = await this.storeBlobs([...blobs.values()]);
       // One statement, so one transaction and one round trip: the commit lock, the blobs, the events,
       // the batch row and the collector's position. The lock is held only while it executes.
-      const appended = await appendStatement(this.sql, batchId, batch, blobRows, events, bytes);
+      const appended = await appendStatement(this.sql, batchId, head, blobRows, events);
       for (const row of blobRows) this.rememberBlob(row.sha256);
       const result: AppendResult = {
         batchId,
-        received: batch.events.length,
+        received: head.received,
         inserted: appended.events.length,
-        duplicates: batch.events.length - appended.events.length,
+        duplicates: head.received - appended.events.length,
         position: appended.collectorPosition,
         appended: appended.events,
       };
@@ -138,9 +149,11 @@ export class Ledger {
         if (!blobs.has(sha256)) blobs.set(sha256, { sha256, bytes, encoding });
       }
     }
+    // The event without its payload text or base64: the bytes live on in `blobs`, the text need not.
+    const kept: EventInput = { ...input, payload: { ...payload, text: undefined, base64: undefined } };
     return {
       receivedBytes,
-      event: { input, state, sha256, size, encoding, url, headers, metadata, redacted: [...found].sort() },
+      event: { input: kept, state, sha256, size, encoding, url, headers, metadata, redacted: [...found].sort() },
     };
   }
 
@@ -149,7 +162,7 @@ export class Ledger {
     const unknown = blobs.filter((b) => !this.knownBlobs.has(b.sha256));
     if (unknown.length === 0) return [];
     const existing = new Set(
-      (await this.sql.query<{ sha256: string }>(knownBlobsSql, [pgArray(unknown.map((b) => b.sha256))], { prepared: 'ledger_known_blobs' })).map(
+      (await this.sql.query<{ sha256: string }>(knownBlobsSql, [new TextArray(unknown.map((b) => b.sha256))], { prepared: 'ledger_known_blobs' })).map(
         (r) => r.sha256,
       ),
     );
@@ -213,30 +226,11 @@ type BlobRow = PreparedBlob & {
   storedSize: number;
 };
 
-/**
- * One array parameter as a PostgreSQL array literal (`{"a",NULL,"b\"c"}`), cast in SQL (`$1::text[]`).
- * Prisma serialises a JS array element by element at several microseconds each, which made the
- * parameters of one 500-event batch cost more CPU than everything else in append; a single string
- * passes through untouched. Elements: strings, numbers, bigints, Dates (ISO 8601) and null.
- */
-export function pgArray(values: readonly unknown[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (i > 0) out += ',';
-    if (v === null || v === undefined) {
-      out += 'NULL';
-      continue;
-    }
-    const text = typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : String(v);
-    out += `"${needsEscape.test(text) ? text.replace(escaped, '\\$&') : text}"`;
-  }
-  return `${out}}`;
-}
-const needsEscape = /[\\"]/;
-const escaped = /[\\"]/g;
-
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/** One element of a text[] parameter: strings as they are, numbers and bigints in decimal, Dates in ISO 8601. */
+const asText = (v: unknown): string | null =>
+  v === null || v === undefined ? null : typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : String(v);
 
 /**
  * The whole batch as one statement. The blobs are written first, outside the commit lock: they carry
@@ -253,19 +247,19 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
 async function appendStatement(
   sql: SqlQueryable,
   batchId: string,
-  batch: BatchInput,
+  head: BatchHead,
   blobs: BlobRow[],
   events: PreparedEvent[],
-  bytes: number,
 ): Promise<{ events: { id: string; position: bigint }[]; collectorPosition: bigint | null }> {
-  const col = (f: (e: PreparedEvent) => unknown) => pgArray(events.map(f));
-  const blobCol = (f: (b: BlobRow) => unknown) => pgArray(blobs.map(f));
+  // Every column travels as a binary text[] (TextArray); the statement casts what is not text.
+  const col = (f: (e: PreparedEvent) => unknown) => new TextArray(events.map((e) => asText(f(e))));
+  const blobCol = (f: (b: BlobRow) => unknown) => new TextArray(blobs.map((b) => asText(f(b))));
   const rows = await sql.query<{ id: string | null; position: bigint | null; collector_position: bigint | null }>(
     `WITH stored_blobs AS (
        INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
-       SELECT b.sha256, b.size, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size,
+       SELECT b.sha256, b.size::bigint, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size::bigint,
          b.data, b.object_key
-       FROM unnest($34::text[], $35::bigint[], $36::text[], $37::text[], $38::text[], $39::bigint[], $40::bytea[], $41::text[])
+       FROM unnest($34::text[], $35::text[], $36::text[], $37::text[], $38::text[], $39::text[], $40::bytea[], $41::text[])
          WITH ORDINALITY AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key, ord)
        ORDER BY ord
        ON CONFLICT (sha256) DO NOTHING
@@ -275,8 +269,8 @@ async function appendStatement(
      input AS (
        SELECT * FROM unnest(
          $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-         $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::numeric[], $16::int[], $17::int[],
-         $18::timestamptz[], $19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[], $26::jsonb[],
+         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
+         $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[],
          $32::text[], $33::text[]
        ) WITH ORDINALITY AS e(id, kind, direction, action_id, tool, session, turn, task, agent, model, status, method, url,
          headers, cost_usd, input_tokens, output_tokens, occurred_at, payload_state, payload_sha256, payload_size,
@@ -288,9 +282,10 @@ async function appendStatement(
          method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, batch_id, payload_state, payload_sha256,
          payload_size, payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256)
        SELECT id, nextval('ledger_position_seq'), kind, direction::"Direction", action_id, tool, session, turn, task, agent,
-         model, status, method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, $27::uuid,
-         payload_state::"PayloadState", payload_sha256, payload_size, payload_encoding::"PayloadEncoding", artifact_uri,
-         artifact_sha256, coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata,
+         model, status, method, url, headers::jsonb, cost_usd::numeric, input_tokens::int, output_tokens::int,
+         occurred_at::timestamptz, $27::uuid, payload_state::"PayloadState", payload_sha256, payload_size::bigint,
+         payload_encoding::"PayloadEncoding", artifact_uri, artifact_sha256,
+         coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata::jsonb,
          contract_form, contract_sha256
        FROM commit_lock, input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
@@ -338,10 +333,10 @@ async function appendStatement(
       col((e) => e.redacted.join(',')),
       col((e) => json(e.metadata)),
       batchId,
-      batch.collector,
-      batch.position ?? null,
-      batch.events.length,
-      bytes,
+      head.collector,
+      head.position,
+      head.received,
+      head.bytes,
       col((e) => e.input.contract?.form ?? null),
       col((e) => e.input.contract?.sha256 ?? null),
       blobCol((r) => r.sha256),

@@ -43,7 +43,7 @@ describe.each(databaseKinds)('hot lookups use their index on %s', (kind) => {
   });
 
   it('the same lookup against text[] is the whole-table read this guards against', async () => {
-    const text = await plan(knownBlobsSql.replace('bpchar[]', 'text[]'), `{"${hash('a')}"}`);
+    const text = await plan(knownBlobsSql.replace('::bpchar[]', ''), `{"${hash('a')}"}`);
     expect(text).toMatch(/Filter: \(\(sha256\)::text = ANY/);
     expect(text).not.toMatch(/Index Cond/);
   });

@@ -1,7 +1,7 @@
 // The driver-level executor (db.sql): the same values in and the same types out on both
 // databases, every value a bind parameter, and a transaction that rolls back on error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ByteaArray } from '../../src/db/sql.ts';
+import { ByteaArray, TextArray } from '../../src/db/sql.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/database.ts';
 
 describe.each(databaseKinds)('db.sql on %s', (kind) => {
@@ -54,6 +54,31 @@ describe.each(databaseKinds)('db.sql on %s', (kind) => {
     expect(row!.n).toBe(items.length);
     expect(row!.lengths).toEqual(items.map((item) => (item === null ? null : item.length)));
     expect((row!.b ?? []).map((x) => (x === null ? null : Buffer.from(x).toString('hex')))).toEqual(items.map((item) => (item === null ? null : Buffer.from(item).toString('hex'))));
+  });
+
+  it.each([
+    ['quotes, commas, braces, backslashes, NULLs and empty strings', ['a,b', '{c}', 'd"e', 'f\\g', null, '', 'NULL', ' padded ']],
+    ['multi-byte UTF-8', ['naïve ✓ 𝄞', 'ключ', '日本語', null]],
+    ['no elements at all', []],
+    ['only NULLs', [null, null]],
+  ])('passes a TextArray as text[]: %s, exactly', async (_what, items) => {
+    const [row] = await db.sql.query<{ t: (string | null)[] | null; n: number; lengths: (number | null)[] }>(
+      'SELECT $1::text[] AS t, cardinality($1::text[]) AS n, ARRAY(SELECT octet_length(x) FROM unnest($1::text[]) AS x) AS lengths',
+      [new TextArray(items)],
+    );
+    expect(row!.n).toBe(items.length);
+    expect(row!.t ?? []).toEqual(items);
+    expect(row!.lengths).toEqual(items.map((item) => (item === null ? null : Buffer.byteLength(item))));
+  });
+
+  it('casts the elements of a TextArray in SQL, and a bad element fails with the value it could not read', async () => {
+    const [row] = await db.sql.query<{ n: string[]; at: Date[] }>('SELECT $1::text[]::numeric[] AS n, $2::text[]::timestamptz[] AS at', [
+      new TextArray(['0.000001', '12.5']),
+      new TextArray(['2026-11-30T10:00:00.123Z']),
+    ]);
+    expect(row!.n.map(String)).toEqual(['0.000001', '12.5']);
+    expect(new Date(row!.at[0]!).toISOString()).toBe('2026-11-30T10:00:00.123Z');
+    await expect(db.sql.query('SELECT $1::text[]::int[]', [new TextArray(['7', 'seven'])])).rejects.toThrow(/invalid input syntax for type integer: "seven"/);
   });
 
   it('commits a transaction that resolves', async () => {
