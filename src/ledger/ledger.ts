@@ -7,7 +7,7 @@ import { ByteaArray, TextArray, type SqlExecutor, type SqlQueryable } from '../d
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
-import { decodeInline, encodeInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
+import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
 import type { SecretRedactor } from './redact.ts';
 
 export type LedgerLimits = { inlineMaxBytes: number; payloadMaxBytes: number };
@@ -23,16 +23,36 @@ export type AppendResult = {
   appended: { id: string; position: bigint }[];
 };
 
+/** One event as the columns append writes: built once per event as a flat literal, so it has one shape. */
 type PreparedEvent = {
-  input: EventInput;
+  id: string;
+  kind: string;
+  direction: string;
+  actionId: string;
+  tool: string | null;
+  session: string | null;
+  turn: string | null;
+  task: string | null;
+  agent: string | null;
+  model: string | null;
+  status: string | null;
+  method: string | null;
+  url: string | null;
+  headers: string | null;
+  costUsd: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  occurredAt: Date;
   state: PayloadState;
   sha256: string | null;
   size: bigint | null;
   encoding: PayloadEncoding | null;
-  url: string | null;
-  headers: unknown;
-  metadata: unknown;
-  redacted: string[];
+  artifactUri: string | null;
+  artifactSha256: string | null;
+  redacted: string;
+  metadata: string | null;
+  contractForm: string | null;
+  contractSha256: string | null;
 };
 
 type PreparedBlob = { sha256: string; bytes: Buffer; encoding: PayloadEncoding };
@@ -149,11 +169,40 @@ export class Ledger {
         if (!blobs.has(sha256)) blobs.set(sha256, { sha256, bytes, encoding });
       }
     }
-    // The event without its payload text or base64: the bytes live on in `blobs`, the text need not.
-    const kept: EventInput = { ...input, payload: { ...payload, text: undefined, base64: undefined } };
+    // Only the columns are kept, not `input`: its payload text is garbage once the bytes are in `blobs`.
+    const artifact = state === 'ARTIFACT';
     return {
       receivedBytes,
-      event: { input: kept, state, sha256, size, encoding, url, headers, metadata, redacted: [...found].sort() },
+      event: {
+        id: input.id,
+        kind: input.kind,
+        direction: input.direction,
+        actionId: input.actionId,
+        tool: input.tool ?? null,
+        session: input.session ?? null,
+        turn: input.turn ?? null,
+        task: input.task ?? null,
+        agent: input.agent ?? null,
+        model: input.model ?? null,
+        status: input.status ?? null,
+        method: input.method ?? null,
+        url,
+        headers: json(headers),
+        costUsd: input.costUsd ?? null,
+        inputTokens: input.inputTokens ?? null,
+        outputTokens: input.outputTokens ?? null,
+        occurredAt: input.occurredAt,
+        state,
+        sha256,
+        size,
+        encoding,
+        artifactUri: artifact ? payload.artifactUri! : null,
+        artifactSha256: artifact ? (payload.artifactSha256 ?? null) : null,
+        redacted: found.size === 0 ? '' : [...found].sort().join(','),
+        metadata: json(metadata),
+        contractForm: input.contract?.form ?? null,
+        contractSha256: input.contract?.sha256 ?? null,
+      },
     };
   }
 
@@ -176,13 +225,13 @@ export class Ledger {
         const put = this.objects.put(key, blob.bytes);
         put.catch(() => {}); // awaited below; handled now so a failure while compressing is not "unhandled"
         puts.push(put);
-        rows.push({ ...blob, storage: 'OBJECT', codec: 'identity', data: null, objectKey: key, storedSize: blob.bytes.length });
+        rows.push(blobRow(blob, 'OBJECT', 'identity', null, key, blob.bytes.length));
         continue;
       }
       // Small payloads compress synchronously; yield now and then so a batch holding the commit lock is not kept waiting.
       if (i % 32 === 31) await new Promise<void>((resolve) => setImmediate(resolve));
-      const { codec, data } = await encodeInline(blob.bytes);
-      rows.push({ ...blob, storage: 'INLINE', codec, data, objectKey: null, storedSize: data.length });
+      const { codec, data } = blob.bytes.length <= SYNC_DEFLATE_MAX_BYTES ? encodeSmallInline(blob.bytes) : await encodeInline(blob.bytes);
+      rows.push(blobRow(blob, 'INLINE', codec, data, null, data.length));
     }
     await Promise.all(puts);
     return rows;
@@ -218,13 +267,28 @@ export class Ledger {
   }
 }
 
-type BlobRow = PreparedBlob & {
+type BlobRow = {
+  sha256: string;
+  size: number;
+  encoding: PayloadEncoding;
   storage: 'INLINE' | 'OBJECT';
   codec: string;
   data: Buffer | null;
   objectKey: string | null;
   storedSize: number;
 };
+
+/** A flat literal (one shape), holding the data to store but not the original bytes. */
+const blobRow = (blob: PreparedBlob, storage: BlobRow['storage'], codec: string, data: Buffer | null, objectKey: string | null, storedSize: number): BlobRow => ({
+  sha256: blob.sha256,
+  size: blob.bytes.length,
+  encoding: blob.encoding,
+  storage,
+  codec,
+  data,
+  objectKey,
+  storedSize,
+});
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
@@ -306,41 +370,41 @@ async function appendStatement(
      FROM commit_lock LEFT JOIN inserted i ON true
      ORDER BY i.position`,
     [
-      col((e) => e.input.id),
-      col((e) => e.input.kind),
-      col((e) => e.input.direction),
-      col((e) => e.input.actionId),
-      col((e) => e.input.tool ?? null),
-      col((e) => e.input.session ?? null),
-      col((e) => e.input.turn ?? null),
-      col((e) => e.input.task ?? null),
-      col((e) => e.input.agent ?? null),
-      col((e) => e.input.model ?? null),
-      col((e) => e.input.status ?? null),
-      col((e) => e.input.method ?? null),
+      col((e) => e.id),
+      col((e) => e.kind),
+      col((e) => e.direction),
+      col((e) => e.actionId),
+      col((e) => e.tool),
+      col((e) => e.session),
+      col((e) => e.turn),
+      col((e) => e.task),
+      col((e) => e.agent),
+      col((e) => e.model),
+      col((e) => e.status),
+      col((e) => e.method),
       col((e) => e.url),
-      col((e) => json(e.headers)),
-      col((e) => e.input.costUsd ?? null),
-      col((e) => e.input.inputTokens ?? null),
-      col((e) => e.input.outputTokens ?? null),
-      col((e) => e.input.occurredAt),
+      col((e) => e.headers),
+      col((e) => e.costUsd),
+      col((e) => e.inputTokens),
+      col((e) => e.outputTokens),
+      col((e) => e.occurredAt),
       col((e) => e.state),
       col((e) => e.sha256),
       col((e) => e.size),
       col((e) => e.encoding),
-      col((e) => (e.state === 'ARTIFACT' ? e.input.payload.artifactUri! : null)),
-      col((e) => (e.state === 'ARTIFACT' ? (e.input.payload.artifactSha256 ?? null) : null)),
-      col((e) => e.redacted.join(',')),
-      col((e) => json(e.metadata)),
+      col((e) => e.artifactUri),
+      col((e) => e.artifactSha256),
+      col((e) => e.redacted),
+      col((e) => e.metadata),
       batchId,
       head.collector,
       head.position,
       head.received,
       head.bytes,
-      col((e) => e.input.contract?.form ?? null),
-      col((e) => e.input.contract?.sha256 ?? null),
+      col((e) => e.contractForm),
+      col((e) => e.contractSha256),
       blobCol((r) => r.sha256),
-      blobCol((r) => r.bytes.length),
+      blobCol((r) => r.size),
       blobCol((r) => r.encoding),
       blobCol((r) => r.storage),
       blobCol((r) => r.codec),

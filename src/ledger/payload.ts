@@ -49,7 +49,7 @@ export function labelEncoding(bytes: Uint8Array): PayloadEncoding {
  * Up to this size a payload is compressed on the main thread (one async zlib stream would cost it
  * several times the compression itself); above it, deflate runs on libuv's thread pool.
  */
-const SYNC_DEFLATE_MAX_BYTES = 32_768;
+export const SYNC_DEFLATE_MAX_BYTES = 32_768;
 
 /**
  * zlib options for one small input. The default window (32 KiB) and memLevel 8 make each stream
@@ -65,12 +65,16 @@ function smallDeflateOptions(length: number): zlib.ZlibOptions {
 
 /** Compresses for inline storage; keeps the bytes as they are when compression would not save space. */
 export async function encodeInline(bytes: Buffer): Promise<{ codec: Codec; data: Buffer }> {
+  if (bytes.length <= SYNC_DEFLATE_MAX_BYTES) return encodeSmallInline(bytes);
+  const data = await deflateRaw(bytes, { level: 1 });
+  return data.length < bytes.length ? { codec: 'deflate-raw', data } : { codec: 'identity', data: bytes };
+}
+
+/** encodeInline for a payload of at most SYNC_DEFLATE_MAX_BYTES, on this thread and without a promise. */
+export function encodeSmallInline(bytes: Buffer): { codec: Codec; data: Buffer } {
   if (bytes.length < 64) return { codec: 'identity', data: bytes };
-  let codec: Codec;
-  let data: Buffer;
-  if (bytes.length > SYNC_DEFLATE_MAX_BYTES) [codec, data] = ['deflate-raw', await deflateRaw(bytes, { level: 1 })];
-  else if (zstd) [codec, data] = ['zstd', zstd.compress(bytes)];
-  else [codec, data] = ['deflate-raw', zlib.deflateRawSync(bytes, smallDeflateOptions(bytes.length))];
+  if (bytes.length > SYNC_DEFLATE_MAX_BYTES) throw new RangeError(`encodeSmallInline takes at most ${SYNC_DEFLATE_MAX_BYTES} bytes, got ${bytes.length}`);
+  const [codec, data]: [Codec, Buffer] = zstd ? ['zstd', zstd.compress(bytes)] : ['deflate-raw', zlib.deflateRawSync(bytes, smallDeflateOptions(bytes.length))];
   return data.length < bytes.length ? { codec, data } : { codec: 'identity', data: bytes };
 }
 
