@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onCleanup } from './cleanup.ts';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -33,7 +34,7 @@ export type ServerProcess = {
 };
 
 /**
- * Runs `node --import tsx src/server.ts`, or node on a prebuilt `entry` (one process, so its pid is the server's own), with
+ * Runs `node SERVER_NODE_FLAGS --import tsx src/server.ts`, or node on a prebuilt `entry` (one process, so its pid is the server's own), with
  * `env` on top of the parent's environment, and waits until it prints its URL.
  */
 export async function startServer(
@@ -51,7 +52,7 @@ export async function startServer(
   const host = '127.0.0.1';
   const port = await freePort(host);
   const entry = options.entry ? [options.entry] : ['--import', 'tsx', path.join(root, 'src/server.ts')];
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ...entry], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...env, PORT: String(port), HOST: host },
     stdio: ['ignore', 'pipe', 'pipe'],
