@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeInline, encodeInline, smallPayloadCodec } from '../../src/ledger/payload.ts';
+import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, smallPayloadCodec } from '../../src/ledger/payload.ts';
 
 const payload = Buffer.from(JSON.stringify({ messages: Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}: read the file and summarise it` })) }));
 const require = createRequire(import.meta.url);
@@ -21,6 +21,19 @@ describe('inline codecs', () => {
       // not installed: an optional dependency that could not be built here
     }
     expect(smallPayloadCodec).toBe(built ? 'zstd' : 'deflate-raw');
+  });
+
+  it('the synchronous small-payload encoder matches encodeInline up to its limit and refuses past it, naming both sizes', async () => {
+    for (const bytes of [Buffer.from('tiny'), payload, Buffer.alloc(SYNC_DEFLATE_MAX_BYTES, 'ab')]) {
+      const sync = encodeSmallInline(bytes);
+      const async = await encodeInline(bytes);
+      expect(sync.codec).toBe(async.codec);
+      expect(sync.data.equals(async.data)).toBe(true);
+      expect((await decodeInline(sync.codec, sync.data)).equals(bytes)).toBe(true);
+    }
+    expect(() => encodeSmallInline(Buffer.alloc(SYNC_DEFLATE_MAX_BYTES + 1))).toThrow(`encodeSmallInline takes at most ${SYNC_DEFLATE_MAX_BYTES} bytes, got ${SYNC_DEFLATE_MAX_BYTES + 1}`);
+    const large = await encodeInline(Buffer.alloc(SYNC_DEFLATE_MAX_BYTES + 1, 'ab'));
+    expect(large.codec).toBe('deflate-raw');
   });
 
   it('round-trips every codec it writes, and reads deflate-raw written before zstd', async () => {
