@@ -1,5 +1,6 @@
 // The server as a user runs it: a real process, started on a bare data folder, stopped by a signal.
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,16 +57,30 @@ describe('dirledger serve', () => {
       occurredAt: '2026-11-30T00:00:00Z',
       payload: { state: 'COMPLETE', text: `payload ${i} `.repeat(200) },
     }));
-    const pending = fetch(`${origin}/ledger/batches`, {
+    // The request is under way when the signal comes: its headers are in (the server has taken it) and
+    // half its body is still to arrive. A fixed pause after fetch() raced the signal on a loaded machine.
+    const body = Buffer.from(JSON.stringify({ collector: 'inflight', events }));
+    const half = Math.floor(body.length / 2);
+    const request = http.request(`${origin}/ledger/batches`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify({ collector: 'inflight', events }),
+      headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${adminToken}` },
     });
-    await new Promise((r) => setTimeout(r, 20));
+    const pending = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      request.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      });
+      request.on('error', reject);
+    });
+    request.write(body.subarray(0, half));
+    await new Promise((r) => setTimeout(r, 500));
     server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 50));
+    request.end(body.subarray(half));
     const response = await pending;
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ received: 200, inserted: 200 });
+    expect(response.status, response.text).toBe(200);
+    expect(JSON.parse(response.text)).toMatchObject({ received: 200, inserted: 200 });
     expect(await server.exited).toEqual({ code: 0, signal: null });
     // The key already existed: no second admin token was printed.
     expect(server.output()).not.toMatch(/Admin token/);
