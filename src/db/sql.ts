@@ -8,40 +8,6 @@ import pg from 'pg';
 export type SqlParam = string | number | bigint | boolean | Date | Uint8Array | ByteaArray | TextArray | null | readonly SqlParam[];
 
 /**
- * PostgreSQL's binary array of one dimension: ndim, has-nulls, element type, then the dimension's
- * length and lower bound, then each element as int32 length (-1: NULL) and its bytes.
- */
-function binaryArray<T>(elementType: number, items: readonly (T | null)[], byteLength: (item: T) => number, write: (out: Buffer, item: T, at: number) => void): Buffer {
-  if (items.length === 0) return Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, elementType]);
-  let size = 20;
-  let nulls = 0;
-  const lengths = new Int32Array(items.length);
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (item === null || item === undefined) {
-      lengths[i] = -1;
-      nulls = 1;
-      size += 4;
-    } else size += 4 + (lengths[i] = byteLength(item));
-  }
-  const out = Buffer.allocUnsafe(size);
-  out.writeInt32BE(1, 0);
-  out.writeInt32BE(nulls, 4);
-  out.writeInt32BE(elementType, 8);
-  out.writeInt32BE(items.length, 12);
-  out.writeInt32BE(1, 16);
-  let at = 20;
-  for (let i = 0; i < items.length; i++) {
-    out.writeInt32BE(lengths[i]!, at);
-    at += 4;
-    if (lengths[i]! < 0) continue;
-    write(out, items[i]!, at);
-    at += lengths[i]!;
-  }
-  return out;
-}
-
-/**
  * A bytea[] parameter (cast it in SQL: `$1::bytea[]`). To PostgreSQL it goes in the binary array
  * format, so the bytes are copied as they are: as text they would be hex or base64 that both sides
  * encode, scan and decode (for the ledger's blobs, most of PostgreSQL's parameter parsing).
@@ -49,8 +15,27 @@ function binaryArray<T>(elementType: number, items: readonly (T | null)[], byteL
 export class ByteaArray {
   constructor(readonly items: readonly (Uint8Array | null)[]) {}
 
+  /** PostgreSQL's binary array of one dimension: ndim, has-nulls, element type, length, lower bound, then each element as int32 length (-1: NULL) and its bytes. */
   toBinary(): Buffer {
-    return binaryArray<Uint8Array>(17, this.items, (item) => item.length, (out, item, at) => out.set(item, at));
+    const BYTEA = 17;
+    const items = this.items;
+    if (items.length === 0) return Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, BYTEA]);
+    const size = items.reduce((n, item) => n + 4 + (item?.length ?? 0), 20);
+    const out = Buffer.allocUnsafe(size);
+    out.writeInt32BE(1, 0);
+    out.writeInt32BE(items.includes(null) ? 1 : 0, 4);
+    out.writeInt32BE(BYTEA, 8);
+    out.writeInt32BE(items.length, 12);
+    out.writeInt32BE(1, 16);
+    let at = 20;
+    for (const item of items) {
+      out.writeInt32BE(item === null ? -1 : item.length, at);
+      at += 4;
+      if (item === null) continue;
+      out.set(item, at);
+      at += item.length;
+    }
+    return out;
   }
 }
 

@@ -61,9 +61,9 @@ type PreparedBlob = { sha256: string; bytes: Buffer; encoding: PayloadEncoding }
 type BatchHead = { collector: string; position: bigint | null; received: number; bytes: number };
 
 /**
- * Which of these hashes are stored. The array is bpchar[] because blob.sha256 is char(64): against
- * text[] PostgreSQL compares sha256::text and cannot use the primary key, so every batch scanned the
- * whole blob table (ingest slowed as the ledger grew).
+ * Which of these hashes are stored. The hashes arrive as a binary text[] (TextArray) and are cast to
+ * bpchar[] because blob.sha256 is char(64): against text[] PostgreSQL compares sha256::text and cannot
+ * use the primary key, so every batch scanned the whole blob table (ingest slowed as the ledger grew).
  */
 export const knownBlobsSql = 'SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[]::bpchar[])';
 
