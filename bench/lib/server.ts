@@ -1,6 +1,8 @@
 // Starts the real dirledger server in a separate child process on a free port, so a
 // benchmark measures it from outside (its own event loop, its own memory) and kills it after.
+// BENCH_SERVER_STDOUT=file appends everything the server prints there (e.g. --trace-gc-nvp lines).
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +78,7 @@ export async function startServer(
       const timer = setTimeout(() => reject(new Error(`server did not start within ${options.timeoutMs ?? 60_000} ms\n${errText}`)), options.timeoutMs ?? 60_000);
       child.stdout!.on('data', (chunk: Buffer) => {
         outText = (outText + chunk.toString()).slice(-20_000);
+        if (process.env.BENCH_SERVER_STDOUT) appendFileSync(process.env.BENCH_SERVER_STDOUT, chunk);
         if (/ at http:\/\//.test(outText)) {
           clearTimeout(timer);
           resolve();

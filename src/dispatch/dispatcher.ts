@@ -530,21 +530,33 @@ class EventSink {
       return { ...base, outcome: error ? 'ERROR' : 'OK', status: answer.status, stream: summary, ...(error && { error }) };
     });
     const reader = tee.client.getReader();
+    // Redacted across chunk edges: a secret split between two chunks is caught as in one buffer.
+    const redacting = redactor.stream();
     const body = new ReadableStream<Uint8Array>(
       {
         async pull(controller) {
-          let next: ReadableStreamReadResult<Uint8Array>;
-          try {
-            next = await reader.read();
-          } catch (error) {
-            controller.error(error);
-            return;
+          for (;;) {
+            let next: ReadableStreamReadResult<Uint8Array>;
+            try {
+              next = await reader.read();
+            } catch (error) {
+              controller.error(error);
+              return;
+            }
+            if (next.done) {
+              const rest = redacting.end();
+              if (rest.length) controller.enqueue(rest);
+              // The response IN is queued before the client's stream (and so the door's answer OUT) ends.
+              await result.catch(() => {});
+              controller.close();
+              return;
+            }
+            const out = redacting.push(next.value);
+            if (out.length) {
+              controller.enqueue(out);
+              return;
+            }
           }
-          if (next.done) {
-            // The response IN is queued before the client's stream (and so the door's answer OUT) ends.
-            await result.catch(() => {});
-            controller.close();
-          } else controller.enqueue(redactor.bytes(Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength), new Set()));
         },
         cancel(reason) {
           return reader.cancel(reason);

@@ -21,6 +21,8 @@ const encodedTokenRun = new RegExp(`[A-Za-z0-9+/_=-]*(?:${encodedTokenTexts.join
 
 export class SecretRedactor {
   private readonly needles: Needle[];
+  /** What begins a secret: each value in each of its forms, and a token's fixed start (plain and encoded). */
+  private readonly starts: Buffer[];
 
   constructor(secrets: Record<string, string>) {
     const needles: Needle[] = [];
@@ -32,6 +34,65 @@ export class SecretRedactor {
     }
     // Longest first, so a secret that contains another is replaced whole.
     this.needles = needles.sort((a, b) => b.bytes.length - a.bytes.length);
+    this.starts = [...needles.map((n) => n.bytes), tokenStartBytes, ...encodedTokenStarts];
+  }
+
+  /** A redactor for one stream's chunks in order (see StreamRedactor). */
+  stream(found: Set<string> = new Set()): StreamRedactor {
+    return new StreamRedactor(this, found);
+  }
+
+  /**
+   * Where `buf`, what remains of a stream so far, can be cut so that no secret straddles the cut:
+   * before an ending that may be the beginning of a secret, and never inside a value or a token run;
+   * a token run reaching the end may go on in the next chunk, so it is held whole. Past `holdMax`
+   * held bytes the cut is the end, and `swallow` is the alphabet of the run that goes on.
+   */
+  streamCut(buf: Buffer, holdMax: number): { at: number; swallow?: RegExp } {
+    let at = buf.length - this.partialStart(buf);
+    const spans: [start: number, end: number][] = [];
+    for (const needle of this.needles) {
+      for (let i = buf.indexOf(needle.bytes); i >= 0; i = buf.indexOf(needle.bytes, i + 1)) spans.push([i, i + needle.bytes.length]);
+    }
+    let openRun: RegExp | undefined;
+    if (buf.indexOf(tokenStartBytes) >= 0 || encodedTokenStarts.some((n) => buf.indexOf(n) >= 0)) {
+      const text = buf.toString('latin1');
+      for (const [run, alphabet] of [[plainTokenRun, plainTokenAlphabet], [encodedTokenRun, encodedTokenAlphabet]] as const) {
+        for (const m of text.matchAll(run)) {
+          const end = m.index + m[0].length;
+          if (end === buf.length) {
+            at = Math.min(at, m.index);
+            openRun ??= alphabet;
+          } else spans.push([m.index, end]);
+        }
+      }
+    }
+    // Each step only moves the cut back, so this ends; what is held stays within two values' length.
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const [start, end] of spans) {
+        if (start < at && at < end) {
+          at = start;
+          moved = true;
+        }
+      }
+    }
+    if (openRun && buf.length - at > holdMax) return { at: buf.length, swallow: openRun };
+    return { at };
+  }
+
+  /** The length of the longest ending of `buf` that is a proper beginning of a secret. */
+  private partialStart(buf: Buffer): number {
+    let longest = 0;
+    for (const start of this.starts) {
+      for (let k = Math.min(start.length - 1, buf.length); k > longest; k--) {
+        if (buf.compare(start, 0, k, buf.length - k, buf.length) === 0) {
+          longest = k;
+          break;
+        }
+      }
+    }
+    return longest;
   }
 
   /** Replaces every secret value in the bytes; returns the same buffer when none is found. */
@@ -78,6 +139,54 @@ export class SecretRedactor {
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Redacts a stream chunk by chunk with the guarantee `bytes` gives over the whole: no secret value
+ * leaves, even one split across chunks. A chunk that ends with what may be the beginning of a secret
+ * keeps those bytes back until the next chunk shows what they are (never more than about twice the
+ * longest value; a chunk ending elsewhere, e.g. an SSE event's blank line, goes out whole), and a
+ * token run is held until it ends; one held past `holdMax` bytes goes out as [DIRLEDGER_TOKEN] and
+ * the rest of it is dropped as it arrives. Outside a secret the bytes out are the bytes in, in order;
+ * only the chunk boundaries move.
+ */
+export class StreamRedactor {
+  private held: Buffer = EMPTY;
+  private swallowing: RegExp | undefined;
+
+  constructor(
+    private readonly redactor: SecretRedactor,
+    /** The names of the secrets replaced so far. */
+    readonly found: Set<string>,
+    private readonly holdMax = 64 * 1024,
+  ) {}
+
+  /** The next chunk in; what can be sent now out (possibly empty). */
+  push(chunk: Uint8Array): Buffer {
+    let input = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.swallowing) {
+      let skip = 0;
+      while (skip < input.length && this.swallowing.test(String.fromCharCode(input[skip]!))) skip++;
+      if (skip < input.length) this.swallowing = undefined;
+      input = input.subarray(skip);
+    }
+    if (input.length === 0) return EMPTY;
+    const buf = this.held.length ? Buffer.concat([this.held, input]) : input;
+    const { at, swallow } = this.redactor.streamCut(buf, this.holdMax);
+    // Copied: the sender may reuse the chunk's memory once it has passed.
+    this.held = at < buf.length ? Buffer.from(buf.subarray(at)) : EMPTY;
+    this.swallowing = swallow;
+    return at > 0 ? this.redactor.bytes(buf.subarray(0, at), this.found) : EMPTY;
+  }
+
+  /** The stream ended: what was held back, redacted. */
+  end(): Buffer {
+    const rest = this.held;
+    this.held = EMPTY;
+    return rest.length ? this.redactor.bytes(rest, this.found) : EMPTY;
+  }
+}
+
 function redactTokenBytes(input: Buffer, found: Set<string>): Buffer {
   if (input.indexOf(tokenStartBytes) < 0 && !encodedTokenStarts.some((n) => input.indexOf(n) >= 0)) return input;
   // latin1 maps each byte to one code unit and back, so the bytes around a token are kept exactly.
@@ -92,6 +201,8 @@ export function redactTokens(text: string): string {
 }
 
 const plainTokenRun = new RegExp(`${tokenStart}[A-Za-z0-9_-]*`, 'g');
+const plainTokenAlphabet = /^[A-Za-z0-9_-]$/;
+const encodedTokenAlphabet = /^[A-Za-z0-9+/_=-]$/;
 
 /** Plain tokens, and tokens base64-encoded inside other text (Basic auth, a base64 field): the whole base64 run goes. */
 function redactTokenText(text: string, found: Set<string>): string {

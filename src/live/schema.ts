@@ -24,7 +24,7 @@ const StreamCutEnum = builder.enumType('StreamCut', {
 
 const StreamChunkRef = builder.objectRef<LiveChunk>('StreamChunk').implement({
   description:
-    'One chunk of a streamed answer as the ledger received it. The last chunk has final: true, no bytes, and the stored state and blob hash.',
+    'One chunk of a streamed answer as the ledger received it, secrets replaced by [NAME]. Bytes that may begin a secret wait for the next chunk; the last chunk has final: true, the bytes still held, and the stored state and blob hash.',
   fields: (t) => ({
     actionId: t.exposeID('actionId'),
     sequence: t.exposeInt('sequence', { description: 'From 0, one per chunk, the final chunk included.' }),

@@ -9,12 +9,13 @@
 //   const { response, recorded } = teeResponse(upstream, {
 //     cutoffMs, payloadMaxBytes, publish: (chunk) => services.streams.publish(actionId, chunk),
 //   });
-// `publish` never throws and never blocks the tee; chunk bytes are redacted here, chunk by chunk,
-// before they leave the process (a secret split across two chunks is not caught in the chunks; the
-// final hash is computed over the whole, as the ledger stores it).
+// `publish` never throws and never blocks the tee; chunk bytes are redacted here before they leave
+// the process, across chunk edges (a StreamRedactor per stream: the bytes that may begin a secret
+// wait for the next chunk, and what is still held at the end goes out on the final chunk); the
+// final hash is computed over the whole, as the ledger stores it.
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode } from '../errors.ts';
-import type { SecretRedactor } from '../ledger/redact.ts';
+import type { SecretRedactor, StreamRedactor } from '../ledger/redact.ts';
 import { currentInvocation } from '../capture/context.ts';
 import type { StreamChunk, StreamCut, StreamState } from '../capture/tee.ts';
 import { cancellable } from './tail.ts';
@@ -25,7 +26,11 @@ export type LiveChunk = {
   sequence: number;
   /** Byte offset of this chunk in the stream as received. */
   offset: number;
-  /** The chunk's bytes, secrets replaced by `[NAME]` (empty on the final chunk). */
+  /**
+   * The chunk's bytes, secrets replaced by `[NAME]`. Bytes that may begin a secret wait for the next
+   * chunk, so a chunk may carry fewer bytes than arrived, or none; the final chunk carries what was
+   * still held. All chunks' bytes together are the stream as sent on.
+   */
   bytes: Buffer;
   final: boolean;
   /** On the final chunk: COMPLETE, PARTIAL or MISSING, as stored. */
@@ -61,7 +66,10 @@ class Stream {
   owner: { task: string | undefined } | undefined;
   readonly listeners = new Set<Listener>();
   timer: NodeJS.Timeout | undefined;
-  constructor(readonly actionId: string) {}
+  constructor(
+    readonly actionId: string,
+    readonly redacting: StreamRedactor,
+  ) {}
 }
 
 export class StreamRegistry {
@@ -88,7 +96,7 @@ export class StreamRegistry {
     let live: LiveChunk;
     if (chunk.type === 'CHUNK') {
       const raw = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
-      live = { actionId, sequence: chunk.sequence, offset: chunk.offset, bytes: this.redactor.bytes(Buffer.from(raw), new Set()), final: false, state: null, sha256: null, size: null, cut: null };
+      live = { actionId, sequence: chunk.sequence, offset: chunk.offset, bytes: Buffer.from(stream.redacting.push(raw)), final: false, state: null, sha256: null, size: null, cut: null };
       if (!stream.truncated && stream.keptBytes + raw.length <= this.options.retainMaxBytes) {
         stream.chunks.push(live);
         stream.raw.push(Buffer.from(raw));
@@ -99,7 +107,7 @@ export class StreamRegistry {
         actionId,
         sequence: chunk.sequence,
         offset: chunk.size,
-        bytes: Buffer.alloc(0),
+        bytes: stream.redacting.end(),
         final: true,
         state: chunk.state,
         sha256: chunk.state === 'MISSING' ? null : this.storedHash(stream, chunk.sha256),
@@ -200,7 +208,7 @@ export class StreamRegistry {
 
   private streamOf(actionId: string): Stream {
     let stream = this.streams.get(actionId);
-    if (!stream) this.streams.set(actionId, (stream = new Stream(actionId)));
+    if (!stream) this.streams.set(actionId, (stream = new Stream(actionId, this.redactor.stream())));
     return stream;
   }
 

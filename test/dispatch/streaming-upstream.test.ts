@@ -13,7 +13,11 @@ const SECRET = 'canary-stream-s3cr3t-4e5f6a';
 
 type Upstream = { url: string; server: Server; release(): void };
 
-/** `/sse?count&every`: events one every `every` ms, the secret in event 2; `/held`: one event, then waits for release(); `/ndjson`: chunked lines. */
+/**
+ * `/sse?count&every`: events one every `every` ms, the secret in event 2; `/held`: one event, then
+ * waits for release(); `/ndjson`: chunked lines; `/split`: the secret's first 9 bytes, then after
+ * release() the rest of it.
+ */
 function upstream(): Promise<Upstream> {
   const waiting: (() => void)[] = [];
   const held = () => new Promise<void>((resolve) => waiting.push(resolve));
@@ -32,12 +36,20 @@ function upstream(): Promise<Upstream> {
       void held().then(() => res.end('{"line":2}\n'));
       return;
     }
+    if (url.pathname === '/split') {
+      // The secret cut in two writes that arrive as two chunks: no chunk holds it whole.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const cut = 9;
+      res.write(`data: {"key":"${SECRET.slice(0, cut)}`);
+      void held().then(() => res.end(`${SECRET.slice(cut)}"}\n\ndata: done\n\n`));
+      return;
+    }
     writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 10), (i) => (i === 2 ? `,"key":"${SECRET}"` : ''));
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, release })));
 }
 
-const bytesOf = (chunks: any[]) => Buffer.concat(chunks.filter((c) => !c.final).map((c) => Buffer.from(c.base64, 'base64')));
+const bytesOf = (chunks: any[]) => Buffer.concat(chunks.map((c) => Buffer.from(c.base64, "base64")));
 const redacted = (text: string) => text.split(SECRET).join('[UPSTREAM_KEY]');
 
 /** Reads an event-stream body into its events. */
@@ -60,6 +72,7 @@ describe('streamed upstream answers through dispatch', () => {
         { name: 'STREAM_SSE', way: { method: 'GET', url: `${up.url}/sse?count={{count}}&every={{every}}` }, args },
         { name: 'STREAM_HELD', way: { method: 'GET', url: `${up.url}/held` } },
         { name: 'STREAM_NDJSON', way: { method: 'GET', url: `${up.url}/ndjson` } },
+        { name: 'STREAM_SPLIT', way: { method: 'GET', url: `${up.url}/split` } },
       ],
       // AUTHORITY off: this file is about streaming, not credentials.
       { STREAM_CUTOFF_MS: '300', DIRLEDGER_SECRET_UPSTREAM_KEY: SECRET, AUTHORITY: 'off' },
@@ -141,6 +154,38 @@ describe('streamed upstream answers through dispatch', () => {
     expect(answer).toMatchObject({ payloadState: 'COMPLETE', metadata: { door: 'REST', stream: true } });
     expect(await blobText(answer.payloadSha256)).toBe(text);
     expect(await blobText(result.payloadSha256)).not.toContain(SECRET);
+  });
+
+  it('REST + streamCapture: a secret split across two chunks reaches neither the client nor a subscriber', async () => {
+    const actionId = 'rest-stream-split-secret';
+    const client = wsClient(app.url, app.token);
+    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
+    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    const response = await fetch(`${app.origin}/api/tools/STREAM_SPLIT`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      body: '{}',
+    });
+    const reader = response.body!.getReader();
+    // What cannot begin the secret goes on at once; the secret's first bytes wait for the rest.
+    expect(Buffer.from((await reader.read()).value!).toString()).toBe('data: {"key":"');
+    await waitFor(() => sub.events.length >= 1, 'the first chunk published');
+    up.release();
+    let rest = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString();
+    await sub.done;
+    await client.dispose();
+    expect(rest).toBe('[UPSTREAM_KEY]"}\n\ndata: done\n\n');
+    const published = bytesOf(sub.events).toString();
+    expect(published).toBe('data: {"key":"[UPSTREAM_KEY]"}\n\ndata: done\n\n');
+    for (const part of [SECRET, SECRET.slice(0, 9), SECRET.slice(9)]) {
+      expect(published).not.toContain(part);
+      expect(rest).not.toContain(part);
+    }
+    const { result, answer } = await fourEvents(actionId);
+    expect(result.redactedSecrets).toEqual(['UPSTREAM_KEY']);
+    expect(result.payloadSha256).toBe(sub.events.at(-1).sha256);
+    expect(await blobText(answer.payloadSha256)).toBe(`data: {"key":"${rest}`);
   });
 
   it('REST + streamCapture: the client disconnects mid-stream; the final chunk and the stored event say PARTIAL with the blob hash', async () => {

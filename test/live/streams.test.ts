@@ -21,7 +21,7 @@ function sseUpstream(): Promise<{ url: string; server: Server }> {
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const bytesOf = (chunks: any[]) => Buffer.concat(chunks.filter((c) => !c.final).map((c) => Buffer.from(c.base64, 'base64')));
+const bytesOf = (chunks: any[]) => Buffer.concat(chunks.map((c) => Buffer.from(c.base64, "base64")));
 
 describe('streamCapture', () => {
   let t: TestApp;
