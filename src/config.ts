@@ -125,8 +125,8 @@ export const settings = {
     doc: 'The background ledger writer cuts a batch at this many events…',
   },
   CAPTURE_BATCH_DELAY_MS: {
-    schema: positiveMs.default(25),
-    doc: '…or this long after its first event was queued, whichever comes first.',
+    schema: positiveMs.default(50),
+    doc: '…or this long after its first event was queued, whichever comes first: about the longest a captured event waits before it is committed and live readers see it.',
   },
   CAPTURE_QUEUE_MAX_EVENTS: {
     schema: z.coerce.number().int().min(1).default(20_000),
