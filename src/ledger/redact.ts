@@ -125,15 +125,31 @@ export class SecretRedactor {
     return out;
   }
 
-  /** Redacts every string (keys included) inside a JSON value. */
+  /** Redacts every string (keys included) inside a JSON value; the value itself when nothing was replaced. */
   json<T>(value: T, found: Set<string>): T {
     if (value === null || value === undefined) return value;
     if (typeof value === 'string') return this.text(value, found) as T;
-    if (Array.isArray(value)) return value.map((v) => this.json(v, found)) as T;
+    if (Array.isArray(value)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const v = this.json(value[i], found);
+        if (v !== value[i]) (out ??= value.slice())[i] = v;
+      }
+      return (out ?? value) as T;
+    }
     if (typeof value === 'object') {
-      return Object.fromEntries(
-        Object.entries(value as Record<string, unknown>).map(([k, v]) => [this.text(k, found), this.json(v, found)]),
-      ) as T;
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      // Copied only from the first replacement on: the common case, no secret, allocates no copy.
+      let entries: [string, unknown][] | undefined;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const k = this.text(key, found);
+        const v = this.json(record[key], found);
+        if (!entries && (k !== key || v !== record[key])) entries = keys.slice(0, i).map((before) => [before, record[before]]);
+        entries?.push([k, v]);
+      }
+      return (entries ? Object.fromEntries(entries) : value) as T;
     }
     return value;
   }

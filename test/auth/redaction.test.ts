@@ -67,6 +67,21 @@ describe('SecretRedactor and tokens', () => {
     expect([...found]).toEqual([TOKEN_SECRET_NAME]);
   });
 
+  it('json: hands back the value itself when nothing is replaced, and a copy in the same key order (the input untouched) when something is', () => {
+    const clean = { a: 'safe', list: [1, 'two', { deep: null }], n: 3 };
+    const found = new Set<string>();
+    expect(redactor.json(clean, found)).toBe(clean);
+    expect(found.size).toBe(0);
+    const input = { first: 'safe', list: ['x', `k=${API_KEY}`, { deep: 'y' }], [API_KEY]: 1, last: { keep: true } };
+    const snapshot = structuredClone(input);
+    const out = redactor.json(input, found);
+    expect(Object.keys(out)).toEqual(['first', 'list', '[API_KEY]', 'last']);
+    expect(out).toEqual({ first: 'safe', list: ['x', 'k=[API_KEY]', { deep: 'y' }], '[API_KEY]': 1, last: { keep: true } });
+    expect(out.last).toBe(input.last);
+    expect(input).toEqual(snapshot);
+    expect([...found]).toEqual(['API_KEY']);
+  });
+
   it('leaves everything else alone and reports nothing when there is no token', () => {
     const found = new Set<string>();
     const bytes = Buffer.from('AgEJ and dirledger and ZGlybGVkZ2Vy, but no token');
