@@ -6,7 +6,8 @@
 //   recorded at the boundary as door MCP_STDIO, and the writer is flushed when stdin closes.
 // Either way the token (--token, DIRLEDGER_TOKEN or the config file) is the credential: relayed as
 // Authorization, or verified here at start and every call runs under its grant.
-// stdout carries only the protocol; logs go to stderr.
+// stdout carries only the protocol; logs go to stderr. A message is one line of at most 10 MiB (the
+// SDK's bound on what it buffers): a longer one ends the session, and stderr says why.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -79,6 +80,7 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
     else void local.send(message);
   };
   remote.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
+  local.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
   await remote.start();
   await local.start();
   onInputEnd(inFlight, () => local.close());
@@ -130,6 +132,7 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
       .finally(() => inFlight.end());
   };
   const server = createMcpServer(services, 'MCP_STDIO', wrap);
+  server.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

@@ -329,3 +329,27 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
     }
   }, 120_000);
 });
+
+describe('`dirledger mcp` over stdio', () => {
+  it('ends the session at 10 MiB without a newline, instead of buffering without bound, and says why on stderr', async () => {
+    // Relaying to a port nothing listens on: the bound is the stdio side's, reached before anything is sent.
+    const child = spawn(process.execPath, [cliBin, 'mcp'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', DIRLEDGER_URL: 'http://127.0.0.1:9', XDG_CONFIG_HOME: os.tmpdir() },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stdin.on('error', () => {}); // EPIPE once it has stopped reading
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const mib = Buffer.alloc(1024 * 1024, 'x');
+    for (let i = 0; i < 12 && child.exitCode === null; i++) {
+      if (!child.stdin.write(mib)) await Promise.race([new Promise((resolve) => child.stdin.once('drain', resolve)), exited]);
+    }
+    await exited;
+    expect(stderr).toContain('dirledger mcp: ReadBuffer exceeded maximum size of 10485760 bytes');
+    expect(stdout).toBe('');
+  });
+});
