@@ -132,6 +132,8 @@ export async function run(args: string[]): Promise<void> {
   await upstream.stop();
 
   const p = (xs: number[], q: number) => percentile(xs, q);
+  // Where the tail starts: a broad rise (many calls a little slower) and a few stalls read differently.
+  const tailQuantiles = [0.9, 0.95, 0.98, 0.99, 0.995, 0.999];
   const addedP50 = p(seqThrough.times, 0.5) - p(seqDirect, 0.5);
   const addedP99 = p(seqThrough.times, 0.99) - p(seqDirect, 0.99);
   const conAddedP50 = p(conThrough.times, 0.5) - p(conDirect.times, 0.5);
@@ -155,6 +157,12 @@ export async function run(args: string[]): Promise<void> {
       ] as const
     ).map(([label, c]) => row(label, int(c.server), int(c.upstream), int(c.client), `${int(c.machineBusy * 100)} %`)),
     '',
+    ...(
+      [
+        ['direct', seqDirect],
+        ['through', seqThrough.times],
+      ] as const
+    ).map(([label, xs]) => `sequential ${label} tail, ms: ${tailQuantiles.map((q) => `p${q * 100} ${fixed(p(xs, q), 2)}`).join(' · ')}`),
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
