@@ -117,7 +117,7 @@ export class Ledger {
       events.push(prepared.event);
     }
     // From here on only what was prepared is referenced, not `batch`: its payload text (most of a
-    // batch's heap) is garbage before the first await instead of being copied by every young-generation
+    // batch's heap) is garbage once prepared, instead of being copied by every young-generation
     // collection while the batch waits for the database.
     const head: BatchHead = { collector: batch.collector, position: batch.position ?? null, received: batch.events.length, bytes };
     return this.write(batchId, head, blobs, events);

@@ -19,6 +19,9 @@ import { EXIT_REFUSED, refusalCode, refusalLine } from '../cli/token.ts';
 import { createLogger } from '../logger.ts';
 import type { McpHandlerWrap } from './server.ts';
 
+/** A transport's or the protocol's error, on stderr (stdout carries only the protocol). */
+const printError = (error: Error): void => void process.stderr.write(`dirledger mcp: ${error.message}\n`);
+
 /** Counts requests in flight, so closing stdin (`echo … | dirledger mcp`) still gets every answer out. */
 class InFlight {
   private count = 0;
@@ -79,8 +82,8 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
     if ('id' in message && message.id !== undefined && !('method' in message)) void answered(message.id, message);
     else void local.send(message);
   };
-  remote.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
-  local.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
+  remote.onerror = printError;
+  local.onerror = printError;
   await remote.start();
   await local.start();
   onInputEnd(inFlight, () => local.close());
@@ -132,7 +135,7 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
       .finally(() => inFlight.end());
   };
   const server = createMcpServer(services, 'MCP_STDIO', wrap);
-  server.onerror = (error: Error) => process.stderr.write(`dirledger mcp: ${error.message}\n`);
+  server.onerror = printError;
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

@@ -95,6 +95,14 @@ describe('streamed upstream answers through dispatch', () => {
     return { events, request: find('REQUEST', 'IN'), call: find('TOOL_CALL', 'OUT'), result: find('TOOL_RESULT', 'IN'), answer: find('RESPONSE', 'OUT') };
   }
 
+  /** A graphql-ws streamCapture subscriber on `actionId`, waiting before the call starts. */
+  async function watchStream(actionId: string) {
+    const client = wsClient(app.url, app.token);
+    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
+    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    return { client, sub };
+  }
+
   const blobText = async (sha: string) => (await app.app.services.ledger.readBlob(sha))!.toString('utf8');
 
   it('REST: the upstream chunks reach the client before the upstream has finished', async () => {
@@ -128,9 +136,7 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('REST + streamCapture: a finished stream is COMPLETE; chunks and the stored events are redacted and hash alike', async () => {
     const actionId = 'rest-stream-complete';
-    const client = wsClient(app.url, app.token);
-    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
-    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    const { client, sub } = await watchStream(actionId);
     const response = await fetch(`${app.origin}/api/tools/STREAM_SSE`, {
       method: 'POST',
       headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
@@ -158,9 +164,7 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('REST + streamCapture: a secret split across two chunks reaches neither the client nor a subscriber', async () => {
     const actionId = 'rest-stream-split-secret';
-    const client = wsClient(app.url, app.token);
-    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
-    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    const { client, sub } = await watchStream(actionId);
     const response = await fetch(`${app.origin}/api/tools/STREAM_SPLIT`, {
       method: 'POST',
       headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
@@ -190,9 +194,7 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('REST + streamCapture: the client disconnects mid-stream; the final chunk and the stored event say PARTIAL with the blob hash', async () => {
     const actionId = 'rest-stream-partial';
-    const client = wsClient(app.url, app.token);
-    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
-    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    const { client, sub } = await watchStream(actionId);
     const abort = new AbortController();
     const response = await fetch(`${app.origin}/api/tools/STREAM_SSE`, {
       method: 'POST',
@@ -223,9 +225,7 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('SSE door: accepted, upstream, one chunk event per upstream piece, then the result with the stored hash', async () => {
     const actionId = 'sse-door-stream';
-    const client = wsClient(app.url, app.token);
-    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
-    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    const { client, sub } = await watchStream(actionId);
     const response = await fetch(`${app.origin}/api/dispatch`, {
       method: 'POST',
       headers: { ...app.auth, 'content-type': 'application/json', accept: 'text/event-stream', 'x-dirledger-action': actionId },
@@ -258,9 +258,7 @@ describe('streamed upstream answers through dispatch', () => {
 
   it('SSE door: a client that disconnects mid-stream leaves a PARTIAL response IN and a PARTIAL final chunk', async () => {
     const actionId = 'sse-door-partial';
-    const client = wsClient(app.url, app.token);
-    const sub = wsSubscribe(client, streamQuery, { actionId }, 'streamCapture');
-    await waitFor(() => app.app.services.streams.size >= 1, 'the subscriber waiting');
+    const { client, sub } = await watchStream(actionId);
     const abort = new AbortController();
     const response = await fetch(`${app.origin}/api/dispatch`, {
       method: 'POST',
