@@ -86,7 +86,7 @@ export const settings = {
   },
   STREAM_CUTOFF_MS: {
     schema: positiveMs.default(25_000),
-    doc: 'How long the ledger keeps reading a streamed answer after its client disconnects; what arrived is stored as PARTIAL.',
+    doc: 'How long the ledger keeps reading a streamed answer (and an MCP call goes on) after its client disconnects; what arrived is stored as PARTIAL.',
   },
   REDIS_URL: {
     schema: url(['redis:', 'rediss:']).optional(),

@@ -128,6 +128,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     retired: parseRetiredTargets(config.RETIRED_HOSTS),
     timeoutMs: config.DISPATCH_TIMEOUT_MS,
     responseMaxBytes: config.DISPATCH_RESPONSE_MAX_BYTES,
+    streamCutoffMs: config.STREAM_CUTOFF_MS,
     logger,
   });
   const close = async () => {

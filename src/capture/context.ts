@@ -41,8 +41,13 @@ export type Invocation = Readonly<{
   grant?: Grant;
   door: Door;
   captureOutbound: boolean;
+  /** Set while the runner lets a client it drives (the MCP SDK over HTTP) be captured: whose exchange it is. */
+  outboundFor?: OutboundFor;
   startedAt: Date;
 }>;
+
+/** The tool, contract and step an outbound exchange belongs to, when a runner's client makes it. */
+export type OutboundFor = Readonly<{ tool: string; via: string; contract?: { form: string; sha256: string }; step?: number }>;
 
 const storage = new AsyncLocalStorage<Invocation>();
 
@@ -81,6 +86,17 @@ export function withoutOutboundCapture<T>(fn: () => T): T {
   const current = storage.getStore();
   if (!current || !current.captureOutbound) return fn();
   return storage.run(Object.freeze({ ...current, captureOutbound: false }), fn);
+}
+
+/**
+ * Runs `fn` in the current invocation with generic outbound capture on, each exchange tagged with
+ * `outboundFor`: for a client the runner drives whose own wire traffic is the exact record (the MCP
+ * SDK over HTTP), where the runner's events hold the call and its result, not the bytes.
+ */
+export function withOutboundCaptureFor<T>(outboundFor: OutboundFor, fn: () => T): T {
+  const current = storage.getStore();
+  if (!current) return fn();
+  return storage.run(Object.freeze({ ...current, captureOutbound: true, outboundFor }), fn);
 }
 
 /** Binds `fn` to the invocation current now, for callbacks run later by code that loses the context. */

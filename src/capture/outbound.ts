@@ -154,8 +154,10 @@ class Exchange {
   }
 
   private base(): Omit<EventInput, 'id' | 'kind' | 'direction' | 'occurredAt' | 'payload'> {
+    const of = this.invocation.outboundFor;
     return {
       ...eventFields(this.invocation),
+      ...(of && { tool: of.tool }),
       method: this.method,
       url: this.url,
       metadata: {
@@ -163,6 +165,7 @@ class Exchange {
         exchange: this.id,
         door: this.invocation.door,
         ...(this.invocation.caller && { caller: this.invocation.caller }),
+        ...(of && { via: of.via, ...(of.contract && { contract: of.contract }), ...(of.step && { step: of.step }) }),
         ...(this.urlCut && { urlTruncatedAt: URL_MAX }),
       },
     };

@@ -8,7 +8,7 @@
 // and reads on its own (src/capture/tee.ts), the response IN is recorded when it ends.
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
-import { currentInvocation, withoutOutboundCapture, type Invocation } from '../capture/context.ts';
+import { currentInvocation, withOutboundCaptureFor, withoutOutboundCapture, type Invocation, type OutboundFor } from '../capture/context.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { teeStream, type StreamChunk, type StreamCut, type StreamState } from '../capture/tee.ts';
 import type { Contract, StepContract } from '../directory/contracts.ts';
@@ -127,6 +127,8 @@ export type DispatcherOptions = {
   retired: RetiredTarget[];
   timeoutMs: number;
   responseMaxBytes: number;
+  /** An MCP call goes on this long after its caller went away (STREAM_CUTOFF_MS: an MCP answer is a stream); absent: cancelled at once. */
+  streamCutoffMs?: number;
   logger?: Logger;
 };
 
@@ -218,10 +220,16 @@ export class Dispatcher {
 
       const contractFor = async (i: number) =>
         Array.isArray(way.contract) ? { form: `${way.header} step ${i + 1}`, sha256: await this.remember(steps[i]!) } : { form: way.header, sha256: way.sha256 };
-      if (rendered.length === 1) return await events.step(base, rendered[0]!, await contractFor(0), (signal) => this.send(rendered[0]!, signal, Boolean(options.stream)), options.signal, undefined, options.stream);
+      if (rendered.length === 1) {
+        const contract = await contractFor(0);
+        const wire = { tool: row.name, contract };
+        return await events.step(base, rendered[0]!, contract, (signal) => this.send(rendered[0]!, signal, wire, Boolean(options.stream)), options.signal, undefined, options.stream);
+      }
       const results: DispatchResult[] = [];
       for (const [i, step] of rendered.entries()) {
-        const result = await events.step({ ...base }, step, await contractFor(i), (signal) => this.send(step, signal), options.signal, i + 1);
+        const contract = await contractFor(i);
+        const wire = { tool: row.name, contract, step: i + 1 };
+        const result = await events.step({ ...base }, step, contract, (signal) => this.send(step, signal, wire), options.signal, i + 1);
         results.push(result);
         if (result.outcome !== 'OK') break;
       }
@@ -242,8 +250,15 @@ export class Dispatcher {
     return (await this.row(tool))?.argsSchema ?? null;
   }
 
-  private send(step: RenderedStep, signal: AbortSignal, streaming = false): Promise<StepAnswer> {
+  /**
+   * An HTTP step is recorded by the runner itself (its TOOL_CALL and TOOL_RESULT hold the exact
+   * bytes), so generic capture is off for it. The MCP SDK's HTTP traffic is captured on the wire,
+   * tagged with the tool and contract: the runner's events hold the tool call and its result, and
+   * only the wire holds the bytes (the handshake, the session header, an event-stream answer).
+   */
+  private send(step: RenderedStep, signal: AbortSignal, wire: Omit<OutboundFor, 'via'>, streaming = false): Promise<StepAnswer> {
     const limits = { signal, maxBytes: this.options.responseMaxBytes, streaming };
+    if (step.kind === 'mcp' && /^https?:\/\//i.test(step.sent.server)) return withOutboundCaptureFor({ ...wire, via: 'MCP' }, () => runMcp(step.sent, limits));
     return withoutOutboundCapture(() => {
       if (step.kind === 'http') return runHttp(step.sent, limits);
       if (step.kind === 'mcp') return runMcp(step.sent, limits);
@@ -420,7 +435,15 @@ class EventSink {
       timeout.aborted = true;
       controller.abort(new Error(`timed out after ${this.options.timeoutMs} ms`));
     }, this.options.timeoutMs);
-    const onCaller = () => controller.abort(new Error('the caller went away'));
+    // An MCP answer is a stream: after the caller has gone the call goes on up to the cut-off, so
+    // the ledger still gets its answer (the wire capture keeps what arrived if it is cut).
+    const keepAfterCaller = step.kind === 'mcp' ? (this.options.streamCutoffMs ?? 0) : 0;
+    let cutoff: NodeJS.Timeout | undefined;
+    const abortForCaller = () => controller.abort(new Error('the caller went away'));
+    const onCaller = () => {
+      if (keepAfterCaller > 0) cutoff ??= setTimeout(abortForCaller, keepAfterCaller);
+      else abortForCaller();
+    };
     if (callerSignal?.aborted) onCaller();
     else callerSignal?.addEventListener('abort', onCaller, { once: true });
     const signal = controller.signal;
@@ -431,13 +454,16 @@ class EventSink {
       answer = await send(signal);
     } catch (error) {
       clearTimeout(timer);
+      clearTimeout(cutoff);
       callerSignal?.removeEventListener('abort', onCaller);
       const code: DispatchErrorCode = timeout.aborted ? 'TIMEOUT' : callerSignal?.aborted ? 'CANCELLED' : ((error as { code?: string }).code === 'RESPONSE_TOO_LARGE' ? 'RESPONSE_TOO_LARGE' : 'UPSTREAM_ERROR');
       const message =
         code === 'TIMEOUT'
           ? `${JSON.stringify(base.tool)} did not answer within ${this.options.timeoutMs} ms; the call was abandoned.`
           : code === 'CANCELLED'
-            ? 'The caller went away; the call was cancelled.'
+            ? keepAfterCaller > 0
+              ? `The caller went away; the call went on for up to ${keepAfterCaller} ms more, then was cancelled.`
+              : 'The caller went away; the call was cancelled.'
             : code === 'RESPONSE_TOO_LARGE'
               ? `The answer passed ${this.options.responseMaxBytes} bytes; the call was stopped and the answer not kept.`
               : `The call failed: ${errorText(error)}`;
@@ -454,6 +480,7 @@ class EventSink {
       ]);
       return { ...base, outcome: 'ERROR', error: { code, message: safe } };
     }
+    clearTimeout(cutoff);
     callerSignal?.removeEventListener('abort', onCaller);
     if (answer.body && stream) return this.streamed(base, answer as StepAnswer & { body: ReadableStream<Uint8Array> }, call, extra, contract, stream, { timer, timeout }, callerSignal);
     clearTimeout(timer);
@@ -462,7 +489,7 @@ class EventSink {
     await this.emit([
       call,
       {
-        ...this.base('TOOL_RESULT', 'IN', { ...extra, ...(answer.meta ?? {}) }),
+        ...this.base('TOOL_RESULT', 'IN', { ...extra, ...(answer.meta ?? {}), ...(keepAfterCaller > 0 && callerSignal?.aborted && { clientDisconnected: true }) }),
         status: String(answer.status),
         ...(answer.headers && { headers: answer.headers }),
         payload,

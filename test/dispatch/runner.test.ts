@@ -42,9 +42,10 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         { name: 'RELAY_HEADER', way: { method: 'GET', url: `${o}/h`, headers: { 'x-forward': '{{to}}' } }, args: { type: 'object', properties: { to: { type: 'string' } } } },
         { name: 'SHELL_RELAY', way: { method: 'CLI', command: 'curl {{url}}' }, args: { type: 'object', properties: { url: { type: 'string' } } } },
         { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
         { name: 'HOOKED', way: { method: 'POST', url: `${o}/hook`, body: { n: '{{n}}' } }, args: { type: 'object', properties: { n: { type: 'integer' } } } },
       ],
-      { DIRLEDGER_SECRET_CANARY_KEY: CANARY, RETIRED_HOSTS: 'old.retired.example', LOG_LEVEL: 'debug' },
+      { DIRLEDGER_SECRET_CANARY_KEY: CANARY, RETIRED_HOSTS: 'old.retired.example', LOG_LEVEL: 'debug', STREAM_CUTOFF_MS: '1500' },
       { logTo: { write: (line: string) => void logLines.push(line) } },
     );
   });
@@ -70,13 +71,95 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(events[1]!.method).toBe('CLI');
   });
 
-  it('an MCP contract runs through the SDK client over streamable HTTP', async () => {
+  const blobText = async (sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
+  /** The SDK's HTTP exchanges of one action: request OUT and response IN paired by exchange id. */
+  const wireExchanges = (events: any[]) => {
+    const outbound = events.filter((e) => e.metadata?.capture === 'outbound');
+    return outbound
+      .filter((e) => e.kind === 'REQUEST')
+      .map((request) => ({ request, response: outbound.find((e) => e.kind === 'RESPONSE' && e.metadata.exchange === request.metadata.exchange) }));
+  };
+
+  const sseMessages = (text: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)));
+  /** The SDK's POSTs of one action, each with its JSON-RPC body. */
+  const rpcExchanges = (events: any[]) =>
+    Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobText(x.request.payloadSha256))!) })));
+  const toolsCallOf = async (events: any[]) => (await rpcExchanges(events)).find((x) => x.body.method === 'tools/call')!;
+
+  it('an MCP contract runs through the SDK client over streamable HTTP, its wire traffic captured once and tagged with the tool', async () => {
     const r = await app.post('/api/tools/MCP_ADD', { a: 2, b: 40 });
     expect(r.body.outcome).toBe('OK');
     expect(r.body.output).toEqual({ sum: 42 });
     const events = await app.events(r.body.actionId);
-    // The SDK's own HTTP traffic is not captured again: the runner's record is the only one.
-    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(events[0]).toMatchObject({ kind: 'REQUEST', direction: 'IN' });
+    expect(events.at(-1)).toMatchObject({ kind: 'RESPONSE', direction: 'OUT' });
+    const call = events.find((e) => e.kind === 'TOOL_CALL')!;
+    const result = events.find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(events.filter((e) => e.kind === 'TOOL_CALL' || e.kind === 'TOOL_RESULT')).toHaveLength(2);
+    expect(call).toMatchObject({ direction: 'OUT', method: 'MCP', tool: 'MCP_ADD' });
+    expect(result).toMatchObject({ direction: 'IN', tool: 'MCP_ADD', status: '0' });
+
+    // Everything else is the SDK's HTTP traffic, exact bytes, each request with its response.
+    const wire = wireExchanges(events);
+    expect(wire.length * 2 + 4).toBe(events.length);
+    for (const { request, response } of wire) {
+      expect(response, `response of ${request.method} ${request.url}`).toBeDefined();
+      expect(request).toMatchObject({ direction: 'OUT', tool: 'MCP_ADD', url: mcp.url, metadata: { via: 'MCP', contract: { form: call.contractForm, sha256: call.contractSha256 } } });
+      expect(request.contractSha256).toBeNull(); // the contract's rendering is the TOOL_CALL's, not this request's
+    }
+    const rpc = await rpcExchanges(events);
+    expect(rpc.map((x) => x.body.method)).toEqual(['initialize', 'notifications/initialized', 'tools/call']);
+    const toolsCall = rpc[2]!;
+    expect(toolsCall.body.params).toEqual({ name: 'add', arguments: { a: 2, b: 40 } });
+    expect(toolsCall.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
+    // The answer as the upstream sent it: an event stream carrying the JSON-RPC result.
+    expect(toolsCall.response.headers['content-type']).toBe('text/event-stream');
+    const answer = (await blobText(toolsCall.response.payloadSha256))!;
+    expect(answer).toMatch(/^event: message\ndata: /);
+    expect(sseMessages(answer)[0].result.structuredContent).toEqual({ sum: 42 });
+  });
+
+  it('an MCP call goes on after its caller has gone, up to the stream cut-off, and keeps what arrived', async () => {
+    const leave = async (args: Record<string, unknown>) => {
+      const action = `mcp-leave-${args.ms}`;
+      const gone = new AbortController();
+      const sent = fetch(`${app.origin}/api/tools/MCP_SLOW`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
+        body: JSON.stringify(args),
+        signal: gone.signal,
+      });
+      setTimeout(() => gone.abort(), 150);
+      await expect(sent).rejects.toThrow();
+      // The runner's TOOL_RESULT is written once the call has ended (answered or cut off).
+      for (let i = 0; i < 100 && !(await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'); i++) await new Promise((r) => setTimeout(r, 50));
+      return app.events(action);
+    };
+
+    // Answered 500 ms after the caller left, inside the 1.5 s cut-off: the answer is on the record.
+    const finished = await leave({ ms: 650 });
+    const kept = finished.find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(kept).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
+    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 650 });
+    const keptWire = await toolsCallOf(finished);
+    expect(keptWire.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
+    const keptMessages = sseMessages((await blobText(keptWire.response.payloadSha256))!);
+    expect(keptMessages.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
+    expect(keptMessages[1].result.content[0].text).toBe('{"slept":650}');
+
+    // Still running at the cut-off: cancelled then, and the wire keeps what had arrived (the notification).
+    const cut = await leave({ ms: 20_000 });
+    const cancelled = cut.find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(cancelled).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
+    expect(cancelled.metadata.message).toContain('went on for up to 1500 ms more');
+    const cutWire = await toolsCallOf(cut);
+    expect(cutWire.response).toMatchObject({ status: '200', payloadState: 'PARTIAL' });
+    const partial = sseMessages((await blobText(cutWire.response.payloadSha256))!);
+    expect(partial).toEqual([{ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'started, sleeping 20000 ms' } }]);
   });
 
   it('the retired build is refused at call time wherever the rendered request hides it', async () => {
@@ -203,7 +286,13 @@ async function makeLedgerUnavailable(kind: string, app: DispatchApp): Promise<()
 
 async function startMcp(): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer(async (req, res) => {
-    const mcp = new McpServer({ name: 'test-upstream', version: '1.0.0' });
+    const mcp = new McpServer({ name: 'test-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
+    // Says it started (a notification on the call's event stream), then answers after `ms`.
+    mcp.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `started, sleeping ${ms} ms` } });
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { content: [{ type: 'text', text: JSON.stringify({ slept: ms }) }] };
+    });
     mcp.registerTool('add', { inputSchema: { a: z.number(), b: z.number() }, outputSchema: { sum: z.number() } }, async ({ a, b }) => ({
       content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }],
       structuredContent: { sum: a + b },

@@ -30,6 +30,19 @@ describe.each(databaseKinds)('MCP_ECHO through the server itself (%s)', (kind) =
     expect(out!.headers).toMatchObject({ authorization: 'Bearer [DIRLEDGER_TOKEN]' });
     const match = await t.gql<any>('query($id: ID!) { event(id: $id) { matchesContract { matches differences { part expected recorded } } } }', { id: out!.id });
     expect(match.data.event.matchesContract).toEqual({ matches: true, differences: [] });
+
+    // The SDK's wire traffic to /mcp is on the record too, the token a name in every header and byte.
+    const wire = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId: `self-${kind}`, kind: 'REQUEST', direction: 'OUT' } });
+    expect(wire.length).toBeGreaterThanOrEqual(3);
+    for (const e of wire) {
+      expect(e).toMatchObject({ tool: 'MCP_ECHO', url: `${t.origin}/mcp`, metadata: { capture: 'outbound', via: 'MCP' } });
+      expect(e.headers).toMatchObject({ authorization: 'Bearer [DIRLEDGER_TOKEN]' });
+    }
+    const actionEvents = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId: `self-${kind}` } });
+    for (const e of actionEvents) {
+      const bytes = e.payloadSha256 ? await t.app.services.ledger.readBlob(e.payloadSha256) : null;
+      expect(`${JSON.stringify(e.headers)} ${bytes?.toString('latin1') ?? ''}`).not.toContain(t.token);
+    }
   });
 
   it("the inner call is held to the caller's token: MCP_ECHO alone is not enough to reach ECHO", async () => {
