@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Grant } from '../auth/authority.ts';
 import { badInput } from '../errors.ts';
+import type { StreamChunk, StreamCut } from './tee.ts';
 
 /** The door an invocation came in through. */
 export const Door = z.enum(['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INGEST', 'BLOB', 'INTERNAL']);
@@ -47,7 +48,16 @@ export type Invocation = Readonly<{
 }>;
 
 /** The tool, contract and step an outbound exchange belongs to, when a runner's client makes it. */
-export type OutboundFor = Readonly<{ tool: string; via: string; contract?: { form: string; sha256: string }; step?: number }>;
+export type OutboundFor = Readonly<{
+  tool: string;
+  via: string;
+  contract?: { form: string; sha256: string };
+  step?: number;
+  /** The answer to the call's JSON-RPC `tools/call`, chunk by chunk as it arrives (for `streamCapture`). */
+  publish?: (chunk: StreamChunk) => void;
+  /** Why the exchange was stopped, when the runner stopped it at the stream cut-off. */
+  cut?: () => StreamCut | undefined;
+}>;
 
 const storage = new AsyncLocalStorage<Invocation>();
 

@@ -6,16 +6,20 @@
 // The events are recorded in the async context of the request that started the exchange, even
 // though undici calls back from the context of whichever request opened the pooled connection.
 //
+// An exchange the runner's MCP client makes carries the runner's tag (`outboundFor`): the tool,
+// contract and step on its events, and the answer to its `tools/call` published as it arrives.
+//
 // Not captured: anything outside an invocation or with capture switched off (the runner records
 // its own exchange); excluded origins (the object store); node:http / node:https requests (the AWS
 // SDK, pg's raw sockets), which never pass through undici.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { EventInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
 import { currentInvocation, eventFields, type Invocation } from './context.ts';
 import { BoundedBytes } from './payload.ts';
+import type { StreamChunk, StreamState } from './tee.ts';
 
 export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
 
@@ -105,6 +109,8 @@ class Exchange {
   private requestDone = false;
   private requestRecorded = false;
   private response: { status: number; headers: Headers; at: Date } | undefined;
+  /** Set for the answer to a runner's `tools/call` when the door publishes its stream. */
+  private published: { publish: (chunk: StreamChunk) => void; sequence: number; offset: number; hash: Hash } | undefined;
 
   constructor(
     private readonly invocation: Invocation,
@@ -183,6 +189,28 @@ class Exchange {
     this.emit({ ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload });
   }
 
+  /** At the response's start: publish its chunks when the request was a runner's MCP `tools/call` and the door streams. */
+  private startPublishing(): void {
+    const publish = this.invocation.outboundFor?.publish;
+    if (!publish || !this.requestDone) return;
+    const body = this.requestBody.bytes();
+    if (body && isToolsCall(body)) this.published = { publish: AsyncLocalStorage.bind(publish), sequence: 0, offset: 0, hash: createHash('sha256') };
+  }
+
+  private publishChunk(chunk: Uint8Array): void {
+    const p = this.published!;
+    p.hash.update(chunk);
+    p.publish({ type: 'CHUNK', sequence: p.sequence++, offset: p.offset, bytes: Buffer.from(chunk) });
+    p.offset += chunk.length;
+  }
+
+  private publishEnd(state: StreamState, error: Error | undefined): void {
+    const p = this.published!;
+    this.published = undefined;
+    const cut = error ? (this.invocation.outboundFor?.cut?.() ?? 'SOURCE_ERROR') : undefined;
+    p.publish({ type: 'END', sequence: p.sequence, size: p.offset, state, sha256: p.hash.digest('hex'), ...(cut && { cut }) });
+  }
+
   private recordResponse(error?: Error): Promise<void> | void {
     this.recordRequest();
     const base = this.base();
@@ -199,6 +227,7 @@ class Exchange {
           payload: this.responseBody.payload(error ? 'PARTIAL' : 'COMPLETE'),
         }
       : { ...base, id: `${this.id}:response`, kind: 'RESPONSE', direction: 'IN', status: 'ERROR', occurredAt: new Date(), payload: { state: 'NONE' } };
+    if (this.published) this.publishEnd(event.payload.state === 'MISSING' ? 'MISSING' : error ? 'PARTIAL' : 'COMPLETE', error);
     return this.emit(event);
   }
 
@@ -232,13 +261,17 @@ class Exchange {
       onResponseStart: (controller, statusCode, headers, statusMessage) => {
         guard(() => {
           this.response = { status: statusCode, headers: normaliseHeaders(headers), at: new Date() };
+          this.startPublishing();
           if (!this.requestDone) return;
           this.recordRequest();
         });
         return inner.onResponseStart?.(controller, statusCode, headers, statusMessage);
       },
       onResponseData: (controller, chunk) => {
-        guard(() => this.responseBody.push(chunk));
+        guard(() => {
+          this.responseBody.push(chunk);
+          if (this.published) this.publishChunk(chunk);
+        });
         return inner.onResponseData?.(controller, chunk);
       },
       onResponseEnd: (controller: Controller, trailers) => {
@@ -255,6 +288,17 @@ class Exchange {
         inner.onResponseError?.(controller, error);
       },
     };
+  }
+}
+
+/** A JSON-RPC request body whose method is `tools/call` (an MCP client's tool call). */
+function isToolsCall(body: Buffer): boolean {
+  const text = body.toString('utf8');
+  if (!text.includes('"tools/call"')) return false;
+  try {
+    return (JSON.parse(text) as { method?: unknown }).method === 'tools/call';
+  } catch {
+    return false;
   }
 }
 

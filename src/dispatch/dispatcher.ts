@@ -222,14 +222,21 @@ export class Dispatcher {
         Array.isArray(way.contract) ? { form: `${way.header} step ${i + 1}`, sha256: await this.remember(steps[i]!) } : { form: way.header, sha256: way.sha256 };
       if (rendered.length === 1) {
         const contract = await contractFor(0);
-        const wire = { tool: row.name, contract };
-        return await events.step(base, rendered[0]!, contract, (signal) => this.send(rendered[0]!, signal, wire, Boolean(options.stream)), options.signal, undefined, options.stream);
+        const publish = options.stream?.publish;
+        return await events.step(
+          base,
+          rendered[0]!,
+          contract,
+          (signal, cut) => this.send(rendered[0]!, signal, { tool: row.name, contract, cut, ...(publish && { publish }) }, Boolean(options.stream)),
+          options.signal,
+          undefined,
+          options.stream,
+        );
       }
       const results: DispatchResult[] = [];
       for (const [i, step] of rendered.entries()) {
         const contract = await contractFor(i);
-        const wire = { tool: row.name, contract, step: i + 1 };
-        const result = await events.step({ ...base }, step, contract, (signal) => this.send(step, signal, wire), options.signal, i + 1);
+        const result = await events.step({ ...base }, step, contract, (signal, cut) => this.send(step, signal, { tool: row.name, contract, step: i + 1, cut }), options.signal, i + 1);
         results.push(result);
         if (result.outcome !== 'OK') break;
       }
@@ -423,7 +430,7 @@ class EventSink {
     base: ResultBase,
     step: RenderedStep,
     contract: { form: string; sha256: string } | undefined,
-    send: (signal: AbortSignal) => Promise<StepAnswer>,
+    send: (signal: AbortSignal, cut: () => StreamCut | undefined) => Promise<StepAnswer>,
     callerSignal?: AbortSignal,
     index?: number,
     stream?: StreamOptions,
@@ -439,10 +446,15 @@ class EventSink {
     // the ledger still gets its answer (the wire capture keeps what arrived if it is cut).
     const keepAfterCaller = step.kind === 'mcp' ? (this.options.streamCutoffMs ?? 0) : 0;
     let cutoff: NodeJS.Timeout | undefined;
+    let cutoffReached = false;
     const abortForCaller = () => controller.abort(new Error('the caller went away'));
     const onCaller = () => {
-      if (keepAfterCaller > 0) cutoff ??= setTimeout(abortForCaller, keepAfterCaller);
-      else abortForCaller();
+      if (keepAfterCaller > 0) {
+        cutoff ??= setTimeout(() => {
+          cutoffReached = true;
+          abortForCaller();
+        }, keepAfterCaller);
+      } else abortForCaller();
     };
     if (callerSignal?.aborted) onCaller();
     else callerSignal?.addEventListener('abort', onCaller, { once: true });
@@ -451,7 +463,7 @@ class EventSink {
     const call = { ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) };
     let answer: StepAnswer;
     try {
-      answer = await send(signal);
+      answer = await send(signal, () => (cutoffReached ? 'CUTOFF' : undefined));
     } catch (error) {
       clearTimeout(timer);
       clearTimeout(cutoff);

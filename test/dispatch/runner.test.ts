@@ -1,22 +1,18 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.ts';
 import { databaseKinds, refuseConnections } from '../helpers/database.ts';
 import { readBody, startServer, type TestServer } from '../capture/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
+import { startMcpUpstream, type McpUpstream } from './mcp-upstream.ts';
 
 const CANARY = 'canary-7Qx9-secret-value-31337';
 const injections = ['; rm -rf /tmp/nothing-here', '$(touch /tmp/dirledger-pwned)', '`id`', 'line1\nline2', "it's \"quoted\" && echo no | cat > /tmp/x"];
 
 describe.each(databaseKinds)('the runner (%s)', (kind) => {
   let upstream: TestServer;
-  let mcp: { url: string; close(): Promise<void> };
+  let mcp: McpUpstream;
   let app: DispatchApp;
   const hits: { url: string; headers: Record<string, unknown>; body: string }[] = [];
   /** Every line the server logged, as it would reach stdout. */
@@ -29,7 +25,7 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ got: body, key: request.headers['x-key'] ?? null }));
     });
-    mcp = await startMcp();
+    mcp = await startMcpUpstream();
     const o = upstream.origin;
     app = await startDispatchApp(
       kind,
@@ -284,28 +280,3 @@ async function makeLedgerUnavailable(kind: string, app: DispatchApp): Promise<()
   };
 }
 
-async function startMcp(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(async (req, res) => {
-    const mcp = new McpServer({ name: 'test-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
-    // Says it started (a notification on the call's event stream), then answers after `ms`.
-    mcp.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
-      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `started, sleeping ${ms} ms` } });
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      return { content: [{ type: 'text', text: JSON.stringify({ slept: ms }) }] };
-    });
-    mcp.registerTool('add', { inputSchema: { a: z.number(), b: z.number() }, outputSchema: { sum: z.number() } }, async ({ a, b }) => ({
-      content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }],
-      structuredContent: { sum: a + b },
-    }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => void transport.close());
-    await mcp.connect(transport);
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
-    await transport.handleRequest(req, res, body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSseEvents } from '../capture/helpers.ts';
 import { streamQuery, waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
+import { startMcpUpstream, type McpUpstream } from './mcp-upstream.ts';
 
 const SECRET = 'canary-stream-s3cr3t-4e5f6a';
 
@@ -63,9 +64,11 @@ function sseEvents(text: string) {
 describe('streamed upstream answers through dispatch', () => {
   let app: DispatchApp;
   let up: Upstream;
+  let mcp: McpUpstream;
   const args = { type: 'object', properties: { count: { type: 'integer' }, every: { type: 'integer' } } };
   beforeAll(async () => {
     up = await upstream();
+    mcp = await startMcpUpstream(SECRET);
     app = await startDispatchApp(
       'pglite',
       [
@@ -73,6 +76,7 @@ describe('streamed upstream answers through dispatch', () => {
         { name: 'STREAM_HELD', way: { method: 'GET', url: `${up.url}/held` } },
         { name: 'STREAM_NDJSON', way: { method: 'GET', url: `${up.url}/ndjson` } },
         { name: 'STREAM_SPLIT', way: { method: 'GET', url: `${up.url}/split` } },
+        { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } } } },
       ],
       // AUTHORITY off: this file is about streaming, not credentials.
       { STREAM_CUTOFF_MS: '300', DIRLEDGER_SECRET_UPSTREAM_KEY: SECRET, AUTHORITY: 'off' },
@@ -81,6 +85,7 @@ describe('streamed upstream answers through dispatch', () => {
   afterAll(async () => {
     up?.server.close();
     await app?.stop();
+    await mcp?.close();
   });
 
   /** The four events of the exchange, once the answer OUT has been written. */
@@ -277,6 +282,66 @@ describe('streamed upstream answers through dispatch', () => {
     const { result, answer } = await fourEvents(actionId);
     expect(result).toMatchObject({ payloadState: 'PARTIAL', payloadSha256: final.sha256, metadata: { clientDisconnected: true, cut: 'CUTOFF' } });
     expect(answer).toMatchObject({ payloadState: 'PARTIAL', metadata: { door: 'SSE' } });
+  });
+
+  /** The MCP SDK's tools/call exchange of one action: its response IN, once written. */
+  async function toolsCallAnswer(actionId: string) {
+    for (let i = 0; i < 100; i++) {
+      const events = await app.events(actionId);
+      for (const request of events.filter((e) => e.kind === 'REQUEST' && e.direction === 'OUT' && e.method === 'POST')) {
+        const response = events.find((e) => e.kind === 'RESPONSE' && e.direction === 'IN' && e.metadata.exchange === request.metadata.exchange);
+        if (response && (await blobText(request.payloadSha256)).includes('"tools/call"')) return { events, response };
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`no tools/call exchange recorded for ${actionId}`);
+  }
+
+  it("REST + streamCapture: an MCP tool's event-stream answer is published as it arrives, the secret as its name", async () => {
+    const actionId = 'mcp-stream-capture';
+    const { client, sub } = await watchStream(actionId);
+    const response = await fetch(`${app.origin}/api/tools/MCP_SLOW`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      body: JSON.stringify({ ms: 30 }),
+    });
+    expect(await response.json()).toMatchObject({ outcome: 'OK', output: { slept: 30 } });
+    await sub.done;
+    await client.dispose();
+    const final = sub.events.at(-1);
+    expect(final).toMatchObject({ final: true, state: 'COMPLETE', cut: null });
+    expect(sub.events.length).toBeGreaterThanOrEqual(2);
+    const published = bytesOf(sub.events).toString();
+    expect(published).toContain('started, sleeping 30 ms with [UPSTREAM_KEY]');
+    expect(published).not.toContain(SECRET);
+    // What subscribers saw is what the ledger stored, hash and bytes.
+    const { response: stored } = await toolsCallAnswer(actionId);
+    expect(stored).toMatchObject({ payloadState: 'COMPLETE', payloadSha256: final.sha256, metadata: { via: 'MCP' } });
+    expect(await blobText(stored.payloadSha256)).toBe(published);
+    expect(stored.redactedSecrets).toContain('UPSTREAM_KEY');
+  });
+
+  it('REST + streamCapture: an MCP call whose caller left is cut at the cut-off, its stream final PARTIAL with the cut', async () => {
+    const actionId = 'mcp-stream-cutoff';
+    const { client, sub } = await watchStream(actionId);
+    const gone = new AbortController();
+    const sent = fetch(`${app.origin}/api/tools/MCP_SLOW`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      body: JSON.stringify({ ms: 10_000 }),
+      signal: gone.signal,
+    });
+    await waitFor(() => sub.events.length >= 1, 'the notification published');
+    gone.abort();
+    await expect(sent).rejects.toThrow();
+    await sub.done;
+    await client.dispose();
+    expect(sub.events.at(-1)).toMatchObject({ final: true, state: 'PARTIAL', cut: 'CUTOFF' });
+    expect(bytesOf(sub.events).toString()).toContain('started, sleeping 10000 ms');
+    const { events, response: stored } = await toolsCallAnswer(actionId);
+    expect(stored).toMatchObject({ payloadState: 'PARTIAL', payloadSha256: sub.events.at(-1).sha256 });
+    const result = events.find((e) => e.kind === 'TOOL_RESULT');
+    expect(result).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
   });
 
   it('a door that answers JSON still reads the stream whole into the DispatchResult', async () => {
