@@ -110,6 +110,15 @@ describe('streamed upstream answers through dispatch', () => {
 
   const blobText = async (sha: string) => (await app.app.services.ledger.readBlob(sha))!.toString('utf8');
 
+  /** POSTs `args` to the REST door of `tool` under `actionId`. */
+  const callTool = (tool: string, actionId: string, args: unknown, signal?: AbortSignal) =>
+    fetch(`${app.origin}/api/tools/${tool}`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      body: JSON.stringify(args),
+      ...(signal && { signal }),
+    });
+
   it('REST: the upstream chunks reach the client before the upstream has finished', async () => {
     const response = await fetch(`${app.origin}/api/tools/STREAM_HELD`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(200);
@@ -142,11 +151,7 @@ describe('streamed upstream answers through dispatch', () => {
   it('REST + streamCapture: a finished stream is COMPLETE; chunks and the stored events are redacted and hash alike', async () => {
     const actionId = 'rest-stream-complete';
     const { client, sub } = await watchStream(actionId);
-    const response = await fetch(`${app.origin}/api/tools/STREAM_SSE`, {
-      method: 'POST',
-      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
-      body: JSON.stringify({ count: 5, every: 5 }),
-    });
+    const response = await callTool('STREAM_SSE', actionId, { count: 5, every: 5 });
     const text = await response.text();
     await sub.done;
     await client.dispose();
@@ -170,11 +175,7 @@ describe('streamed upstream answers through dispatch', () => {
   it('REST + streamCapture: a secret split across two chunks reaches neither the client nor a subscriber', async () => {
     const actionId = 'rest-stream-split-secret';
     const { client, sub } = await watchStream(actionId);
-    const response = await fetch(`${app.origin}/api/tools/STREAM_SPLIT`, {
-      method: 'POST',
-      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
-      body: '{}',
-    });
+    const response = await callTool('STREAM_SPLIT', actionId, {});
     const reader = response.body!.getReader();
     // What cannot begin the secret goes on at once; the secret's first bytes wait for the rest.
     expect(Buffer.from((await reader.read()).value!).toString()).toBe('data: {"key":"');
@@ -201,12 +202,7 @@ describe('streamed upstream answers through dispatch', () => {
     const actionId = 'rest-stream-partial';
     const { client, sub } = await watchStream(actionId);
     const abort = new AbortController();
-    const response = await fetch(`${app.origin}/api/tools/STREAM_SSE`, {
-      method: 'POST',
-      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
-      body: JSON.stringify({ count: 100_000, every: 10 }),
-      signal: abort.signal,
-    });
+    const response = await callTool('STREAM_SSE', actionId, { count: 100_000, every: 10 }, abort.signal);
     const reader = response.body!.getReader();
     let received = '';
     while (!received.includes('"n":1}')) received += Buffer.from((await reader.read()).value!).toString();
@@ -300,11 +296,7 @@ describe('streamed upstream answers through dispatch', () => {
   it("REST + streamCapture: an MCP tool's event-stream answer is published as it arrives, the secret as its name", async () => {
     const actionId = 'mcp-stream-capture';
     const { client, sub } = await watchStream(actionId);
-    const response = await fetch(`${app.origin}/api/tools/MCP_SLOW`, {
-      method: 'POST',
-      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
-      body: JSON.stringify({ ms: 30 }),
-    });
+    const response = await callTool('MCP_SLOW', actionId, { ms: 30 });
     expect(await response.json()).toMatchObject({ outcome: 'OK', output: { slept: 30 } });
     await sub.done;
     await client.dispose();
@@ -325,12 +317,7 @@ describe('streamed upstream answers through dispatch', () => {
     const actionId = 'mcp-stream-cutoff';
     const { client, sub } = await watchStream(actionId);
     const gone = new AbortController();
-    const sent = fetch(`${app.origin}/api/tools/MCP_SLOW`, {
-      method: 'POST',
-      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
-      body: JSON.stringify({ ms: 10_000 }),
-      signal: gone.signal,
-    });
+    const sent = callTool('MCP_SLOW', actionId, { ms: 10_000 }, gone.signal);
     await waitFor(() => sub.events.length >= 1, 'the notification published');
     gone.abort();
     await expect(sent).rejects.toThrow();
