@@ -200,7 +200,7 @@ export class Ledger {
         sha256,
         size,
         encoding,
-        artifactUri: artifact ? payload.artifactUri! : null,
+        artifactUri: artifact ? this.redactor.text(payload.artifactUri!, found) : null,
         artifactSha256: artifact ? (payload.artifactSha256 ?? null) : null,
         redacted: found.size === 0 ? '' : [...found].sort().join(','),
         metadata: json(metadata),

@@ -49,6 +49,7 @@ describe.each(databaseKinds)('secret redaction on %s', (kind) => {
           event('secret-base64', { payload: { state: 'COMPLETE', base64: Buffer.from(`raw ${DB_PASSWORD} bytes \u0000`).toString('base64') } }),
           event('secret-large', { payload: { state: 'COMPLETE', base64: large.toString('base64') } }),
           event('secret-metadata', { metadata: { note: `rotated ${API_KEY}`, list: [1, { deep: DB_PASSWORD }] }, payload: { state: 'NONE' } }),
+          event('secret-artifact', { payload: { state: 'ARTIFACT', artifactUri: `s3://deploys/${API_KEY}/site.js` } }),
           event('secret-none', { url: 'https://api.example.com/public', payload: { state: 'COMPLETE', text: 'nothing secret here' } }),
         ],
       }),
@@ -97,6 +98,12 @@ describe.each(databaseKinds)('secret redaction on %s', (kind) => {
     expect(big.payload.storage).toBe('OBJECT');
     expect(Buffer.from(big.payload.base64, 'base64').subarray(0, 30).toString()).toBe('{"token":"[API_KEY]","pad":"zz');
     expect(big.redactedSecrets).toEqual(['API_KEY']);
+  });
+
+  it("replaces a secret in an artifact's URI", async () => {
+    const result = await t.gql(`query { event(id: "secret-artifact") { redactedSecrets payloadState artifactUri } }`);
+    responses.push(JSON.stringify(result));
+    expect(result.data.event).toEqual({ redactedSecrets: ['API_KEY'], payloadState: 'ARTIFACT', artifactUri: 's3://deploys/[API_KEY]/site.js' });
   });
 
   it('replaces a secret in metadata, and names nothing when nothing was found', async () => {
