@@ -1,7 +1,9 @@
 // Outbound capture: every HTTP request the process makes through undici (global fetch, undici's
 // own fetch/request) inside an invocation becomes two events, request OUT and response IN, linked
 // by the invocation's action id, with the bytes exactly as they passed on the wire (a compressed
-// response is kept compressed; its content-encoding header says so).
+// response is kept compressed; its content-encoding header says so). One exception: a file sent
+// as the body (an fs read stream: a deploy) is recorded by reference, ARTIFACT with its file URI,
+// size and SHA-256; its bytes pass on untouched and are never copied into the ledger.
 //
 // The events are recorded in the async context of the request that started the exchange, even
 // though undici calls back from the context of whichever request opened the pooled connection.
@@ -13,6 +15,9 @@
 // its own exchange); excluded origins (the object store); node:http / node:https requests (the AWS
 // SDK, pg's raw sockets), which never pass through undici.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { ReadStream } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { EventInput } from '../ledger/input.ts';
@@ -105,7 +110,9 @@ class Exchange {
   private readonly urlCut: boolean;
   private readonly method: string;
   private readonly requestHeaders: Headers;
-  private bodyKind: 'NONE' | 'BYTES' | 'STREAM' | 'UNREADABLE' = 'NONE';
+  private bodyKind: 'NONE' | 'BYTES' | 'STREAM' | 'FILE' | 'UNREADABLE' = 'NONE';
+  /** A file sent as the body (a deploy): recorded by reference, its bytes hashed as they pass, never copied. */
+  private file: { uri: string; hash: Hash; size: number } | undefined;
   private requestDone = false;
   private requestRecorded = false;
   private response: { status: number; headers: Headers; at: Date } | undefined;
@@ -140,6 +147,11 @@ class Exchange {
       this.requestDone = true;
       return body;
     }
+    if (body instanceof ReadStream && (typeof body.path === 'string' || Buffer.isBuffer(body.path))) {
+      this.bodyKind = 'FILE';
+      this.file = { uri: pathToFileURL(path.resolve(body.path.toString())).href, hash: createHash('sha256'), size: 0 };
+      return this.tapFile(body);
+    }
     if (typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' || typeof (body as Iterable<unknown>)[Symbol.iterator] === 'function') {
       this.bodyKind = 'STREAM';
       return this.tap(body as AsyncIterable<Uint8Array | string>);
@@ -148,6 +160,17 @@ class Exchange {
     this.bodyKind = 'UNREADABLE';
     this.requestDone = true;
     return body;
+  }
+
+  private async *tapFile(source: ReadStream): AsyncGenerator<Uint8Array | string> {
+    const file = this.file!;
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      file.hash.update(chunk);
+      file.size += chunk.length;
+      yield chunk;
+    }
+    this.requestDone = true;
+    this.recordRequest();
   }
 
   private async *tap(source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): AsyncGenerator<Uint8Array | string> {
@@ -183,6 +206,8 @@ class Exchange {
     const payload: EventInput['payload'] =
       this.bodyKind === 'NONE'
         ? { state: 'NONE' }
+        : this.bodyKind === 'FILE'
+          ? { state: 'ARTIFACT', artifactUri: this.file!.uri, size: this.file!.size, ...(this.requestDone && { artifactSha256: this.file!.hash.copy().digest('hex') }) }
         : this.bodyKind === 'UNREADABLE'
           ? { state: 'MISSING' }
           : this.requestBody.payload(this.requestDone ? 'COMPLETE' : 'PARTIAL');

@@ -1,5 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -43,6 +48,9 @@ beforeAll(async () => {
         await sleep(5);
       }
       response.end();
+    } else if (url.pathname === '/deploy') {
+      response.writeHead(201, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ size: body.length, sha256: createHash('sha256').update(body).digest('hex') }));
     } else if (url.pathname === '/large') {
       response.end(Buffer.alloc(PAYLOAD_MAX + 10, 0x61));
     } else {
@@ -157,6 +165,28 @@ describe('outbound capture through the global dispatcher', () => {
     expect(exchangeOf('act-undici').find((e) => e.headers?.['x-raw'])).toBeTruthy();
   });
 
+  it('records a file sent as the body (a deploy) by reference: ARTIFACT with its file URL, size and hash, its bytes not copied', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-deploy-'));
+    try {
+      const file = path.join(dir, 'site.js');
+      const bytes = randomBytes(300_000);
+      await writeFile(file, bytes);
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      const received = await invoke('act-deploy', async () => {
+        const { body } = await undiciRequest(`${upstream.origin}/deploy`, { method: 'PUT', body: createReadStream(file) });
+        return body.json();
+      });
+      expect(received).toEqual({ size: bytes.length, sha256 }); // the upstream got every byte
+      await until(() => exchangeOf('act-deploy').length === 2, 'two events');
+      const [out, back] = exchangeOf('act-deploy');
+      expect(out!.payload).toEqual({ state: 'ARTIFACT', artifactUri: pathToFileURL(file).href, size: bytes.length, artifactSha256: sha256 });
+      // The answer is not a deployed file: its bytes are kept as always.
+      expect(back).toMatchObject({ status: '201', payload: { state: 'COMPLETE', text: JSON.stringify(received) } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('records nothing outside an invocation, with capture off, or for an excluded origin', async () => {
     await (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: 'outside' })).text();
     await invoke('act-off', () => withoutOutboundCapture(async () => (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: 'runner' })).text()));
@@ -244,6 +274,43 @@ describe('outbound capture through the global dispatcher', () => {
 
 describe.each(databaseKinds)('outbound capture into the ledger on %s', (kind) => {
   const SECRET = 'sk-canary-7f3a9c1e55d0';
+
+  it('stores a deployed file as a reference: no blob, the URI and hash on the event', async () => {
+    const t = await createTestLedger(kind);
+    const writer = new LedgerWriter(t.ledger, { batchMaxDelayMs: 5 });
+    sink = (event) => writer.enqueue(event);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-deploy-'));
+    try {
+      const file = path.join(dir, 'bundle.bin');
+      const bytes = randomBytes(50_000);
+      await writeFile(file, bytes);
+      await invoke('act-deploy-stored', async () => {
+        await (await undiciRequest(`${upstream.origin}/deploy`, { method: 'PUT', body: createReadStream(file) })).body.text();
+      });
+      await until(() => writer.stats().written === 2, 'the two events written');
+      const sql = await rawSql(t.db);
+      try {
+        const [row] = await sql.query<{ payload_state: string; payload_sha256: string | null; payload_size: string; artifact_uri: string; artifact_sha256: string }>(
+          `SELECT payload_state::text, payload_sha256, payload_size::text, artifact_uri, artifact_sha256 FROM ledger_event WHERE action_id = 'act-deploy-stored' AND kind = 'REQUEST'`,
+        );
+        expect(row).toEqual({
+          payload_state: 'ARTIFACT',
+          payload_sha256: null,
+          payload_size: String(bytes.length),
+          artifact_uri: pathToFileURL(file).href,
+          artifact_sha256: createHash('sha256').update(bytes).digest('hex'),
+        });
+        const blobs = await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM blob WHERE size = $1`, [bytes.length]);
+        expect(blobs[0]!.n).toBe('0');
+      } finally {
+        await sql.close();
+      }
+    } finally {
+      await writer.stop(1_000);
+      await t.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('stores both events with secret values in the header, URL and body replaced by their name', async () => {
     const t = await createTestLedger(kind, { secrets: { UPSTREAM_KEY: SECRET } });
