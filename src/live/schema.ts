@@ -84,7 +84,7 @@ builder.subscriptionFields((t) => ({
   streamCapture: t.field({
     type: StreamChunkRef,
     description:
-      'The chunks of a streamed answer as the ledger receives them: those so far first (for a late subscriber), then live ones, ending with a final chunk carrying the stored state and blob hash. A stream that has not started yet is waited for. A task-scoped token sees only streams of its task: another task\'s stream looks like one that has not started.',
+      'The chunks of a streamed answer (an HTTP upstream\'s event stream or chunked body, or an MCP tool\'s answer to tools/call) as the ledger receives them: those so far first (for a late subscriber), then live ones, ending with a final chunk carrying the stored state and blob hash. A stream that has not started yet is waited for. A task-scoped token sees only streams of its task: another task\'s stream looks like one that has not started.',
     args: { actionId: t.arg.id({ required: true }) },
     subscribe: async (_root, args, ctx) => {
       const scope = await ledgerScope(ctx, 'streamCapture');
