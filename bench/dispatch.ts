@@ -10,7 +10,9 @@
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
 // paths in the same run. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
 // process (from /proc) is printed beside the timings: on a shared machine it says who spent the
-// cores, and it does not move with the neighbours' load the way latency does.
+// cores, and it does not move with the neighbours' load the way latency does. Last, the calls the
+// run recorded are replayed straight into Ledger.append on a fresh database with nothing else
+// running: the most events per second the ledger itself takes here, whatever the proxy costs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +22,7 @@ import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
+import { measureAppendCeiling } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
@@ -130,6 +133,11 @@ export async function run(args: string[]): Promise<void> {
   const recorded = Number(rows[0]!.n);
   const expected = throughCalls * 4;
   await upstream.stop();
+  // What the ledger alone can take of these very events, the machine otherwise idle: a bound on any
+  // proxy's throughput with full capture here, whatever the proxy costs.
+  const ceilings = [await measureAppendCeiling(db.url, 'BENCH_UP', 1), await measureAppendCeiling(db.url, 'BENCH_UP', 4)];
+  const ceiling = ceilings.reduce((a, b) => (b.eventsPerSecond > a.eventsPerSecond ? b : a));
+  const neededEvents = 0.5 * conDirect.rps * ceiling.eventsPerCall;
 
   const p = (xs: number[], q: number) => percentile(xs, q);
   // Where the tail starts: a broad rise (many calls a little slower) and a few stalls read differently.
@@ -166,6 +174,8 @@ export async function run(args: string[]): Promise<void> {
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
+    `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
+    `the throughput target needs 0.5 × ${int(conDirect.rps)} = ${int(0.5 * conDirect.rps)} calls/s = ${int(neededEvents)} events/s: ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the best ceiling`,
     '',
     target('added p50', ms(addedP50), '≤ 1 ms', addedP50 <= 1),
     target('added p99', ms(addedP99), '≤ 5 ms', addedP99 <= 5),
