@@ -15,10 +15,10 @@
 // its own exchange); excluded origins (the object store); node:http / node:https requests (the AWS
 // SDK, pg's raw sockets), which never pass through undici.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { ReadStream } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { EventInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
