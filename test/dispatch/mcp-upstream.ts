@@ -1,6 +1,7 @@
 // A real MCP server (the official SDK over streamable HTTP) for the runner's MCP contracts: `add`
 // answers at once; `slow` says it started (a notification on the call's event stream), then answers
-// {slept: ms} after `ms`; with `secret`, the notification carries it (for redaction tests).
+// {slept: ms} after `ms`; `fail` answers with isError; with `secret`, the notification carries it
+// (for redaction tests).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,6 +18,7 @@ export async function startMcpUpstream(secret = ''): Promise<McpUpstream> {
       await new Promise((resolve) => setTimeout(resolve, ms));
       return { content: [{ type: 'text', text: JSON.stringify({ slept: ms }) }] };
     });
+    mcp.registerTool('fail', { inputSchema: {} }, async () => ({ isError: true, content: [{ type: 'text', text: 'the tool could not do it' }] }));
     mcp.registerTool('add', { inputSchema: { a: z.number(), b: z.number() }, outputSchema: { sum: z.number() } }, async ({ a, b }) => ({
       content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }],
       structuredContent: { sum: a + b },

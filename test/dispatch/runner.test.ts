@@ -26,6 +26,10 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
       response.end(JSON.stringify({ got: body, key: request.headers['x-key'] ?? null }));
     });
     mcp = await startMcpUpstream();
+    // A port that was just listened on and closed: nothing answers there.
+    const closed = await startMcpUpstream();
+    const closedMcpUrl = closed.url;
+    await closed.close();
     const o = upstream.origin;
     app = await startDispatchApp(
       kind,
@@ -38,6 +42,8 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         { name: 'RELAY_HEADER', way: { method: 'GET', url: `${o}/h`, headers: { 'x-forward': '{{to}}' } }, args: { type: 'object', properties: { to: { type: 'string' } } } },
         { name: 'SHELL_RELAY', way: { method: 'CLI', command: 'curl {{url}}' }, args: { type: 'object', properties: { url: { type: 'string' } } } },
         { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        { name: 'MCP_FAIL', way: { method: 'MCP', server: mcp.url, tool: 'fail', arguments: {} } },
+        { name: 'MCP_DOWN', way: { method: 'MCP', server: closedMcpUrl, tool: 'add', arguments: { a: 1, b: 2 } } },
         { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
         { name: 'HOOKED', way: { method: 'POST', url: `${o}/hook`, body: { n: '{{n}}' } }, args: { type: 'object', properties: { n: { type: 'integer' } } } },
       ],
@@ -117,6 +123,31 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const answer = (await blobText(toolsCall.response.payloadSha256))!;
     expect(answer).toMatch(/^event: message\ndata: /);
     expect(sseMessages(answer)[0].result.structuredContent).toEqual({ sum: 42 });
+  });
+
+  it('an MCP tool that answers isError, and an MCP server that is down, are errors on the record, the wire included', async () => {
+    const failed = await app.post('/api/tools/MCP_FAIL', {});
+    expect(failed.status).toBe(502);
+    expect(failed.body).toMatchObject({ outcome: 'ERROR', status: 0, error: { code: 'TOOL_ERROR', message: 'The MCP tool answered with isError.' } });
+    const failedEvents = await app.events(failed.body.actionId);
+    expect(failedEvents.find((e) => e.kind === 'TOOL_RESULT')).toMatchObject({ status: '0', metadata: { mcpResult: { isError: true } } });
+    expect((await toolsCallOf(failedEvents)).response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
+
+    const down = await app.post('/api/tools/MCP_DOWN', {});
+    expect(down.status).toBe(502);
+    expect(down.body).toMatchObject({ outcome: 'ERROR', error: { code: 'UPSTREAM_ERROR' } });
+    expect(down.body.error.message).toMatch(/^The call failed: /);
+    const downEvents = await app.events(down.body.actionId);
+    expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    // The initialize POST that found nobody: no byte of its body crossed the wire (PARTIAL, empty), and its response IN says ERROR.
+    const [attempt] = wireExchanges(downEvents);
+    expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'PARTIAL', payloadSize: 0n, metadata: { via: 'MCP' } });
+    expect(attempt!.response).toMatchObject({ status: 'ERROR', payloadState: 'NONE' });
+    expect(attempt!.response.metadata.error).toMatch(/ECONNREFUSED|connect/i);
+    expect(downEvents.find((e) => e.kind === 'TOOL_RESULT')).toMatchObject({ status: 'ERROR', metadata: { code: 'UPSTREAM_ERROR' } });
+
+    // Neither left anything behind: the next call goes through.
+    expect((await app.post('/api/tools/MCP_ADD', { a: 1, b: 1 })).body.output).toEqual({ sum: 2 });
   });
 
   it('an MCP call goes on after its caller has gone, up to the stream cut-off, and keeps what arrived', async () => {
