@@ -208,7 +208,7 @@ export class Dispatcher {
         throw new Refusal('SECRET_UNBOUND', `${JSON.stringify(row.name)} needs the secret${unbound.length > 1 ? 's' : ''} ${unbound.map((n) => `[${n}]`).join(', ')}, which ${unbound.length > 1 ? 'are' : 'is'} not bound; nothing was sent.`, { secrets: unbound });
       }
       // Only a contract that reaches this server itself carries the caller's token.
-      const reachesSelf = steps.some((step) => step.method === 'MCP' && step.server.startsWith('/'));
+      const reachesSelf = steps.some((step) => step.method === 'MCP' && isSelfMcp(step.server));
       const self: SelfTarget | undefined = reachesSelf
         ? { origin: this.options.selfOrigin?.() ?? '', ...(invocation?.grant?.token && { token: serializeToken(invocation.grant.token) }) }
         : undefined;
@@ -326,7 +326,7 @@ const rank = (shape: string) => {
 
 export type RenderedStep =
   | { kind: 'http'; shown: unknown; sent: { method: string; url: string; headers: Record<string, string>; body?: unknown } }
-  | { kind: 'mcp'; shown: unknown; sent: { server: string; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> } }
+  | { kind: 'mcp'; shown: unknown; sent: { server: string; argv?: string[]; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> } }
   | { kind: 'cli'; shown: unknown; sent: { argv: string[] } }
   | { kind: 'builtin'; shown: unknown; sent?: undefined };
 
@@ -337,15 +337,30 @@ export type RenderedStep =
  */
 export type SelfTarget = { origin: string; token?: string };
 
+/** This server's own MCP endpoint, as an MCP contract names it (resolved against the public URL). */
+export const selfMcpPath = '/mcp';
+
+/**
+ * An MCP server of `/mcp` (with a query, if any) is this server itself; any other server starting
+ * with `/` is a command line whose program has an absolute path (`/usr/bin/node server.mjs`).
+ */
+export function isSelfMcp(server: string): boolean {
+  return server === selfMcpPath || server.startsWith(`${selfMcpPath}?`);
+}
+
 export function renderStep(step: StepContract, args: Record<string, unknown>, secrets: Record<string, string>, self?: SelfTarget): RenderedStep {
   if (step.method === 'CLI') {
     const argv = renderCommand(step.command, args, secrets);
     return { kind: 'cli', shown: { method: 'CLI', command: step.command, argv: argv.shown }, sent: { argv: argv.sent } };
   }
   if (step.method === 'MCP') {
-    const selfRelative = step.server.startsWith('/') && self !== undefined;
+    const selfRelative = isSelfMcp(step.server) && self !== undefined;
     const serverText = selfRelative ? `${self.origin}${step.server}` : step.server;
-    const server = render(serverText, args, secrets, /^https?:/i.test(serverText) ? 'url' : 'text');
+    const overHttp = /^https?:/i.test(serverText);
+    const server = render(serverText, args, secrets, overHttp ? 'url' : 'text');
+    // A command line is split into words first, then each {{arg}} filled inside its word, as for a
+    // CLI contract: an argument never becomes two words, and shell syntax is refused (CLI_SYNTAX).
+    const argv = overHttp ? undefined : renderCommand(serverText, args, secrets).sent;
     const headers = render(step.headers ?? {}, args, secrets, 'header');
     if (selfRelative) {
       (headers.shown as Record<string, string>).authorization = `Bearer [${TOKEN_SECRET_NAME}]`;
@@ -357,7 +372,7 @@ export function renderStep(step: StepContract, args: Record<string, unknown>, se
     return {
       kind: 'mcp',
       shown: { method: 'MCP', server: server.shown, headers: headers.shown, tool: tool.shown, arguments: argumentsR.shown },
-      sent: { server: server.sent as string, headers: headers.sent as Record<string, string>, tool: tool.sent as string, arguments: argumentsR.sent as Record<string, unknown> },
+      sent: { server: server.sent as string, ...(argv && { argv }), headers: headers.sent as Record<string, string>, tool: tool.sent as string, arguments: argumentsR.sent as Record<string, unknown> },
     };
   }
   if (step.method === 'CODE') throw new Error('CODE is refused before rendering');

@@ -12,7 +12,7 @@ import { splitWords } from './template.ts';
 
 export type Sent =
   | { method: string; url: string; headers: Record<string, string>; body?: unknown }
-  | { server: string; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> }
+  | { server: string; argv?: string[]; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> }
   | { argv: string[] };
 
 export type StepAnswer = {
@@ -143,13 +143,13 @@ function inflate(): Duplex {
   });
 }
 
-/** An MCP server is an http(s) URL (streamable HTTP) or a command line (stdio, split into words like a CLI contract). */
+/** An MCP server is an http(s) URL (streamable HTTP) or a command line (stdio: `argv`, split into words like a CLI contract). */
 export async function runMcp(sent: Extract<Sent, { server: string }>, { signal, maxBytes }: Limits): Promise<StepAnswer> {
   const client = new Client({ name: 'dirledger-dispatch', version: '0.1.0' });
   const transport = /^https?:\/\//i.test(sent.server)
     ? new StreamableHTTPClientTransport(new URL(sent.server), { requestInit: { headers: sent.headers } })
     : (() => {
-        const [command, ...args] = splitWords(sent.server);
+        const [command, ...args] = sent.argv ?? splitWords(sent.server);
         return new StdioClientTransport({ command: command!, args, stderr: 'ignore' });
       })();
   const abort = () => void client.close().catch(() => {});

@@ -6,11 +6,13 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
+import { selfMcpPath } from '../dispatch/dispatcher.ts';
 import { createMcpServer } from '../mcp/server.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, readBody } from './respond.ts';
 
-export const mcpPath = '/mcp';
+/** The path MCP contracts call this server by (`/mcp`, see isSelfMcp). */
+export const mcpPath = selfMcpPath;
 
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {

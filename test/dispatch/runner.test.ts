@@ -26,6 +26,8 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
       response.end(JSON.stringify({ got: body, key: request.headers['x-key'] ?? null }));
     });
     mcp = await startMcpUpstream();
+    // A command line: the runner splits it into words and the SDK's stdio client spawns it, no shell.
+    const stdioServer = `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`;
     // A port that was just listened on and closed: nothing answers there.
     const closed = await startMcpUpstream();
     const closedMcpUrl = closed.url;
@@ -42,6 +44,14 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         { name: 'RELAY_HEADER', way: { method: 'GET', url: `${o}/h`, headers: { 'x-forward': '{{to}}' } }, args: { type: 'object', properties: { to: { type: 'string' } } } },
         { name: 'SHELL_RELAY', way: { method: 'CLI', command: 'curl {{url}}' }, args: { type: 'object', properties: { url: { type: 'string' } } } },
         { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        { name: 'MCP_STDIO_ADD', way: { method: 'MCP', server: stdioServer, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        {
+          name: 'MCP_STDIO_ARGV',
+          way: { method: 'MCP', server: `${stdioServer} --flag 'two words' '$(not run)' --name={{name}}`, tool: 'argv', arguments: {} },
+          args: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        },
+        { name: 'MCP_STDIO_SHELL', way: { method: 'MCP', server: `${stdioServer} "$(touch /tmp/dirledger-pwned)"`, tool: 'argv', arguments: {} } },
+        { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
         { name: 'MCP_FAIL', way: { method: 'MCP', server: mcp.url, tool: 'fail', arguments: {} } },
         { name: 'MCP_DOWN', way: { method: 'MCP', server: closedMcpUrl, tool: 'add', arguments: { a: 1, b: 2 } } },
         { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
@@ -123,6 +133,45 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const answer = (await blobText(toolsCall.response.payloadSha256))!;
     expect(answer).toMatch(/^event: message\ndata: /);
     expect(sseMessages(answer)[0].result.structuredContent).toEqual({ sum: 42 });
+  });
+
+  it('an MCP contract whose server is a command line runs over stdio: split into words, never through a shell, recorded as call and result', async () => {
+    const r = await app.post("/api/tools/MCP_STDIO_ADD", { a: 2, b: 40 });
+    expect(r.body).toMatchObject({ outcome: 'OK', status: 0, output: { sum: 42 } });
+    const events = await app.events(r.body.actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(events[1]).toMatchObject({ method: 'MCP', url: null, tool: 'MCP_STDIO_ADD' });
+    expect(JSON.parse((await blobText(events[1].payloadSha256))!)).toMatchObject({ tool: 'add', arguments: { a: 2, b: 40 } });
+    expect(events[2].metadata).toMatchObject({ mcpResult: { structuredContent: { sum: 42 } } });
+
+    for (const attempt of injections) {
+      const argv = await app.post('/api/tools/MCP_STDIO_ARGV', { name: attempt });
+      expect(argv.body.output, attempt).toEqual(['--flag', 'two words', '$(not run)', `--name=${attempt}`]);
+    }
+    // Shell syntax in the contract's command line is refused before anything is spawned.
+    const shell = await app.post('/api/tools/MCP_STDIO_SHELL', {});
+    expect(shell.status).toBe(409);
+    expect(shell.body).toMatchObject({ outcome: 'REFUSED', error: { code: 'CLI_SYNTAX' } });
+    expect(shell.body.error.message).toContain('a $ expansion inside double quotes');
+    await expect(readFile('/tmp/dirledger-pwned')).rejects.toThrow();
+    expect((await app.events(shell.body.actionId)).map((e) => e.kind)).toEqual(['REQUEST', 'REFUSAL', 'RESPONSE']);
+  });
+
+  it('an MCP call over stdio also goes on after its caller has gone, up to the cut-off', async () => {
+    const action = 'mcp-stdio-leave';
+    const gone = new AbortController();
+    const sent = fetch(`${app.origin}/api/tools/MCP_STDIO_SLOW`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
+      body: JSON.stringify({ ms: 600 }),
+      signal: gone.signal,
+    });
+    setTimeout(() => gone.abort(), 300);
+    await expect(sent).rejects.toThrow();
+    for (let i = 0; i < 100 && !(await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'); i++) await new Promise((r) => setTimeout(r, 50));
+    const result = (await app.events(action)).find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
+    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
   });
 
   it('an MCP tool that answers isError, and an MCP server that is down, are errors on the record, the wire included', async () => {
