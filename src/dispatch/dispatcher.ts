@@ -20,7 +20,8 @@ import type { SecretRedactor } from '../ledger/redact.ts';
 import type { Logger } from '../logger.ts';
 import { checkArgs } from './args.ts';
 import { builtins } from './builtins.ts';
-import { runCli, runHttp, runMcp, type Sent, type StepAnswer } from './runners.ts';
+import type { StdioWire } from './mcp-stdio.ts';
+import { runCli, runHttp, runMcp, type Limits, type Sent, type StepAnswer } from './runners.ts';
 import { render, renderCommand, templateSecrets, TemplateError } from './template.ts';
 import type { CallAuthorizer } from '../auth/calls.ts';
 import { serialize as serializeToken } from '../auth/macaroon.ts';
@@ -268,10 +269,36 @@ export class Dispatcher {
     if (step.kind === 'mcp' && /^https?:\/\//i.test(step.sent.server)) return withOutboundCaptureFor({ ...wire, via: 'MCP' }, () => runMcp(step.sent, limits));
     return withoutOutboundCapture(() => {
       if (step.kind === 'http') return runHttp(step.sent, limits);
-      if (step.kind === 'mcp') return runMcp(step.sent, limits);
+      if (step.kind === 'mcp') return this.runMcpOverStdio(step.sent, limits, wire);
       if (step.kind === 'cli') return runCli(step.sent, limits);
       throw new Error('a builtin is answered in process, not sent');
     });
+  }
+
+  /**
+   * An MCP step over stdio: the runner records the bytes of its pipes itself (the REQUEST/OUT and
+   * RESPONSE/IN beside its TOOL_CALL and TOOL_RESULT), and at a streaming door publishes the
+   * server's stdout as it arrives, ending COMPLETE when the call was answered, else PARTIAL.
+   */
+  private async runMcpOverStdio(sent: Extract<Sent, { server: string }>, limits: Limits, wire: Omit<OutboundFor, 'via'>): Promise<StepAnswer> {
+    const publish = wire.publish;
+    if (!publish) return runMcp(sent, limits);
+    const published = { sequence: 0, offset: 0, hash: createHash('sha256') };
+    const onStdout = (chunk: Buffer) => {
+      published.hash.update(chunk);
+      publish({ type: 'CHUNK', sequence: published.sequence++, offset: published.offset, bytes: Buffer.from(chunk) });
+      published.offset += chunk.length;
+    };
+    const end = (state: StreamState, cut?: StreamCut) =>
+      publish({ type: 'END', sequence: published.sequence, size: published.offset, state, sha256: published.hash.digest('hex'), ...(cut && { cut }) });
+    try {
+      const answer = await runMcp(sent, { ...limits, onStdout });
+      end(answer.wire?.received.overflowed ? 'MISSING' : 'COMPLETE');
+      return answer;
+    } catch (error) {
+      end('PARTIAL', wire.cut?.() ?? 'SOURCE_ERROR');
+      throw error;
+    }
   }
 
   /** A step contract's identity (stored once in contract_version). */
@@ -415,6 +442,24 @@ class EventSink {
     };
   }
 
+  /** The pipes of an MCP step over stdio: stdin as written (REQUEST/OUT), stdout as read (RESPONSE/IN, PARTIAL unless the call was answered). */
+  private stdioEvents(wire: StdioWire | undefined, extra: Record<string, unknown>, contract: { form: string; sha256: string } | undefined, answered: boolean): EventInput[] {
+    if (!wire) return [];
+    const url = `stdio:${wire.argv.join(' ')}`.slice(0, 16_384);
+    const meta = { via: 'MCP', argv: wire.argv, ...(extra.step !== undefined && { step: extra.step }), ...(contract && { contract }) };
+    const exit = wire.exit ? String(wire.exit.signal ?? wire.exit.code) : 'RUNNING';
+    return [
+      { ...this.base('REQUEST', 'OUT', { ...meta, capture: 'stdio' }), method: 'STDIO', url, payload: wire.sent.payload('COMPLETE') },
+      {
+        ...this.base('RESPONSE', 'IN', { ...meta, capture: 'stdio', ...(wire.exit && { exit: wire.exit }) }),
+        method: 'STDIO',
+        url,
+        status: exit,
+        payload: wire.received.payload(answered ? 'COMPLETE' : 'PARTIAL'),
+      },
+    ];
+  }
+
   private async emit(events: EventInput[]): Promise<void> {
     try {
       await this.options.record(events);
@@ -498,6 +543,7 @@ class EventSink {
       const size = (error as { size?: number }).size;
       await this.emit([
         call,
+        ...this.stdioEvents((error as { wire?: StdioWire }).wire, extra, contract, false),
         {
           ...this.base('TOOL_RESULT', 'IN', { ...extra, code, message: safe }),
           status: 'ERROR',
@@ -515,6 +561,7 @@ class EventSink {
     const payload: PayloadInput = answer.bytes ? bytesPayload(answer.bytes) : { state: 'NONE' };
     await this.emit([
       call,
+      ...this.stdioEvents(answer.wire, extra, contract, true),
       {
         ...this.base('TOOL_RESULT', 'IN', { ...extra, ...(answer.meta ?? {}), ...(keepAfterCaller > 0 && callerSignal?.aborted && { clientDisconnected: true }) }),
         status: String(answer.status),

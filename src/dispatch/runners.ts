@@ -5,9 +5,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Duplex, pipeline, Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent, request, type Dispatcher } from 'undici';
+import { RecordingStdioTransport, type StdioWire } from './mcp-stdio.ts';
 import { splitWords } from './template.ts';
 
 export type Sent =
@@ -16,6 +16,8 @@ export type Sent =
   | { argv: string[] };
 
 export type StepAnswer = {
+  /** An MCP step over stdio: the bytes that crossed the pipes (also on a thrown error, as `error.wire`). */
+  wire?: StdioWire;
   /** HTTP status, or a CLI exit code (0 for an MCP answer). */
   status: number;
   ok?: boolean;
@@ -29,8 +31,11 @@ export type StepAnswer = {
   body?: ReadableStream<Uint8Array>;
 };
 
-/** `streaming`: hand a successful streamed answer (event stream, or no length) back unread instead of reading it whole. */
-export type Limits = { signal: AbortSignal; maxBytes: number; streaming?: boolean };
+/**
+ * `streaming`: hand a successful streamed answer (event stream, or no length) back unread instead of
+ * reading it whole. `onStdout`: an MCP server's stdout chunks as they arrive (for streamCapture).
+ */
+export type Limits = { signal: AbortSignal; maxBytes: number; streaming?: boolean; onStdout?: (chunk: Buffer) => void };
 
 /**
  * An answer that arrives as a stream: an event stream, or a body without a length (chunked) that is
@@ -144,14 +149,10 @@ function inflate(): Duplex {
 }
 
 /** An MCP server is an http(s) URL (streamable HTTP) or a command line (stdio: `argv`, split into words like a CLI contract). */
-export async function runMcp(sent: Extract<Sent, { server: string }>, { signal, maxBytes }: Limits): Promise<StepAnswer> {
+export async function runMcp(sent: Extract<Sent, { server: string }>, { signal, maxBytes, onStdout }: Limits): Promise<StepAnswer> {
   const client = new Client({ name: 'dirledger-dispatch', version: '0.1.0' });
-  const transport = /^https?:\/\//i.test(sent.server)
-    ? new StreamableHTTPClientTransport(new URL(sent.server), { requestInit: { headers: sent.headers } })
-    : (() => {
-        const [command, ...args] = sent.argv ?? splitWords(sent.server);
-        return new StdioClientTransport({ command: command!, args, stderr: 'ignore' });
-      })();
+  const stdio = /^https?:\/\//i.test(sent.server) ? undefined : new RecordingStdioTransport(sent.argv ?? splitWords(sent.server), maxBytes, onStdout);
+  const transport = stdio ?? new StreamableHTTPClientTransport(new URL(sent.server), { requestInit: { headers: sent.headers } });
   const abort = () => void client.close().catch(() => {});
   signal.addEventListener('abort', abort, { once: true });
   try {
@@ -162,10 +163,22 @@ export async function runMcp(sent: Extract<Sent, { server: string }>, { signal, 
     if (bytes.length > maxBytes) throw new TooLarge(bytes.length);
     const value = answerOf(result);
     const valueBytes = Buffer.from(JSON.stringify(value ?? null));
-    return { status: 0, ok: !result.isError, bytes: valueBytes, value, contentType: 'application/json', meta: { mcpResult: text.length > 65_536 ? '(large)' : result } };
+    await client.close().catch(() => {}); // the process exits: its wire is whole
+    return {
+      status: 0,
+      ok: !result.isError,
+      bytes: valueBytes,
+      value,
+      contentType: 'application/json',
+      meta: { mcpResult: text.length > 65_536 ? '(large)' : result },
+      ...(stdio && { wire: stdio.wire }),
+    };
+  } catch (error) {
+    await client.close().catch(() => {});
+    if (stdio && error !== null && typeof error === 'object') Object.assign(error, { wire: stdio.wire });
+    throw error;
   } finally {
     signal.removeEventListener('abort', abort);
-    await client.close().catch(() => {});
   }
 }
 

@@ -135,14 +135,34 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(sseMessages(answer)[0].result.structuredContent).toEqual({ sum: 42 });
   });
 
-  it('an MCP contract whose server is a command line runs over stdio: split into words, never through a shell, recorded as call and result', async () => {
-    const r = await app.post("/api/tools/MCP_STDIO_ADD", { a: 2, b: 40 });
+  /** JSON-RPC lines, as a stdio MCP session writes them. */
+  const jsonLines = (text: string) =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+
+  it('an MCP contract whose server is a command line runs over stdio: split into words, never through a shell, its pipes recorded byte for byte', async () => {
+    const r = await app.post('/api/tools/MCP_STDIO_ADD', { a: 2, b: 40 });
     expect(r.body).toMatchObject({ outcome: 'OK', status: 0, output: { sum: 42 } });
     const events = await app.events(r.body.actionId);
-    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
-    expect(events[1]).toMatchObject({ method: 'MCP', url: null, tool: 'MCP_STDIO_ADD' });
-    expect(JSON.parse((await blobText(events[1].payloadSha256))!)).toMatchObject({ tool: 'add', arguments: { a: 2, b: 40 } });
-    expect(events[2].metadata).toMatchObject({ mcpResult: { structuredContent: { sum: 42 } } });
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    const [, call, stdin, stdout, result] = events;
+    expect(call).toMatchObject({ method: 'MCP', url: null, tool: 'MCP_STDIO_ADD' });
+    expect(JSON.parse((await blobText(call.payloadSha256))!)).toMatchObject({ tool: 'add', arguments: { a: 2, b: 40 } });
+    expect(result.metadata).toMatchObject({ mcpResult: { structuredContent: { sum: 42 } } });
+    // stdin as written: the session's three lines, exactly as the SDK frames them.
+    const argv = [process.execPath, path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')];
+    expect(stdin).toMatchObject({ method: 'STDIO', url: `stdio:${argv.join(' ')}`, tool: 'MCP_STDIO_ADD', payloadState: 'COMPLETE', metadata: { capture: 'stdio', via: 'MCP', argv, contract: { form: call.contractForm, sha256: call.contractSha256 } } });
+    const written = (await blobText(stdin.payloadSha256))!;
+    expect(written.endsWith('\n')).toBe(true);
+    expect(jsonLines(written).map((m) => m.method)).toEqual(['initialize', 'notifications/initialized', 'tools/call']);
+    expect(written.split('\n')[2]).toBe(JSON.stringify(jsonLines(written)[2]));
+    // stdout as read: the answers, whole; the process ended with 0 once stdin closed.
+    expect(stdout).toMatchObject({ status: '0', payloadState: 'COMPLETE', metadata: { capture: 'stdio', exit: { code: 0, signal: null } } });
+    const read = jsonLines((await blobText(stdout.payloadSha256))!);
+    expect(read.map((m) => m.id)).toEqual([0, 1]);
+    expect(read[1].result.structuredContent).toEqual({ sum: 42 });
 
     for (const attempt of injections) {
       const argv = await app.post('/api/tools/MCP_STDIO_ARGV', { name: attempt });
@@ -172,6 +192,8 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const result = (await app.events(action)).find((e) => e.kind === 'TOOL_RESULT')!;
     expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
     expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
+    const stdout = (await app.events(action)).find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
+    expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
   });
 
   it('an MCP tool that answers isError, and an MCP server that is down, are errors on the record, the wire included', async () => {

@@ -3,6 +3,7 @@
 // GraphQL streamCapture subscription over graphql-ws. The ledger's branch reads on after the client
 // disconnects, up to STREAM_CUTOFF_MS (short here), and stores what arrived as PARTIAL.
 import { createServer, type Server } from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSseEvents } from '../capture/helpers.ts';
@@ -76,6 +77,11 @@ describe('streamed upstream answers through dispatch', () => {
         { name: 'STREAM_HELD', way: { method: 'GET', url: `${up.url}/held` } },
         { name: 'STREAM_NDJSON', way: { method: 'GET', url: `${up.url}/ndjson` } },
         { name: 'STREAM_SPLIT', way: { method: 'GET', url: `${up.url}/split` } },
+        {
+          name: 'MCP_STDIO_SLOW',
+          way: { method: 'MCP', server: `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`, tool: 'slow', arguments: { ms: '{{ms}}' } },
+          args: { type: 'object', properties: { ms: { type: 'integer' } } },
+        },
         { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } } } },
       ],
       // AUTHORITY off: this file is about streaming, not credentials.
@@ -329,6 +335,25 @@ describe('streamed upstream answers through dispatch', () => {
     expect(stored).toMatchObject({ payloadState: 'PARTIAL', payloadSha256: sub.events.at(-1).sha256 });
     const result = events.find((e) => e.kind === 'TOOL_RESULT');
     expect(result).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
+  });
+
+  it("REST + streamCapture: an MCP server over stdio publishes its stdout as it arrives; cut at the cut-off, the final chunk and the stored stdout say PARTIAL", async () => {
+    const actionId = 'mcp-stdio-stream-cutoff';
+    const { client, sub } = await watchStream(actionId);
+    const gone = new AbortController();
+    const sent = callTool('MCP_STDIO_SLOW', actionId, { ms: 10_000 }, gone.signal);
+    await waitFor(() => bytesOf(sub.events).toString().includes('started, sleeping 10000 ms'), 'the notification published');
+    gone.abort();
+    await expect(sent).rejects.toThrow();
+    await sub.done;
+    await client.dispose();
+    const final = sub.events.at(-1);
+    expect(final).toMatchObject({ final: true, state: 'PARTIAL', cut: 'CUTOFF' });
+    const { events } = await fourEvents(actionId);
+    const stdout = events.find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
+    expect(stdout).toMatchObject({ method: 'STDIO', payloadState: 'PARTIAL', payloadSha256: final.sha256, metadata: { capture: 'stdio' } });
+    expect(await blobText(stdout.payloadSha256)).toBe(bytesOf(sub.events).toString());
+    expect(events.find((e) => e.kind === 'TOOL_RESULT')).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
   });
 
   it('a door that answers JSON still reads the stream whole into the DispatchResult', async () => {
