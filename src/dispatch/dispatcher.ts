@@ -447,7 +447,8 @@ class EventSink {
     if (!wire) return [];
     const url = `stdio:${wire.argv.join(' ')}`.slice(0, 16_384);
     const meta = { via: 'MCP', argv: wire.argv, ...(extra.step !== undefined && { step: extra.step }), ...(contract && { contract }) };
-    const exit = wire.exit ? String(wire.exit.signal ?? wire.exit.code) : 'RUNNING';
+    // The exit code, or the signal that ended it; ERROR for a program that never started.
+    const exit = wire.exit ? String(wire.exit.signal ?? wire.exit.code ?? 'ERROR') : 'RUNNING';
     return [
       { ...this.base('REQUEST', 'OUT', { ...meta, capture: 'stdio' }), method: 'STDIO', url, payload: wire.sent.payload('COMPLETE') },
       {

@@ -75,9 +75,15 @@ export class RecordingStdioTransport implements Transport {
         this.onmessage?.(message);
       }
     });
+    let spawned = false;
     return new Promise((resolve, reject) => {
-      child.once('spawn', () => resolve());
+      child.once('spawn', () => {
+        spawned = true;
+        resolve();
+      });
       child.once('error', (error) => {
+        // A program that never started (not found, not executable) has nothing to wait for.
+        if (!spawned) this.wire.exit ??= { code: null, signal: null };
         reject(error);
         this.onerror?.(error);
       });
@@ -103,6 +109,6 @@ export class RecordingStdioTransport implements Transport {
     if (!gone()) child.kill('SIGTERM');
     if (!gone()) await wait();
     if (!gone()) child.kill('SIGKILL');
-    await this.exited;
+    if (!gone()) await wait();
   }
 }

@@ -50,6 +50,7 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
           way: { method: 'MCP', server: `${stdioServer} --flag 'two words' '$(not run)' --name={{name}}`, tool: 'argv', arguments: {} },
           args: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         },
+        { name: 'MCP_STDIO_MISSING', way: { method: 'MCP', server: '/nonexistent/dirledger-no-such-mcp-server --stdio', tool: 'add', arguments: {} } },
         { name: 'MCP_STDIO_SHELL', way: { method: 'MCP', server: `${stdioServer} "$(touch /tmp/dirledger-pwned)"`, tool: 'argv', arguments: {} } },
         { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
         { name: 'MCP_FAIL', way: { method: 'MCP', server: mcp.url, tool: 'fail', arguments: {} } },
@@ -168,6 +169,14 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
       const argv = await app.post('/api/tools/MCP_STDIO_ARGV', { name: attempt });
       expect(argv.body.output, attempt).toEqual(['--flag', 'two words', '$(not run)', `--name=${attempt}`]);
     }
+    // A program that does not exist: UPSTREAM_ERROR at once, its (empty) pipes on the record.
+    const missing = await app.post('/api/tools/MCP_STDIO_MISSING', {});
+    expect(missing.body).toMatchObject({ outcome: 'ERROR', error: { code: 'UPSTREAM_ERROR' } });
+    expect(missing.body.error.message).toContain('ENOENT');
+    const missingEvents = await app.events(missing.body.actionId);
+    expect(missingEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(missingEvents[3]).toMatchObject({ method: 'STDIO', status: 'ERROR', payloadState: 'PARTIAL', payloadSize: 0n });
+
     // Shell syntax in the contract's command line is refused before anything is spawned.
     const shell = await app.post('/api/tools/MCP_STDIO_SHELL', {});
     expect(shell.status).toBe(409);
