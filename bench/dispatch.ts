@@ -22,7 +22,7 @@ import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
-import { measureAppendCeiling } from './lib/append-ceiling.ts';
+import { measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
@@ -135,7 +135,7 @@ export async function run(args: string[]): Promise<void> {
   await upstream.stop();
   // What the ledger alone can take of these very events, the machine otherwise idle: a bound on any
   // proxy's throughput with full capture here, whatever the proxy costs.
-  const ceilings = [await measureAppendCeiling(db.url, 'BENCH_UP', 1), await measureAppendCeiling(db.url, 'BENCH_UP', 4)];
+  const ceilings = await measureAppendCeilings({ url: db.url, blobDir: path.join(dataDir, 'blobs') }, 'BENCH_UP', [1, 4]);
   const ceiling = ceilings.reduce((a, b) => (b.eventsPerSecond > a.eventsPerSecond ? b : a));
   const neededEvents = 0.5 * conDirect.rps * ceiling.eventsPerCall;
 

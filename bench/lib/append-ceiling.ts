@@ -32,11 +32,11 @@ type Recorded = {
 
 const limits = { inlineMaxBytes: 262_144, payloadMaxBytes: 8_388_608 };
 
-/** The first `calls` calls of `tool` in the database at `url`, as the events the capture sent (bytes read back). */
-async function sampleOf(url: string, tool: string, calls: number): Promise<EventInput[][]> {
+/** The first `calls` calls of `tool` in the database at `url` (large blobs in `blobDir`), as the events the capture sent (bytes read back). */
+async function sampleOf(url: string, blobDir: string, tool: string, calls: number): Promise<EventInput[][]> {
   const source = await openDatabase({ url }, { poolSize: 2 });
   try {
-    const ledger = new Ledger(source.prisma, new FolderObjectStore(os.tmpdir()), new SecretRedactor({}), limits);
+    const ledger = new Ledger(source.prisma, new FolderObjectStore(blobDir), new SecretRedactor({}), limits);
     const actions = await source.prisma.ledgerEvent.findMany({ where: { tool, kind: 'REQUEST', direction: 'IN' }, select: { actionId: true }, orderBy: { position: 'asc' }, take: calls });
     const rows = (await source.prisma.ledgerEvent.findMany({
       where: { actionId: { in: actions.map((a) => a.actionId) } },
@@ -87,10 +87,20 @@ function copyOf(events: EventInput[]): EventInput[] {
 
 export type AppendCeiling = { eventsPerSecond: number; events: number; seconds: number; eventsPerCall: number; inFlight: number };
 
-/** Replays `calls` copies of the recorded calls of `tool` (database at `recordedUrl`) through Ledger.append, `batchSize` events a batch, `inFlight` batches at once. */
-export async function measureAppendCeiling(recordedUrl: string, tool: string, inFlight = 1, calls = 10_000, batchSize = 500): Promise<AppendCeiling> {
-  const sample = await sampleOf(recordedUrl, tool, 500);
+/**
+ * Replays `calls` copies of the recorded calls of `tool` (the server's database at `recorded.url`,
+ * its large blobs in `recorded.blobDir`) through Ledger.append, `batchSize` events a batch, once for
+ * each number of batches in flight, each on a fresh database.
+ */
+export async function measureAppendCeilings(recorded: { url: string; blobDir: string }, tool: string, inFlights: number[], calls = 10_000, batchSize = 500): Promise<AppendCeiling[]> {
+  const sample = await sampleOf(recorded.url, recorded.blobDir, tool, 500);
   if (sample.length === 0) throw new Error(`no recorded calls of ${tool} to replay`);
+  const ceilings: AppendCeiling[] = [];
+  for (const inFlight of inFlights) ceilings.push(await measureOnce(sample, inFlight, calls, batchSize));
+  return ceilings;
+}
+
+async function measureOnce(sample: EventInput[][], inFlight: number, calls: number, batchSize: number): Promise<AppendCeiling> {
   const eventsPerCall = sample.reduce((n, c) => n + c.length, 0) / sample.length;
   const target = await createBenchDatabase('dispatch_ceiling');
   const blobDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-ceiling-'));

@@ -24,7 +24,7 @@ import type { EventInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
 import { currentInvocation, eventFields, type Invocation } from './context.ts';
 import { BoundedBytes } from './payload.ts';
-import type { StreamChunk, StreamState } from './tee.ts';
+import { StreamPublisher, type StreamState } from './tee.ts';
 
 export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
 
@@ -117,7 +117,7 @@ class Exchange {
   private requestRecorded = false;
   private response: { status: number; headers: Headers; at: Date } | undefined;
   /** Set for the answer to a runner's `tools/call` when the door publishes its stream. */
-  private published: { publish: (chunk: StreamChunk) => void; sequence: number; offset: number; hash: Hash } | undefined;
+  private published: StreamPublisher | undefined;
 
   constructor(
     private readonly invocation: Invocation,
@@ -219,21 +219,13 @@ class Exchange {
     const publish = this.invocation.outboundFor?.publish;
     if (!publish || !this.requestDone) return;
     const body = this.requestBody.bytes();
-    if (body && isToolsCall(body)) this.published = { publish: AsyncLocalStorage.bind(publish), sequence: 0, offset: 0, hash: createHash('sha256') };
-  }
-
-  private publishChunk(chunk: Uint8Array): void {
-    const p = this.published!;
-    p.hash.update(chunk);
-    p.publish({ type: 'CHUNK', sequence: p.sequence++, offset: p.offset, bytes: Buffer.from(chunk) });
-    p.offset += chunk.length;
+    if (body && isToolsCall(body)) this.published = new StreamPublisher(publish);
   }
 
   private publishEnd(state: StreamState, error: Error | undefined): void {
-    const p = this.published!;
+    const published = this.published!;
     this.published = undefined;
-    const cut = error ? (this.invocation.outboundFor?.cut?.() ?? 'SOURCE_ERROR') : undefined;
-    p.publish({ type: 'END', sequence: p.sequence, size: p.offset, state, sha256: p.hash.digest('hex'), ...(cut && { cut }) });
+    published.end(state, error ? (this.invocation.outboundFor?.cut?.() ?? 'SOURCE_ERROR') : undefined);
   }
 
   private recordResponse(error?: Error): Promise<void> | void {
@@ -295,7 +287,7 @@ class Exchange {
       onResponseData: (controller, chunk) => {
         guard(() => {
           this.responseBody.push(chunk);
-          if (this.published) this.publishChunk(chunk);
+          this.published?.chunk(chunk);
         });
         return inner.onResponseData?.(controller, chunk);
       },

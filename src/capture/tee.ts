@@ -57,6 +57,43 @@ export type Tee = {
 
 type Source = ReadableStream<Uint8Array> | Readable | AsyncIterable<Uint8Array>;
 
+/**
+ * Publishes one stream's chunks in order (sequence, offset), then its END with the SHA-256 of every
+ * byte published. It publishes in the async context it was made in (the invocation's), whoever
+ * delivers the bytes, and a subscriber's failure never stops the recording.
+ */
+export class StreamPublisher {
+  private sequence = 0;
+  private offset = 0;
+  private readonly hash = createHash('sha256');
+  private readonly publish: ((chunk: StreamChunk) => void) | undefined;
+
+  constructor(publish: ((chunk: StreamChunk) => void) | undefined) {
+    this.publish = publish && AsyncLocalStorage.bind(publish);
+  }
+
+  chunk(bytes: Uint8Array): void {
+    this.hash.update(bytes);
+    this.send({ type: 'CHUNK', sequence: this.sequence++, offset: this.offset, bytes });
+    this.offset += bytes.length;
+  }
+
+  /** Publishes the END and returns the SHA-256 of every byte published. */
+  end(state: StreamState, cut?: StreamCut): string {
+    const sha256 = this.hash.digest('hex');
+    this.send({ type: 'END', sequence: this.sequence++, size: this.offset, state, sha256, ...(cut && { cut }) });
+    return sha256;
+  }
+
+  private send(chunk: StreamChunk): void {
+    try {
+      this.publish?.(chunk);
+    } catch {
+      // A subscriber's failure never stops the recording.
+    }
+  }
+}
+
 function readerOf(source: Source): ReadableStreamDefaultReader<Uint8Array> {
   if (source instanceof ReadableStream) return source.getReader();
   if (source instanceof Readable) return (Readable.toWeb(source) as ReadableStream<Uint8Array>).getReader();
@@ -66,8 +103,8 @@ function readerOf(source: Source): ReadableStreamDefaultReader<Uint8Array> {
 export function teeStream(source: Source, options: TeeOptions): Tee {
   const reader = readerOf(source);
   const kept = new BoundedBytes(options.payloadMaxBytes);
-  const hash = createHash('sha256');
-  let sequence = 0;
+  // Chunks are pulled by whoever reads the client's branch: the publisher publishes in the tee's context (the invocation's).
+  const publisher = new StreamPublisher(options.publish);
   let clientGone = false;
   let finished: TeeResult | undefined;
   let settle!: (result: TeeResult) => void;
@@ -75,21 +112,11 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
   let reading: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   let clientController: ReadableStreamDefaultController<Uint8Array> | undefined;
 
-  // Chunks are pulled by whoever reads the client's branch: publish in the context the tee was made in (the invocation's).
-  const publishInContext = options.publish && AsyncLocalStorage.bind(options.publish);
-  const publish = (chunk: StreamChunk) => {
-    try {
-      publishInContext?.(chunk);
-    } catch {
-      // A subscriber's failure never stops the recording.
-    }
-  };
-
   const finish = (state: 'COMPLETE' | 'PARTIAL', cut?: StreamCut, error?: unknown) => {
     if (finished) return finished;
-    const sha256 = hash.digest('hex');
     const bytes = kept.bytes();
     const finalState: StreamState = bytes ? state : 'MISSING';
+    const sha256 = publisher.end(finalState, cut);
     finished = {
       state: finalState,
       size: kept.size,
@@ -100,7 +127,6 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
       ...(error !== undefined && { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
       payload: kept.payload(state),
     };
-    publish({ type: 'END', sequence: sequence++, size: kept.size, state: finalState, sha256, ...(cut && { cut }) });
     settle(finished);
     return finished;
   };
@@ -111,10 +137,8 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
       reading = reader.read().then((result) => {
         reading = undefined;
         if (!result.done && !finished) {
-          const offset = kept.size;
           kept.push(result.value);
-          hash.update(result.value);
-          publish({ type: 'CHUNK', sequence: sequence++, offset, bytes: result.value });
+          publisher.chunk(result.value);
         }
         return result;
       });
@@ -209,8 +233,7 @@ export function isStreamedAnswer(response: Response): boolean {
 export function teeResponse(response: Response, options: TeeOptions): { response: Response; recorded: Promise<TeeResult> } {
   if (!response.body) {
     const empty = new BoundedBytes(options.payloadMaxBytes);
-    const sha256 = createHash('sha256').digest('hex');
-    options.publish?.({ type: 'END', sequence: 0, size: 0, state: 'COMPLETE', sha256 });
+    const sha256 = new StreamPublisher(options.publish).end('COMPLETE');
     return { response, recorded: Promise.resolve({ state: 'COMPLETE', size: 0, sha256, bytes: Buffer.alloc(0), clientDisconnected: false, payload: empty.payload() }) };
   }
   const { client, recorded } = teeStream(response.body, options);

@@ -10,7 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { currentInvocation, withOutboundCaptureFor, withoutOutboundCapture, type Invocation, type OutboundFor } from '../capture/context.ts';
 import { bytesPayload } from '../capture/payload.ts';
-import { teeStream, type StreamChunk, type StreamCut, type StreamState } from '../capture/tee.ts';
+import { StreamPublisher, teeStream, type StreamChunk, type StreamCut, type StreamState } from '../capture/tee.ts';
 import type { Contract, StepContract } from '../directory/contracts.ts';
 import type { Directory, StoredWay } from '../directory/directory.ts';
 import { describeRetiredHit, findRetired, type RetiredTarget } from '../directory/retired.ts';
@@ -266,7 +266,7 @@ export class Dispatcher {
    */
   private send(step: RenderedStep, signal: AbortSignal, wire: Omit<OutboundFor, 'via'>, streaming = false): Promise<StepAnswer> {
     const limits = { signal, maxBytes: this.options.responseMaxBytes, streaming };
-    if (step.kind === 'mcp' && /^https?:\/\//i.test(step.sent.server)) return withOutboundCaptureFor({ ...wire, via: 'MCP' }, () => runMcp(step.sent, limits));
+    if (step.kind === 'mcp' && !step.sent.argv) return withOutboundCaptureFor({ ...wire, via: 'MCP' }, () => runMcp(step.sent, limits));
     return withoutOutboundCapture(() => {
       if (step.kind === 'http') return runHttp(step.sent, limits);
       if (step.kind === 'mcp') return this.runMcpOverStdio(step.sent, limits, wire);
@@ -281,22 +281,14 @@ export class Dispatcher {
    * server's stdout as it arrives, ending COMPLETE when the call was answered, else PARTIAL.
    */
   private async runMcpOverStdio(sent: Extract<Sent, { server: string }>, limits: Limits, wire: Omit<OutboundFor, 'via'>): Promise<StepAnswer> {
-    const publish = wire.publish;
-    if (!publish) return runMcp(sent, limits);
-    const published = { sequence: 0, offset: 0, hash: createHash('sha256') };
-    const onStdout = (chunk: Buffer) => {
-      published.hash.update(chunk);
-      publish({ type: 'CHUNK', sequence: published.sequence++, offset: published.offset, bytes: Buffer.from(chunk) });
-      published.offset += chunk.length;
-    };
-    const end = (state: StreamState, cut?: StreamCut) =>
-      publish({ type: 'END', sequence: published.sequence, size: published.offset, state, sha256: published.hash.digest('hex'), ...(cut && { cut }) });
+    if (!wire.publish) return runMcp(sent, limits);
+    const publisher = new StreamPublisher(wire.publish);
     try {
-      const answer = await runMcp(sent, { ...limits, onStdout });
-      end(answer.wire?.received.overflowed ? 'MISSING' : 'COMPLETE');
+      const answer = await runMcp(sent, { ...limits, onStdout: (chunk) => publisher.chunk(chunk) });
+      publisher.end(answer.wire?.received.overflowed ? 'MISSING' : 'COMPLETE');
       return answer;
     } catch (error) {
-      end('PARTIAL', wire.cut?.() ?? 'SOURCE_ERROR');
+      publisher.end('PARTIAL', wire.cut?.() ?? 'SOURCE_ERROR');
       throw error;
     }
   }

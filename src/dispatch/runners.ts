@@ -8,10 +8,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent, request, type Dispatcher } from 'undici';
 import { RecordingStdioTransport, type StdioWire } from './mcp-stdio.ts';
-import { splitWords } from './template.ts';
 
 export type Sent =
   | { method: string; url: string; headers: Record<string, string>; body?: unknown }
+  /** MCP: `argv` (the command line in words) for a server over stdio, absent for one over HTTP. */
   | { server: string; argv?: string[]; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> }
   | { argv: string[] };
 
@@ -148,10 +148,10 @@ function inflate(): Duplex {
   });
 }
 
-/** An MCP server is an http(s) URL (streamable HTTP) or a command line (stdio: `argv`, split into words like a CLI contract). */
+/** An MCP server is an http(s) URL (streamable HTTP), or a command line rendered into `argv` like a CLI contract (stdio). */
 export async function runMcp(sent: Extract<Sent, { server: string }>, { signal, maxBytes, onStdout }: Limits): Promise<StepAnswer> {
   const client = new Client({ name: 'dirledger-dispatch', version: '0.1.0' });
-  const stdio = /^https?:\/\//i.test(sent.server) ? undefined : new RecordingStdioTransport(sent.argv ?? splitWords(sent.server), maxBytes, onStdout);
+  const stdio = sent.argv && new RecordingStdioTransport(sent.argv, maxBytes, onStdout);
   const transport = stdio ?? new StreamableHTTPClientTransport(new URL(sent.server), { requestInit: { headers: sent.headers } });
   const abort = () => void client.close().catch(() => {});
   signal.addEventListener('abort', abort, { once: true });

@@ -55,7 +55,7 @@ export class SecretRedactor {
       for (let i = buf.indexOf(needle.bytes); i >= 0; i = buf.indexOf(needle.bytes, i + 1)) spans.push([i, i + needle.bytes.length]);
     }
     let openRun: RegExp | undefined;
-    if (buf.indexOf(tokenStartBytes) >= 0 || encodedTokenStarts.some((n) => buf.indexOf(n) >= 0)) {
+    if (mayHoldToken(buf)) {
       const text = buf.toString('latin1');
       for (const [run, alphabet] of [[plainTokenRun, plainTokenAlphabet], [encodedTokenRun, encodedTokenAlphabet]] as const) {
         for (const m of text.matchAll(run)) {
@@ -203,8 +203,13 @@ export class StreamRedactor {
   }
 }
 
+/** Whether the bytes hold a token's fixed start, plain or base64-encoded (the cheap test before any regex). */
+function mayHoldToken(bytes: Buffer): boolean {
+  return bytes.indexOf(tokenStartBytes) >= 0 || encodedTokenStarts.some((n) => bytes.indexOf(n) >= 0);
+}
+
 function redactTokenBytes(input: Buffer, found: Set<string>): Buffer {
-  if (input.indexOf(tokenStartBytes) < 0 && !encodedTokenStarts.some((n) => input.indexOf(n) >= 0)) return input;
+  if (!mayHoldToken(input)) return input;
   // latin1 maps each byte to one code unit and back, so the bytes around a token are kept exactly.
   const text = input.toString('latin1');
   const out = redactTokenText(text, found);
