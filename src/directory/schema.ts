@@ -8,7 +8,8 @@ import { parseCaveat, toolAllowed, type AuthDoor } from '../auth/caveats.ts';
 import { IssuedTokenRef } from '../auth/schema.ts';
 import { badInput, DomainError, ErrorCode } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
-import { filterSql, parseFilter } from '../ledger/filter.ts';
+import { filterConditions, planEventSelect, runRead, SqlParams, type EventQuery } from '../ledger/event-select.ts';
+import { filterSql, parseFilter, type LedgerFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
 import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
@@ -272,14 +273,42 @@ builder.objectFields(IssuedTokenRef, (t) => ({
   }),
 }));
 
-/** The first `take + 1` events of each tool, in two statements for the whole batch of tools. */
+/** The first `take + 1` events of each tool, with the columns `query` selects, in one statement for the whole batch of tools. */
 async function eventsForTools(
   ctx: Context,
   names: string[],
   take: number,
   after: bigint | null,
-  filter: ReturnType<typeof parseFilter>,
-  query: object,
+  filter: LedgerFilter,
+  query: EventQuery,
+): Promise<Map<string, unknown[]>> {
+  const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
+  const plan = planEventSelect(query, ['position', 'tool']);
+  if (!plan) return eventsForToolsThroughPrisma(ctx, names, take, after, filter, query, out);
+  const params = new SqlParams();
+  const where = [`e.tool = t.name`, ...filterConditions(filter, params)];
+  if (after !== null) where.push(`e.position > ${params.add(after, '::bigint')}`);
+  // The join to blob (and batch) is made after each tool's LIMIT, so only the rows returned are joined.
+  const text =
+    `SELECT ${plan.columns} FROM unnest(${params.add(names, '::text[]')}) AS t(name) ` +
+    `CROSS JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.position ASC LIMIT ${params.add(take + 1, '::int')}) e ` +
+    `${plan.joins} ORDER BY e.position ASC`;
+  for (const row of await runRead(ctx.services.db.sql, text, params)) {
+    const event = plan.read(row);
+    out.get(event.tool as string)?.push(event);
+  }
+  return out;
+}
+
+/** The same through Prisma, for a selection event-select.ts does not plan: two statements. */
+async function eventsForToolsThroughPrisma(
+  ctx: Context,
+  names: string[],
+  take: number,
+  after: bigint | null,
+  filter: LedgerFilter,
+  query: EventQuery,
+  out: Map<string, unknown[]>,
 ): Promise<Map<string, unknown[]>> {
   const prisma = ctx.services.db.prisma;
   const ids = await prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
@@ -289,9 +318,8 @@ async function eventsForTools(
       WHERE tool = t.name AND ${filterSql(filter)} ${after === null ? Prisma.empty : Prisma.sql`AND position > ${after}`}
       ORDER BY position ASC LIMIT ${take + 1}
     ) e`);
-  const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
   if (ids.length === 0) return out;
-  const select = 'select' in query && query.select ? { select: { ...(query.select as object), position: true, tool: true } } : query;
+  const select = query.select ? { select: { ...query.select, position: true, tool: true } } : query;
   const events = (await prisma.ledgerEvent.findMany({
     ...(select as object),
     where: { id: { in: ids.map((r) => r.id) } },

@@ -1,9 +1,11 @@
 // Reading the ledger: pages of events by commit-ordered position, and counts
 // summed in SQL from rows. Writers only ever add positions above every committed
 // one, so "position after the cursor" never skips or repeats an event.
+import type { Database } from '../db/client.ts';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { planEventSelect, selectEvents, type EventQuery, type EventSpec } from './event-select.ts';
 import { filterSql, filterWhere, type LedgerFilter } from './filter.ts';
 
 export const PAGE_DEFAULT = 50;
@@ -19,7 +21,7 @@ export type Page<T> = {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
 };
 
-type PageQuery = { select?: object; include?: object };
+type PageQuery = EventQuery;
 
 /** The page size asked for, or BAD_INPUT beyond the cap. */
 export function pageSize(first: number | null | undefined): number {
@@ -28,30 +30,6 @@ export function pageSize(first: number | null | undefined): number {
     throw badInput(`Invalid first: expected a whole number from 0 to ${PAGE_MAX}, got ${first}`);
   }
   return first;
-}
-
-/**
- * One page of events matching `where`, in position order, after the cursor.
- * `query` is the selection planned from the GraphQL document (queryFromInfo), so
- * nested relations load in one statement per relation, not one per event.
- */
-export async function eventPage<T extends { position: bigint }>(
-  prisma: PrismaClient,
-  where: Prisma.LedgerEventWhereInput,
-  args: PageArgs,
-  query: PageQuery = {},
-): Promise<Page<T>> {
-  const take = pageSize(args.first);
-  const order = args.order ?? 'ASC';
-  const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
-  const select = 'select' in query && query.select ? { select: { ...query.select, position: true } } : query;
-  const rows = (await prisma.ledgerEvent.findMany({
-    ...(select as object),
-    where: after === undefined ? where : { AND: [where, { position: order === 'ASC' ? { gt: after } : { lt: after } }] },
-    orderBy: { position: order === 'ASC' ? 'asc' : 'desc' },
-    take: take + 1,
-  })) as unknown as T[];
-  return toPage(rows, take, args.after ?? undefined);
 }
 
 /** A page from rows fetched with one more than `take`, so the extra row tells whether more follow. */
@@ -68,13 +46,36 @@ export function toPage<T extends { position: bigint }>(rows: T[], take: number, 
   };
 }
 
-export function filteredEventPage<T extends { position: bigint }>(
-  prisma: PrismaClient,
-  filter: LedgerFilter,
-  args: PageArgs,
-  query?: PageQuery,
-): Promise<Page<T>> {
-  return eventPage<T>(prisma, filterWhere(filter), args, query);
+/**
+ * One page of events matching the filter, in position order, after the cursor. `query` is the
+ * selection planned from the GraphQL document (queryFromInfo): the page, its payloads and batches
+ * are one statement with only the columns asked for (event-select.ts); a selection it does not
+ * plan is read through Prisma, one statement per relation.
+ */
+export async function filteredEventPage<T extends { position: bigint }>(db: Database, filter: LedgerFilter, args: PageArgs, query: PageQuery = {}): Promise<Page<T>> {
+  const take = pageSize(args.first);
+  const order = args.order ?? 'ASC';
+  const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
+  const rows = await readEvents(db, query, { filter, order, limit: take + 1, ...(after !== undefined && { after }) });
+  return toPage(rows as unknown as T[], take, args.after ?? undefined);
+}
+
+/** Events as `spec` says with the columns `query` selects: one planned statement, else through Prisma. */
+export async function readEvents(db: Database, query: PageQuery, spec: EventSpec, always: readonly string[] = ['position']): Promise<Record<string, unknown>[]> {
+  const plan = planEventSelect(query, always);
+  if (plan) return selectEvents(db.sql, plan, spec);
+  const where: Prisma.LedgerEventWhereInput[] = [filterWhere(spec.filter)];
+  if (spec.id !== undefined) where.push({ id: spec.id });
+  if (spec.actionId !== undefined) where.push({ actionId: spec.actionId });
+  if (spec.actionIds !== undefined) where.push({ actionId: { in: spec.actionIds } });
+  if (spec.after !== undefined) where.push({ position: spec.order === 'ASC' ? { gt: spec.after } : { lt: spec.after } });
+  const select = query.select ? { select: { ...query.select, ...Object.fromEntries(always.map((f) => [f, true])) } } : query;
+  return (await db.prisma.ledgerEvent.findMany({
+    ...(select as object),
+    where: { AND: where },
+    orderBy: { position: spec.order === 'ASC' ? 'asc' : 'desc' },
+    ...(spec.limit !== undefined && { take: spec.limit }),
+  })) as unknown as Record<string, unknown>[];
 }
 
 export const LedgerGrouping = ['HOUR', 'DAY', 'SESSION', 'TURN', 'KIND', 'AGENT', 'MODEL', 'TOOL', 'TASK', 'STATUS'] as const;
