@@ -17,6 +17,7 @@ import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Con
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from './loader.ts';
+import { eventsReadAhead, readTools, type ToolRow } from './tool-reads.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
 export const ContractFormEnum = builder.enumType('ContractForm', {
@@ -189,6 +190,8 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
       args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
       resolve: async (row, args, ctx, info) => {
         const take = pageSize(args.first);
+        const ahead = (row as ToolRow)[eventsReadAhead];
+        if (ahead) return toPage(ahead as { position: bigint }[], take, args.after ?? undefined) as never;
         const after = args.after ? decodeCursor(args.after) : null;
         const filter = scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), await ledgerScope(ctx, 'Tool.events'));
         const query = queryFromInfo({ context: ctx, info, path: ['edges', 'node'] });
@@ -423,26 +426,20 @@ builder.queryFields((t) => ({
       return rows.find((r) => r.type === 'tool') ?? rows[0] ?? null;
     },
   }),
-  tool: t.prismaField({
+  tool: t.field({
     type: ToolRef,
     nullable: true,
     description: 'One tool by name, with its contracts.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name }, orderBy: { type: 'asc' } });
-      return rows.find((r) => r.type === 'tool') ?? rows.find(isTool) ?? null;
-    },
+    resolve: async (_root, args, ctx, info) => (await readTools(ctx, info, [args.name]))[0] ?? null,
   }),
-  tools: t.prismaField({
+  tools: t.field({
     type: [ToolRef],
     description: 'Several tools by name in one read (at most 100), in the order asked; unknown names are left out.',
     args: { names: t.arg.stringList({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
-      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: { in: args.names } }, orderBy: { type: 'asc' } });
-      const byName = new Map<string, (typeof rows)[number]>();
-      for (const r of rows) if (isTool(r) && (!byName.has(r.name) || r.type === 'tool')) byName.set(r.name, r);
-      return args.names.flatMap((n) => byName.get(n) ?? []);
+      return readTools(ctx, info, args.names);
     },
   }),
   directoryIndex: t.field({

@@ -18,14 +18,28 @@ type Model = { table: string; fields: Map<string, Field> };
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch', Model> = (() => {
+const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch' | 'DirectoryRow', Model> = (() => {
   const dm = getDatamodel().datamodel.models as unknown as Record<string, { fields: { name: string; kind: string; type: string }[] }>;
   const model = (name: string, table: string): Model => ({
     table,
     fields: new Map(dm[name]!.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => [f.name, { name: f.name, column: snake(f.name), type: f.type }])),
   });
-  return { LedgerEvent: model('LedgerEvent', 'ledger_event'), Blob: model('Blob', 'blob'), LedgerBatch: model('LedgerBatch', 'ledger_batch') };
+  return {
+    LedgerEvent: model('LedgerEvent', 'ledger_event'),
+    Blob: model('Blob', 'blob'),
+    LedgerBatch: model('LedgerBatch', 'ledger_batch'),
+    DirectoryRow: model('DirectoryRow', 'directory_row'),
+  };
 })();
+
+/** Every scalar column of a Directory row over alias `r` (aliased d0…), and the reader that gives it Prisma's shape. */
+export function directoryRowColumns(): { columns: string; read(row: SqlRow): Record<string, unknown> } {
+  const fields = [...models.DirectoryRow.fields.values()];
+  return {
+    columns: fields.map((f, i) => `r.${f.column} AS d${i}`).join(', '),
+    read: (row) => Object.fromEntries(fields.map((f, i) => [f.name, row[`d${i}`]])),
+  };
+}
 
 /** The to-one relations of an event that are joined into the same statement. */
 const relations = {
@@ -37,7 +51,13 @@ type Column = { alias: string; field: string; convert?: (v: unknown) => unknown 
 type Nested = { name: string; key: string; columns: Column[] };
 
 /** The select list, joins and row reader for one selection; null when it names something unknown. */
-export type EventPlan = { columns: string; joins: string; read(row: SqlRow): Record<string, unknown> };
+export type EventPlan = {
+  columns: string;
+  joins: string;
+  read(row: SqlRow): Record<string, unknown>;
+  /** Whether the row holds an event (false for the null side of an outer join); needs `position` planned. */
+  present(row: SqlRow): boolean;
+};
 
 const toDecimal = (v: unknown) => (v === null || v === undefined ? null : new Prisma.Decimal(v as string));
 
@@ -89,9 +109,11 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
     nested.push({ name, key: relation.key, columns: cols });
     joins.push(relation.join);
   }
+  const position = scalars.find((c) => c.field === 'position');
   return {
     columns: columns.join(', '),
     joins: joins.join(' '),
+    present: (row) => (position ? row[position.alias] != null : true),
     read(row) {
       const out: Record<string, unknown> = {};
       for (const c of scalars) out[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];

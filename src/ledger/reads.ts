@@ -5,8 +5,8 @@ import type { Database } from '../db/client.ts';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { planEventSelect, selectEvents, type EventQuery, type EventSpec } from './event-select.ts';
-import { filterSql, filterWhere, type LedgerFilter } from './filter.ts';
+import { filterConditions, planEventSelect, runRead, selectEvents, SqlParams, type EventQuery, type EventSpec } from './event-select.ts';
+import { filterWhere, type LedgerFilter } from './filter.ts';
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 500;
@@ -91,43 +91,44 @@ export type LedgerCount = {
   costUsd: string;
 };
 
-const groupKeys: Record<LedgerGrouping, Prisma.Sql> = {
-  HOUR: Prisma.raw(`to_char(date_trunc('hour', occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00:00.000Z"')`),
-  DAY: Prisma.raw(`to_char(date_trunc('day', occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`),
-  SESSION: Prisma.raw('session'),
-  TURN: Prisma.raw('turn'),
-  KIND: Prisma.raw('kind'),
-  AGENT: Prisma.raw('agent'),
-  MODEL: Prisma.raw('model'),
-  TOOL: Prisma.raw('tool'),
-  TASK: Prisma.raw('task'),
-  STATUS: Prisma.raw('status'),
+const groupKeys: Record<LedgerGrouping, string> = {
+  HOUR: `to_char(date_trunc('hour', e.occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00:00.000Z"')`,
+  DAY: `to_char(date_trunc('day', e.occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`,
+  SESSION: 'e.session',
+  TURN: 'e.turn',
+  KIND: 'e.kind',
+  AGENT: 'e.agent',
+  MODEL: 'e.model',
+  TOOL: 'e.tool',
+  TASK: 'e.task',
+  STATUS: 'e.status',
 };
 
-type CountRow = { key: string | null; events: string; input_tokens: string; output_tokens: string; cost_usd: string };
+type CountRow = { key: string | null; events: bigint; input_tokens?: string; output_tokens?: string; cost_usd?: string };
+
+const sumColumns = `, coalesce(sum(e.input_tokens), 0)::text AS input_tokens, coalesce(sum(e.output_tokens), 0)::text AS output_tokens,
+  trim_scale(coalesce(sum(e.cost_usd), 0))::text AS cost_usd`;
 
 /**
- * Event count, token and cost sums per group, summed in SQL from the rows that match.
- * Events without a token or cost value add nothing to that sum. Without a grouping:
+ * Event count, token and cost sums per group, summed in SQL from the rows that match (one named
+ * statement). Events without a token or cost value add nothing to that sum. Without a grouping:
  * one row for everything that matches, with a null key. Groups are ordered by key, null last.
+ * `sums: false` counts only (the sums read as 0): a count alone can be answered from an index.
  */
-export async function ledgerCounts(prisma: PrismaClient, by: LedgerGrouping | null, filter: LedgerFilter): Promise<LedgerCount[]> {
-  const key = by ? groupKeys[by] : Prisma.sql`NULL::text`;
-  const rows = await prisma.$queryRaw<CountRow[]>`
-    SELECT ${key} AS key,
-           count(*)::text AS events,
-           coalesce(sum(input_tokens), 0)::text AS input_tokens,
-           coalesce(sum(output_tokens), 0)::text AS output_tokens,
-           trim_scale(coalesce(sum(cost_usd), 0))::text AS cost_usd
-    FROM ledger_event
-    WHERE ${filterSql(filter)}
-    ${by ? Prisma.sql`GROUP BY 1 ORDER BY 1 ASC NULLS LAST` : Prisma.empty}`;
+export async function ledgerCounts(db: Database, by: LedgerGrouping | null, filter: LedgerFilter, sums = true): Promise<LedgerCount[]> {
+  const params = new SqlParams();
+  const where = filterConditions(filter, params);
+  const text =
+    `SELECT ${by ? groupKeys[by] : 'NULL::text'} AS key, count(*) AS events${sums ? sumColumns : ''} FROM ledger_event e` +
+    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+    (by ? ' GROUP BY 1 ORDER BY 1 ASC NULLS LAST' : '');
+  const rows = await runRead<CountRow>(db.sql, text, params);
   return rows.map((r) => ({
     key: r.key,
     events: Number(r.events),
-    inputTokens: BigInt(r.input_tokens),
-    outputTokens: BigInt(r.output_tokens),
-    costUsd: r.cost_usd,
+    inputTokens: BigInt(r.input_tokens ?? 0),
+    outputTokens: BigInt(r.output_tokens ?? 0),
+    costUsd: r.cost_usd ?? '0',
   }));
 }
 

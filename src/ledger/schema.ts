@@ -172,6 +172,9 @@ async function eventsOfActions(ctx: Context, ids: string[], scope: LedgerScope |
   return out;
 }
 
+/** Whether a LedgerCount field asks for a sum (tokens or cost), not only the count. */
+const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens', 'costUsd'].some((f) => selects(info, f));
+
 /** Whether the field being resolved selects `name` directly (through fragments too). */
 function selects(info: GraphQLResolveInfo, name: string): boolean {
   const within = (set: SelectionSetNode | undefined): boolean =>
@@ -328,12 +331,12 @@ const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement
       type: [LedgerCountRef],
       nullable: true,
       description: 'Per group, when the question grouped.',
-      resolve: (a, _args, ctx) => (a.grouping ? ledgerCounts(ctx.services.db.prisma, a.grouping, scopedFilter(a.filter, a.scope)) : null),
+      resolve: (a, _args, ctx, info) => (a.grouping ? ledgerCounts(ctx.services.db, a.grouping, scopedFilter(a.filter, a.scope), selectsSums(info)) : null),
     }),
     total: t.field({
       type: LedgerCountRef,
       description: 'Everything the filter matches, in one group.',
-      resolve: async (a, _args, ctx) => (await ledgerCounts(ctx.services.db.prisma, null, scopedFilter(a.filter, a.scope)))[0]!,
+      resolve: async (a, _args, ctx, info) => (await ledgerCounts(ctx.services.db, null, scopedFilter(a.filter, a.scope), selectsSums(info)))[0]!,
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
@@ -382,7 +385,8 @@ builder.queryFields((t) => ({
     type: [LedgerCountRef],
     description: 'Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task\'s events.',
     args: { by: t.arg({ type: LedgerGroupingEnum, required: true }), filter: t.arg({ type: LedgerFilterRef }) },
-    resolve: async (_root, args, ctx) => ledgerCounts(ctx.services.db.prisma, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts'))),
+    resolve: async (_root, args, ctx, info) =>
+      ledgerCounts(ctx.services.db, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts')), selectsSums(info)),
   }),
   ask: t.field({
     type: LedgerAnswerRef,
