@@ -153,10 +153,13 @@ type Servers = { ours: ServerProcess; postgraphile?: ServerProcess };
 
 async function askGraph(client: PostClient, q: Question, system: 'ours' | 'postgraphile', pools: Pools, i: number, headers: Record<string, string>): Promise<unknown> {
   const graph = q[system];
-  const r = await client.post('/graphql', Buffer.from(JSON.stringify({ query: graph.query, variables: graph.variables(pools, i) })), { 'content-type': 'application/json', accept: 'application/json', ...headers });
-  const body = JSON.parse(r.text) as { data?: unknown; errors?: unknown };
-  if (r.status !== 200 || body.errors) throw new Error(`${system} answered ${r.status} to "${q.short}": ${r.text.slice(0, 500)}`);
-  return body.data;
+  const body = Buffer.from(JSON.stringify({ query: graph.query, variables: graph.variables(pools, i) }));
+  const send = () => client.post('/graphql', body, { 'content-type': 'application/json', accept: 'application/json', ...headers });
+  // A keep-alive socket the server closed while this system sat out other cells: the read never arrived, so it is sent again.
+  const r = await send().catch((error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || /socket hang up/.test(error.message) ? send() : Promise.reject(error)));
+  const answer = JSON.parse(r.text) as { data?: unknown; errors?: unknown };
+  if (r.status !== 200 || answer.errors) throw new Error(`${system} answered ${r.status} to "${q.short}": ${r.text.slice(0, 500)}`);
+  return answer.data;
 }
 
 const headersOf = (system: System) => (system === 'ours' ? auth : {});

@@ -19,7 +19,8 @@ import { withoutNulls } from '../ledger/schema.ts';
 export const eventsReadAhead = Symbol('events read ahead');
 export type ToolRow = DirectoryRow & { [eventsReadAhead]?: Record<string, unknown>[] };
 
-type Ahead = { take: number; after: bigint | null; filter: LedgerFilter; plan: EventPlan };
+/** Tool.events read ahead: its page size, cursor, filter (scope merged) and planned columns. */
+export type Ahead = { take: number; after: bigint | null; filter: LedgerFilter; plan: EventPlan };
 
 const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
 
@@ -52,15 +53,10 @@ function eventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined 
   }
 }
 
-/**
- * The tool row of each name (the `tool` type first, else a row with a way), in the order asked; unknown
- * names are left out. One statement, with the events when they can be read ahead.
- */
-export async function readTools(ctx: Context, info: GraphQLResolveInfo, names: string[]): Promise<ToolRow[]> {
-  const ahead = eventsAhead(ctx, info);
-  const row = directoryRowColumns();
+/** The rows named, with each one's page of events when `ahead` is given, as one statement. */
+export function toolsStatement(names: string[], ahead?: Ahead): { text: string; params: SqlParams } {
   const params = new SqlParams();
-  let text = `SELECT ${row.columns}`;
+  let text = `SELECT ${directoryRowColumns().columns}`;
   if (ahead) {
     const where = ['e.tool = r.name', ...filterConditions(ahead.filter, params)];
     if (ahead.after !== null) where.push(`e.position > ${params.add(ahead.after, '::bigint')}`);
@@ -69,6 +65,17 @@ export async function readTools(ctx: Context, info: GraphQLResolveInfo, names: s
       `ORDER BY e.position ASC LIMIT ${params.add(ahead.take + 1, '::int')}) e ON true ${ahead.plan.joins}`;
   } else text += ' FROM directory_row r';
   text += ` WHERE r.name = ANY(${params.add(names, '::text[]')}) ORDER BY r.type ASC${ahead ? ', e.position ASC' : ''}`;
+  return { text, params };
+}
+
+/**
+ * The tool row of each name (the `tool` type first, else a row with a way), in the order asked; unknown
+ * names are left out. One statement, with the events when they can be read ahead.
+ */
+export async function readTools(ctx: Context, info: GraphQLResolveInfo, names: string[]): Promise<ToolRow[]> {
+  const ahead = eventsAhead(ctx, info);
+  const row = directoryRowColumns();
+  const { text, params } = toolsStatement(names, ahead);
   const byKey = new Map<string, ToolRow>();
   for (const found of await runRead(ctx.services.db.sql, text, params)) {
     const r = row.read(found) as ToolRow;

@@ -193,18 +193,26 @@ export type EventSpec = {
   limit?: number;
 };
 
-/** Events matching `spec`, with the columns `plan` selects, in one statement. */
-export async function selectEvents(sql: SqlQueryable, plan: EventPlan, spec: EventSpec): Promise<Record<string, unknown>[]> {
+/** The statement that reads events matching `spec` with the columns `plan` selects, and its parameters. */
+export function eventStatement(plan: EventPlan, spec: EventSpec): { text: string; params: SqlParams } {
   const params = new SqlParams();
   const where = filterConditions(spec.filter, params);
   if (spec.id !== undefined) where.unshift(`e.id = ${params.add(spec.id)}`);
   if (spec.actionId !== undefined) where.unshift(`e.action_id = ${params.add(spec.actionId)}`);
   if (spec.actionIds !== undefined) where.unshift(`e.action_id = ANY(${params.add(spec.actionIds, '::text[]')})`);
   if (spec.after !== undefined) where.push(`e.position ${spec.order === 'ASC' ? '>' : '<'} ${params.add(spec.after, '::bigint')}`);
+  // An id names at most one event: ordering it would let a plan walk the position index looking for it.
+  const byId = spec.id !== undefined;
   const text =
     `SELECT ${plan.columns} FROM ledger_event e ${plan.joins}` +
     (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
-    ` ORDER BY e.position ${spec.order}` +
-    (spec.limit === undefined ? '' : ` LIMIT ${params.add(spec.limit, '::int')}`);
+    (byId ? '' : ` ORDER BY e.position ${spec.order}`) +
+    (byId || spec.limit === undefined ? '' : ` LIMIT ${params.add(spec.limit, '::int')}`);
+  return { text, params };
+}
+
+/** Events matching `spec`, with the columns `plan` selects, in one statement. */
+export async function selectEvents(sql: SqlQueryable, plan: EventPlan, spec: EventSpec): Promise<Record<string, unknown>[]> {
+  const { text, params } = eventStatement(plan, spec);
   return (await runRead(sql, text, params)).map((row) => plan.read(row));
 }
