@@ -67,6 +67,12 @@ export async function growLedger(url: string, total: number, o: GrowOptions): Pr
       log(`  generated ${(have + to).toLocaleString('en-US')} events (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     }
     for (const ix of indexes) await client.query(ix.def);
+    // The per-tool counts a trigger keeps on append (the triggers were off for the load), when this schema has them.
+    await client.query(`DO $$ BEGIN
+      IF to_regclass('ledger_tool_count') IS NOT NULL THEN
+        INSERT INTO ledger_tool_count (tool, events) SELECT tool, count(*) FROM ledger_event WHERE tool IS NOT NULL GROUP BY tool
+        ON CONFLICT (tool) DO UPDATE SET events = EXCLUDED.events;
+      END IF; END $$`);
     log(`  indexes rebuilt (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     await client.query('VACUUM (ANALYZE) ledger_event');
     log(`  vacuumed and analysed (${((performance.now() - t0) / 1000).toFixed(0)} s)`);

@@ -56,13 +56,14 @@ function eventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined 
 /** The rows named, with each one's page of events when `ahead` is given, as one statement. */
 export function toolsStatement(names: string[], ahead?: Ahead): { text: string; params: SqlParams } {
   const params = new SqlParams();
-  let text = `SELECT ${directoryRowColumns().columns}`;
+  let text = `SELECT ${directoryRowColumns(ahead && 'coalesce(e.row_n, 1) = 1').columns}`;
   if (ahead) {
     const where = ['e.tool = r.name', ...filterConditions(ahead.filter, params)];
     if (ahead.after !== null) where.push(`e.position > ${params.add(ahead.after, '::bigint')}`);
+    // row_n numbers a tool's page, so the row's own columns go out with its first event only.
     text +=
-      `, ${ahead.plan.columns} FROM directory_row r LEFT JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ` +
-      `ORDER BY e.position ASC LIMIT ${params.add(ahead.take + 1, '::int')}) e ON true ${ahead.plan.joins}`;
+      `, ${ahead.plan.columns} FROM directory_row r LEFT JOIN LATERAL (SELECT page.*, row_number() OVER (ORDER BY page.position) AS row_n ` +
+      `FROM (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.position ASC LIMIT ${params.add(ahead.take + 1, '::int')}) page) e ON true ${ahead.plan.joins}`;
   } else text += ' FROM directory_row r';
   text += ` WHERE r.name = ANY(${params.add(names, '::text[]')}) ORDER BY r.type ASC${ahead ? ', e.position ASC' : ''}`;
   return { text, params };

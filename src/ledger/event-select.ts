@@ -32,11 +32,17 @@ const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch' | 'DirectoryRow', Mo
   };
 })();
 
-/** Every scalar column of a Directory row over alias `r` (aliased d0…), and the reader that gives it Prisma's shape. */
-export function directoryRowColumns(): { columns: string; read(row: SqlRow): Record<string, unknown> } {
+/**
+ * Every scalar column of a Directory row over alias `r` (aliased d0…), and the reader that gives it
+ * Prisma's shape. With `onlyWhen`, a condition true on one row of each, the columns other than the
+ * key (type, name) are sent on that row alone: a row joined to its page of events is sent once, not
+ * once per event.
+ */
+export function directoryRowColumns(onlyWhen?: string): { columns: string; read(row: SqlRow): Record<string, unknown> } {
   const fields = [...models.DirectoryRow.fields.values()];
+  const key = new Set(['type', 'name']);
   return {
-    columns: fields.map((f, i) => `r.${f.column} AS d${i}`).join(', '),
+    columns: fields.map((f, i) => (onlyWhen && !key.has(f.name) ? `CASE WHEN ${onlyWhen} THEN r.${f.column} END AS d${i}` : `r.${f.column} AS d${i}`)).join(', '),
     read: (row) => Object.fromEntries(fields.map((f, i) => [f.name, row[`d${i}`]])),
   };
 }

@@ -116,6 +116,8 @@ const sumColumns = `, coalesce(sum(e.input_tokens), 0)::text AS input_tokens, co
  * `sums: false` counts only (the sums read as 0): a count alone can be answered from an index.
  */
 export async function ledgerCounts(db: Database, by: LedgerGrouping | null, filter: LedgerFilter, sums = true): Promise<LedgerCount[]> {
+  const tools = toolsCountedAlone(by, filter, sums);
+  if (tools) return keptToolCounts(db, by, tools);
   const params = new SqlParams();
   const where = filterConditions(filter, params);
   const text =
@@ -130,6 +132,24 @@ export async function ledgerCounts(db: Database, by: LedgerGrouping | null, filt
     outputTokens: BigInt(r.output_tokens ?? 0),
     costUsd: r.cost_usd ?? '0',
   }));
+}
+
+/** The tools of a count that asks for nothing but those tools' events (no other condition, no sums), else undefined. */
+function toolsCountedAlone(by: LedgerGrouping | null, filter: LedgerFilter, sums: boolean): string[] | undefined {
+  if (sums || (by !== null && by !== 'TOOL')) return undefined;
+  const set = Object.entries(filter).filter(([, v]) => v !== undefined);
+  return set.length === 1 && filter.tool?.length ? filter.tool : undefined;
+}
+
+/** Counts kept on append (ledger_tool_count): one primary-key read whatever the ledger's size. */
+async function keptToolCounts(db: Database, by: LedgerGrouping | null, tools: string[]): Promise<LedgerCount[]> {
+  const params = new SqlParams();
+  const which = tools.length === 1 ? `tool = ${params.add(tools[0]!)}` : `tool = ANY(${params.add(tools, '::text[]')})`;
+  const text = by
+    ? `SELECT tool AS key, events FROM ledger_tool_count WHERE ${which} ORDER BY 1 ASC`
+    : `SELECT NULL::text AS key, coalesce(sum(events), 0)::bigint AS events FROM ledger_tool_count WHERE ${which}`;
+  const rows = await runRead<{ key: string | null; events: bigint }>(db.sql, text, params);
+  return rows.map((r) => ({ key: r.key, events: Number(r.events), inputTokens: 0n, outputTokens: 0n, costUsd: '0' }));
 }
 
 /** Whether an event of this task references these bytes (a task-scoped reader may read them then). */

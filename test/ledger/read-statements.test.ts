@@ -113,10 +113,28 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
     expect(statements.some(readsPayloadBytes)).toBe(false);
   });
 
-  it("count of one tool's events: one statement", async () => {
+  it("count of one tool's events: one primary-key read of the counts kept on append", async () => {
     const { data, statements } = await counted(`{ ledgerCounts(by: TOOL, filter: { tool: ["ECHO"] }) { key events } }`);
     expect(data.ledgerCounts).toEqual([{ key: 'ECHO', events: 30 }]);
     expect(statements).toHaveLength(1);
+    expect(statements[0]!.text).toMatch(/FROM ledger_tool_count/);
+  });
+
+  it('the counts kept on append equal the rows, through duplicates, several batches and a total', async () => {
+    const more = (ids: number[]) => ids.map((i) => ({ id: `kc-${i}`, kind: 'TOOL_CALL', direction: 'OUT', actionId: `kc-${i}`, tool: i % 2 ? 'ECHO' : 'NOT_A_ROW', occurredAt: '2026-11-02T00:00:00Z' }));
+    for (const ids of [[1, 2, 3], [3, 4, 5, 6], [1, 2, 7]]) {
+      const r = await t.gql(`mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, { input: { collector: 'kc', events: more(ids) } });
+      expect(r.errors).toBeUndefined();
+    }
+    const kept = await counted(`{ ledgerCounts(by: TOOL, filter: { tool: ["ECHO", "NOT_A_ROW", "NEVER_SEEN"] }) { key events } }`);
+    expect(kept.data.ledgerCounts).toEqual([{ key: 'ECHO', events: 34 }, { key: 'NOT_A_ROW', events: 3 }]);
+    expect(kept.statements[0]!.text).toMatch(/FROM ledger_tool_count/);
+    // With a sum, or another condition, the rows themselves are counted: the same numbers.
+    const summed = await t.gql(`{ ledgerCounts(by: TOOL, filter: { tool: ["ECHO", "NOT_A_ROW"] }) { key events outputTokens } }`);
+    expect(summed.data.ledgerCounts.map((c: { key: string; events: number }) => [c.key, c.events])).toEqual([['ECHO', 34], ['NOT_A_ROW', 3]]);
+    const total = await t.gql(`{ ask(question: "how many events for tool ECHO") { total { events } } }`);
+    expect(total.errors).toBeUndefined();
+    expect(total.data.ask.total.events).toBe(34);
   });
 
   it('event → contract: at most two statements, then the contract from memory', async () => {
