@@ -4,10 +4,11 @@
 // asked twice under aliases, a selection event-select.ts does not plan, a caller who may read no
 // events) reads the rows alone, and Tool.events reads its page itself.
 import { getArgumentValues } from 'graphql/execution/values.js';
-import { Kind, type GraphQLObjectType, type GraphQLResolveInfo, type FieldNode, type SelectionSetNode } from 'graphql';
+import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { DirectoryRow } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
+import { selectedFields } from '../graphql/selection.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
 import { directoryRowColumns, filterConditions, planEventSelect, runRead, SqlParams, type EventPlan, type EventQuery } from '../ledger/event-select.ts';
 import { parseFilter, type LedgerFilter } from '../ledger/filter.ts';
@@ -24,23 +25,10 @@ export type Ahead = { take: number; after: bigint | null; filter: LedgerFilter; 
 
 const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
 
-function fieldNodes(info: GraphQLResolveInfo, name: string): FieldNode[] {
-  const out: FieldNode[] = [];
-  const within = (set: SelectionSetNode | undefined) => {
-    for (const s of set?.selections ?? []) {
-      if (s.kind === Kind.FIELD) {
-        if (s.name.value === name) out.push(s);
-      } else within(s.kind === Kind.INLINE_FRAGMENT ? s.selectionSet : info.fragments[s.name.value]?.selectionSet);
-    }
-  };
-  for (const node of info.fieldNodes) within(node.selectionSet);
-  return out;
-}
-
 /** Tool.events as the query asks for it under this field, when it can be read ahead. */
 function eventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
   const scope = ledgerScopeNow(ctx);
-  const nodes = fieldNodes(info, 'events');
+  const nodes = selectedFields(info, 'events');
   if (scope.kind === 'none' || nodes.length !== 1) return undefined;
   try {
     const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;

@@ -2,9 +2,10 @@
 import { builder } from '../graphql/builder.ts';
 import { parseInput } from '../validation.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { loadBatched } from '../directory/loader.ts';
 import type { Context } from '../graphql/context.ts';
+import { selectedFields } from '../graphql/selection.ts';
 import type { EventQuery } from './event-select.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
@@ -173,14 +174,7 @@ async function eventsOfActions(ctx: Context, ids: string[], scope: LedgerScope |
 }
 
 /** Whether a LedgerCount field asks for a sum (tokens or cost), not only the count. */
-const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens', 'costUsd'].some((f) => selects(info, f));
-
-/** Whether the field being resolved selects `name` directly (through fragments too). */
-function selects(info: GraphQLResolveInfo, name: string): boolean {
-  const within = (set: SelectionSetNode | undefined): boolean =>
-    Boolean(set?.selections.some((s) => (s.kind === Kind.FIELD ? s.name.value === name : within(s.kind === Kind.INLINE_FRAGMENT ? s.selectionSet : info.fragments[s.name.value]?.selectionSet))));
-  return info.fieldNodes.some((node) => within(node.selectionSet));
-}
+const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens', 'costUsd'].some((f) => selectedFields(info, f).length > 0);
 
 builder.queryFields((t) => ({
   event: t.prismaField({
@@ -201,7 +195,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx, info) => {
       const scope = await ledgerScope(ctx, 'action');
-      if (selects(info, 'events')) {
+      if (selectedFields(info, 'events').length) {
         // The events are read here with their selection: one statement answers both "is there such an action" and its events.
         const query: EventQuery = queryFromInfo({ context: ctx, info, path: ['events'] });
         const events = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionId: String(args.id), order: 'ASC' });
