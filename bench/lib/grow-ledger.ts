@@ -1,6 +1,7 @@
 // Grows a loaded ledger to N events in SQL (INSERT … SELECT generate_series), shaped like the ingest
 // workload: four kinds in turn, request/response pairs under one action, ten tools on tool events,
-// sessions of 400, turns of 8, every payload an existing blob (the workload repeats payloads too),
+// sessions of 400, turns of 8 (every number counted from the event's position, so a second growth
+// continues the first), every payload an existing blob (the workload repeats payloads too),
 // tool requests naming their tool's contract. Not through the ingest door: this is about how reads
 // behave on a big table, and the door would take hours. The append-only and reference triggers are
 // off for the load (session_replication_role = replica; every row references a real blob and
@@ -15,7 +16,7 @@ const columns = `id, position, kind, direction, action_id, tool, session, turn, 
 
 const rows = `
   SELECT 'g_' || lpad(g::text, 10, '0'),
-         $3::bigint + g,
+         g,
          (ARRAY['model.request', 'model.response', 'tool.request', 'tool.response'])[1 + g % 4],
          (CASE WHEN g % 2 = 0 THEN 'OUT' ELSE 'IN' END)::"Direction",
          'gact_' || (g / 2),
@@ -30,13 +31,13 @@ const rows = `
          CASE WHEN g % 4 = 1 THEN ((g % 500000) + 1) / 1e7 END,
          CASE WHEN g % 4 = 1 THEN 200 + g % 19800 END,
          CASE WHEN g % 4 = 1 THEN 20 + g % 3980 END,
-         timestamptz '2026-10-01T00:00:00Z' + ($3::bigint + g) * interval '37 milliseconds',
+         timestamptz '2026-10-01T00:00:00Z' + g * interval '37 milliseconds',
          $6::uuid,
          'COMPLETE'::"PayloadState",
          p.sha256, p.size, p.encoding,
          CASE WHEN g % 4 = 2 THEN 'REST' END,
          CASE WHEN g % 4 = 2 THEN ($5::text[])[1 + (g / 2 * 7) % cardinality($4::text[])] END
-  FROM generate_series($1::bigint, $2::bigint) AS g
+  FROM (SELECT $3::bigint + i AS g FROM generate_series($1::bigint, $2::bigint) AS i) AS s
   JOIN bench_blob_pick p ON p.i = (g * 2654435761) % $7::bigint`;
 
 /** Adds events until the ledger holds `total`; returns seconds spent. */
