@@ -199,6 +199,9 @@ export type EventSpec = {
   limit?: number;
 };
 
+/** Columns with a (column, position) index, in the order one is chosen to lead ORDER BY. */
+const leadingColumns = ['tool', 'task', 'session', 'kind'] as const;
+
 /** The statement that reads events matching `spec` with the columns `plan` selects, and its parameters. */
 export function eventStatement(plan: EventPlan, spec: EventSpec): { text: string; params: SqlParams } {
   const params = new SqlParams();
@@ -209,10 +212,13 @@ export function eventStatement(plan: EventPlan, spec: EventSpec): { text: string
   if (spec.after !== undefined) where.push(`e.position ${spec.order === 'ASC' ? '>' : '<'} ${params.add(spec.after, '::bigint')}`);
   // An id names at most one event: ordering it would let a plan walk the position index looking for it.
   const byId = spec.id !== undefined;
+  // Ordered by a column held to one value first (same rows, same order), so even a generic plan walks
+  // that column's (column, position) index: by position alone it may walk the whole ledger for a rare value.
+  const held = spec.actionId !== undefined ? 'action_id' : leadingColumns.find((d) => spec.filter[d]?.length === 1);
   const text =
     `SELECT ${plan.columns} FROM ledger_event e ${plan.joins}` +
     (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
-    (byId ? '' : ` ORDER BY e.position ${spec.order}`) +
+    (byId ? '' : ` ORDER BY ${held ? `e.${held} ${spec.order}, ` : ''}e.position ${spec.order}`) +
     (byId || spec.limit === undefined ? '' : ` LIMIT ${params.add(spec.limit, '::int')}`);
   return { text, params };
 }
