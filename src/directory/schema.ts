@@ -8,7 +8,8 @@ import { parseCaveat, toolAllowed, type AuthDoor } from '../auth/caveats.ts';
 import { IssuedTokenRef } from '../auth/schema.ts';
 import { badInput, DomainError, ErrorCode } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
-import { filterSql, parseFilter } from '../ledger/filter.ts';
+import { filterConditions, planEventSelect, runRead, SqlParams, type EventQuery } from '../ledger/event-select.ts';
+import { filterSql, parseFilter, type LedgerFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
 import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
@@ -16,6 +17,7 @@ import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Con
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from './loader.ts';
+import { eventsReadAhead, readTools, type ToolRow } from './tool-reads.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
 export const ContractFormEnum = builder.enumType('ContractForm', {
@@ -188,6 +190,8 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
       args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
       resolve: async (row, args, ctx, info) => {
         const take = pageSize(args.first);
+        const ahead = (row as ToolRow)[eventsReadAhead];
+        if (ahead) return toPage(ahead as { position: bigint }[], take, args.after ?? undefined) as never;
         const after = args.after ? decodeCursor(args.after) : null;
         const filter = scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), await ledgerScope(ctx, 'Tool.events'));
         const query = queryFromInfo({ context: ctx, info, path: ['edges', 'node'] });
@@ -272,14 +276,42 @@ builder.objectFields(IssuedTokenRef, (t) => ({
   }),
 }));
 
-/** The first `take + 1` events of each tool, in two statements for the whole batch of tools. */
+/** The first `take + 1` events of each tool, with the columns `query` selects, in one statement for the whole batch of tools. */
 async function eventsForTools(
   ctx: Context,
   names: string[],
   take: number,
   after: bigint | null,
-  filter: ReturnType<typeof parseFilter>,
-  query: object,
+  filter: LedgerFilter,
+  query: EventQuery,
+): Promise<Map<string, unknown[]>> {
+  const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
+  const plan = planEventSelect(query, ['position', 'tool']);
+  if (!plan) return eventsForToolsThroughPrisma(ctx, names, take, after, filter, query, out);
+  const params = new SqlParams();
+  const where = [`e.tool = t.name`, ...filterConditions(filter, params)];
+  if (after !== null) where.push(`e.position > ${params.add(after, '::bigint')}`);
+  // The join to blob (and batch) is made after each tool's LIMIT, so only the rows returned are joined.
+  const text =
+    `SELECT ${plan.columns} FROM unnest(${params.add(names, '::text[]')}) AS t(name) ` +
+    `CROSS JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.position ASC LIMIT ${params.add(take + 1, '::int')}) e ` +
+    `${plan.joins} ORDER BY e.position ASC`;
+  for (const row of await runRead(ctx.services.db.sql, text, params)) {
+    const event = plan.read(row);
+    out.get(event.tool as string)?.push(event);
+  }
+  return out;
+}
+
+/** The same through Prisma, for a selection event-select.ts does not plan: two statements. */
+async function eventsForToolsThroughPrisma(
+  ctx: Context,
+  names: string[],
+  take: number,
+  after: bigint | null,
+  filter: LedgerFilter,
+  query: EventQuery,
+  out: Map<string, unknown[]>,
 ): Promise<Map<string, unknown[]>> {
   const prisma = ctx.services.db.prisma;
   const ids = await prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
@@ -289,9 +321,8 @@ async function eventsForTools(
       WHERE tool = t.name AND ${filterSql(filter)} ${after === null ? Prisma.empty : Prisma.sql`AND position > ${after}`}
       ORDER BY position ASC LIMIT ${take + 1}
     ) e`);
-  const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
   if (ids.length === 0) return out;
-  const select = 'select' in query && query.select ? { select: { ...(query.select as object), position: true, tool: true } } : query;
+  const select = query.select ? { select: { ...query.select, position: true, tool: true } } : query;
   const events = (await prisma.ledgerEvent.findMany({
     ...(select as object),
     where: { id: { in: ids.map((r) => r.id) } },
@@ -395,26 +426,20 @@ builder.queryFields((t) => ({
       return rows.find((r) => r.type === 'tool') ?? rows[0] ?? null;
     },
   }),
-  tool: t.prismaField({
+  tool: t.field({
     type: ToolRef,
     nullable: true,
     description: 'One tool by name, with its contracts.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name }, orderBy: { type: 'asc' } });
-      return rows.find((r) => r.type === 'tool') ?? rows.find(isTool) ?? null;
-    },
+    resolve: async (_root, args, ctx, info) => (await readTools(ctx, info, [args.name]))[0] ?? null,
   }),
-  tools: t.prismaField({
+  tools: t.field({
     type: [ToolRef],
     description: 'Several tools by name in one read (at most 100), in the order asked; unknown names are left out.',
     args: { names: t.arg.stringList({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
-      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: { in: args.names } }, orderBy: { type: 'asc' } });
-      const byName = new Map<string, (typeof rows)[number]>();
-      for (const r of rows) if (isTool(r) && (!byName.has(r.name) || r.type === 'tool')) byName.set(r.name, r);
-      return args.names.flatMap((n) => byName.get(n) ?? []);
+      return readTools(ctx, info, args.names);
     },
   }),
   directoryIndex: t.field({

@@ -248,11 +248,17 @@ export class Ledger {
 
   /** The exact stored bytes of a blob, verified against its hash; null for an unknown hash. */
   async readBlob(sha256: string): Promise<Buffer | null> {
-    const rows = await this.prisma.$queryRawUnsafe<
-      { storage: 'INLINE' | 'OBJECT'; codec: string; data: Uint8Array | null; object_key: string | null }[]
-    >('SELECT storage::text AS storage, codec, data, object_key FROM blob WHERE sha256 = $1', sha256);
+    const rows = await this.prisma.$queryRawUnsafe<{ storage: 'INLINE' | 'OBJECT'; codec: string; data: Uint8Array | null; object_key: string | null }[]>(
+      'SELECT storage::text AS storage, codec, data, object_key FROM blob WHERE sha256 = $1',
+      sha256,
+    );
     const row = rows[0];
-    if (!row) return null;
+    return row ? this.blobBytes({ sha256, storage: row.storage, codec: row.codec, data: row.data, objectKey: row.object_key }) : null;
+  }
+
+  /** The bytes of a blob row already read (inline data, or its object fetched), verified against its hash. */
+  async blobBytes(row: StoredBlob): Promise<Buffer> {
+    const { sha256 } = row;
     let bytes: Buffer | null;
     if (row.storage === 'INLINE') {
       try {
@@ -260,7 +266,7 @@ export class Ledger {
       } catch (error) {
         throw new DomainError(ErrorCode.BLOB_CORRUPT, `Blob ${sha256} failed verification: its inline bytes do not decode (${(error as Error).message}).`);
       }
-    } else bytes = await this.objects.get(row.object_key!);
+    } else bytes = await this.objects.get(row.objectKey!);
     if (!bytes) {
       throw new DomainError(ErrorCode.BLOB_CORRUPT, `Blob ${sha256} is recorded but its object is missing from the ${this.objects.kind} store.`);
     }
@@ -270,6 +276,9 @@ export class Ledger {
     return bytes;
   }
 }
+
+/** The columns of a blob row that locate and verify its bytes. */
+export type StoredBlob = { sha256: string; storage: 'INLINE' | 'OBJECT'; codec: string; data: Uint8Array | null; objectKey: string | null };
 
 type BlobRow = {
   sha256: string;

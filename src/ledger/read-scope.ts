@@ -44,6 +44,12 @@ export function scopedFilter(filter: LedgerFilter, scope: LedgerScope): LedgerFi
   return scope.kind === 'task' ? withinTask(filter, scope.task) : filter;
 }
 
+/** The scope as a filter, to AND with a read's own: a task's, or one that matches nothing. */
+export function scopeFilter(scope: LedgerScope | { kind: 'none' }): LedgerFilter {
+  if (scope.kind === 'all') return {};
+  return { task: scope.kind === 'task' ? [scope.task] : [] };
+}
+
 /** The scope as a condition on ledger_event, to AND with a read's own. */
 export function scopeWhere(scope: LedgerScope | { kind: 'none' }): Prisma.LedgerEventWhereInput {
   if (scope.kind === 'all') return {};

@@ -1,10 +1,12 @@
 // Reading the ledger: pages of events by commit-ordered position, and counts
 // summed in SQL from rows. Writers only ever add positions above every committed
 // one, so "position after the cursor" never skips or repeats an event.
+import type { Database } from '../db/client.ts';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { filterSql, filterWhere, type LedgerFilter } from './filter.ts';
+import { filterConditions, planEventSelect, runRead, selectEvents, SqlParams, type EventQuery, type EventSpec } from './event-select.ts';
+import { filterWhere, type LedgerFilter } from './filter.ts';
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 500;
@@ -19,7 +21,7 @@ export type Page<T> = {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
 };
 
-type PageQuery = { select?: object; include?: object };
+type PageQuery = EventQuery;
 
 /** The page size asked for, or BAD_INPUT beyond the cap. */
 export function pageSize(first: number | null | undefined): number {
@@ -28,30 +30,6 @@ export function pageSize(first: number | null | undefined): number {
     throw badInput(`Invalid first: expected a whole number from 0 to ${PAGE_MAX}, got ${first}`);
   }
   return first;
-}
-
-/**
- * One page of events matching `where`, in position order, after the cursor.
- * `query` is the selection planned from the GraphQL document (queryFromInfo), so
- * nested relations load in one statement per relation, not one per event.
- */
-export async function eventPage<T extends { position: bigint }>(
-  prisma: PrismaClient,
-  where: Prisma.LedgerEventWhereInput,
-  args: PageArgs,
-  query: PageQuery = {},
-): Promise<Page<T>> {
-  const take = pageSize(args.first);
-  const order = args.order ?? 'ASC';
-  const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
-  const select = 'select' in query && query.select ? { select: { ...query.select, position: true } } : query;
-  const rows = (await prisma.ledgerEvent.findMany({
-    ...(select as object),
-    where: after === undefined ? where : { AND: [where, { position: order === 'ASC' ? { gt: after } : { lt: after } }] },
-    orderBy: { position: order === 'ASC' ? 'asc' : 'desc' },
-    take: take + 1,
-  })) as unknown as T[];
-  return toPage(rows, take, args.after ?? undefined);
 }
 
 /** A page from rows fetched with one more than `take`, so the extra row tells whether more follow. */
@@ -68,13 +46,36 @@ export function toPage<T extends { position: bigint }>(rows: T[], take: number, 
   };
 }
 
-export function filteredEventPage<T extends { position: bigint }>(
-  prisma: PrismaClient,
-  filter: LedgerFilter,
-  args: PageArgs,
-  query?: PageQuery,
-): Promise<Page<T>> {
-  return eventPage<T>(prisma, filterWhere(filter), args, query);
+/**
+ * One page of events matching the filter, in position order, after the cursor. `query` is the
+ * selection planned from the GraphQL document (queryFromInfo): the page, its payloads and batches
+ * are one statement with only the columns asked for (event-select.ts); a selection it does not
+ * plan is read through Prisma, one statement per relation.
+ */
+export async function filteredEventPage<T extends { position: bigint }>(db: Database, filter: LedgerFilter, args: PageArgs, query: PageQuery = {}): Promise<Page<T>> {
+  const take = pageSize(args.first);
+  const order = args.order ?? 'ASC';
+  const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
+  const rows = await readEvents(db, query, { filter, order, limit: take + 1, ...(after !== undefined && { after }) });
+  return toPage(rows as unknown as T[], take, args.after ?? undefined);
+}
+
+/** Events as `spec` says with the columns `query` selects: one planned statement, else through Prisma. */
+export async function readEvents(db: Database, query: PageQuery, spec: EventSpec, always: readonly string[] = ['position']): Promise<Record<string, unknown>[]> {
+  const plan = planEventSelect(query, always);
+  if (plan) return selectEvents(db.sql, plan, spec);
+  const where: Prisma.LedgerEventWhereInput[] = [filterWhere(spec.filter)];
+  if (spec.id !== undefined) where.push({ id: spec.id });
+  if (spec.actionId !== undefined) where.push({ actionId: spec.actionId });
+  if (spec.actionIds !== undefined) where.push({ actionId: { in: spec.actionIds } });
+  if (spec.after !== undefined) where.push({ position: spec.order === 'ASC' ? { gt: spec.after } : { lt: spec.after } });
+  const select = query.select ? { select: { ...query.select, ...Object.fromEntries(always.map((f) => [f, true])) } } : query;
+  return (await db.prisma.ledgerEvent.findMany({
+    ...(select as object),
+    where: { AND: where },
+    orderBy: { position: spec.order === 'ASC' ? 'asc' : 'desc' },
+    ...(spec.limit !== undefined && { take: spec.limit }),
+  })) as unknown as Record<string, unknown>[];
 }
 
 export const LedgerGrouping = ['HOUR', 'DAY', 'SESSION', 'TURN', 'KIND', 'AGENT', 'MODEL', 'TOOL', 'TASK', 'STATUS'] as const;
@@ -90,44 +91,65 @@ export type LedgerCount = {
   costUsd: string;
 };
 
-const groupKeys: Record<LedgerGrouping, Prisma.Sql> = {
-  HOUR: Prisma.raw(`to_char(date_trunc('hour', occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00:00.000Z"')`),
-  DAY: Prisma.raw(`to_char(date_trunc('day', occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`),
-  SESSION: Prisma.raw('session'),
-  TURN: Prisma.raw('turn'),
-  KIND: Prisma.raw('kind'),
-  AGENT: Prisma.raw('agent'),
-  MODEL: Prisma.raw('model'),
-  TOOL: Prisma.raw('tool'),
-  TASK: Prisma.raw('task'),
-  STATUS: Prisma.raw('status'),
+const groupKeys: Record<LedgerGrouping, string> = {
+  HOUR: `to_char(date_trunc('hour', e.occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00:00.000Z"')`,
+  DAY: `to_char(date_trunc('day', e.occurred_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`,
+  SESSION: 'e.session',
+  TURN: 'e.turn',
+  KIND: 'e.kind',
+  AGENT: 'e.agent',
+  MODEL: 'e.model',
+  TOOL: 'e.tool',
+  TASK: 'e.task',
+  STATUS: 'e.status',
 };
 
-type CountRow = { key: string | null; events: string; input_tokens: string; output_tokens: string; cost_usd: string };
+type CountRow = { key: string | null; events: bigint; input_tokens?: string; output_tokens?: string; cost_usd?: string };
+
+const sumColumns = `, coalesce(sum(e.input_tokens), 0)::text AS input_tokens, coalesce(sum(e.output_tokens), 0)::text AS output_tokens,
+  trim_scale(coalesce(sum(e.cost_usd), 0))::text AS cost_usd`;
 
 /**
- * Event count, token and cost sums per group, summed in SQL from the rows that match.
- * Events without a token or cost value add nothing to that sum. Without a grouping:
+ * Event count, token and cost sums per group, summed in SQL from the rows that match (one named
+ * statement). Events without a token or cost value add nothing to that sum. Without a grouping:
  * one row for everything that matches, with a null key. Groups are ordered by key, null last.
+ * `sums: false` counts only (the sums read as 0): a count alone can be answered from an index.
  */
-export async function ledgerCounts(prisma: PrismaClient, by: LedgerGrouping | null, filter: LedgerFilter): Promise<LedgerCount[]> {
-  const key = by ? groupKeys[by] : Prisma.sql`NULL::text`;
-  const rows = await prisma.$queryRaw<CountRow[]>`
-    SELECT ${key} AS key,
-           count(*)::text AS events,
-           coalesce(sum(input_tokens), 0)::text AS input_tokens,
-           coalesce(sum(output_tokens), 0)::text AS output_tokens,
-           trim_scale(coalesce(sum(cost_usd), 0))::text AS cost_usd
-    FROM ledger_event
-    WHERE ${filterSql(filter)}
-    ${by ? Prisma.sql`GROUP BY 1 ORDER BY 1 ASC NULLS LAST` : Prisma.empty}`;
+export async function ledgerCounts(db: Database, by: LedgerGrouping | null, filter: LedgerFilter, sums = true): Promise<LedgerCount[]> {
+  const tools = toolsCountedAlone(by, filter, sums);
+  if (tools) return keptToolCounts(db, by, tools);
+  const params = new SqlParams();
+  const where = filterConditions(filter, params);
+  const text =
+    `SELECT ${by ? groupKeys[by] : 'NULL::text'} AS key, count(*) AS events${sums ? sumColumns : ''} FROM ledger_event e` +
+    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+    (by ? ' GROUP BY 1 ORDER BY 1 ASC NULLS LAST' : '');
+  const rows = await runRead<CountRow>(db.sql, text, params);
   return rows.map((r) => ({
     key: r.key,
     events: Number(r.events),
-    inputTokens: BigInt(r.input_tokens),
-    outputTokens: BigInt(r.output_tokens),
-    costUsd: r.cost_usd,
+    inputTokens: BigInt(r.input_tokens ?? 0),
+    outputTokens: BigInt(r.output_tokens ?? 0),
+    costUsd: r.cost_usd ?? '0',
   }));
+}
+
+/** The tools of a count that asks for nothing but those tools' events (no other condition, no sums), else undefined. */
+function toolsCountedAlone(by: LedgerGrouping | null, filter: LedgerFilter, sums: boolean): string[] | undefined {
+  if (sums || (by !== null && by !== 'TOOL')) return undefined;
+  const set = Object.entries(filter).filter(([, v]) => v !== undefined);
+  return set.length === 1 && filter.tool?.length ? filter.tool : undefined;
+}
+
+/** Counts kept on append (ledger_tool_count): one primary-key read whatever the ledger's size. */
+async function keptToolCounts(db: Database, by: LedgerGrouping | null, tools: string[]): Promise<LedgerCount[]> {
+  const params = new SqlParams();
+  const which = tools.length === 1 ? `tool = ${params.add(tools[0]!)}` : `tool = ANY(${params.add(tools, '::text[]')})`;
+  const text = by
+    ? `SELECT tool AS key, events FROM ledger_tool_count WHERE ${which} ORDER BY 1 ASC`
+    : `SELECT NULL::text AS key, coalesce(sum(events), 0)::bigint AS events FROM ledger_tool_count WHERE ${which}`;
+  const rows = await runRead<{ key: string | null; events: bigint }>(db.sql, text, params);
+  return rows.map((r) => ({ key: r.key, events: Number(r.events), inputTokens: 0n, outputTokens: 0n, costUsd: '0' }));
 }
 
 /** Whether an event of this task references these bytes (a task-scoped reader may read them then). */

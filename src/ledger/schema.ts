@@ -2,14 +2,19 @@
 import { builder } from '../graphql/builder.ts';
 import { parseInput } from '../validation.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { GraphQLResolveInfo } from 'graphql';
+import { loadBatched } from '../directory/loader.ts';
+import type { Context } from '../graphql/context.ts';
+import { selectedFields } from '../graphql/selection.ts';
+import type { EventQuery } from './event-select.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
 import { readQuestion, LedgerMeasure, type AskReading } from './ask.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { parseFilter, type LedgerFilter } from './filter.ts';
 import { BatchInput } from './input.ts';
-import { ledgerScope, ledgerScopeNow, scopedFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
-import { filteredEventPage, ledgerCounts, LedgerGrouping, LedgerOrder, PAGE_DEFAULT, PAGE_MAX, pageSize, toPage, type LedgerCount } from './reads.ts';
+import { ledgerScope, ledgerScopeNow, scopedFilter, scopeFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
+import { filteredEventPage, readEvents, ledgerCounts, LedgerGrouping, LedgerOrder, PAGE_DEFAULT, PAGE_MAX, pageSize, toPage, type LedgerCount } from './reads.ts';
 
 export const DirectionEnum = builder.enumType('Direction', {
   description: 'IN: arrived at this system. OUT: sent by it.',
@@ -36,8 +41,12 @@ export const BlobStorageEnum = builder.enumType('BlobStorage', {
   } as const,
 });
 
+/** The columns that locate a blob's bytes: selected only under text or base64, so other reads never touch blob.data. */
+const bytesSelect = { sha256: true, storage: true, codec: true, data: true, objectKey: true } as const;
+
 export const BlobRef = builder.prismaObject('Blob', {
   description: 'Exact bytes, stored once under their SHA-256. Every read verifies the hash.',
+  select: { sha256: true },
   fields: (t) => ({
     sha256: t.exposeString('sha256'),
     size: t.expose('size', { type: 'BigInt', description: 'Bytes as recorded.' }),
@@ -48,14 +57,13 @@ export const BlobRef = builder.prismaObject('Blob', {
     text: t.string({
       nullable: true,
       description: 'The bytes as text, when the encoding is UTF8.',
-      select: { encoding: true, sha256: true },
-      resolve: async (blob, _args, ctx) =>
-        blob.encoding === 'UTF8' ? (await ctx.services.ledger.readBlob(blob.sha256))!.toString('utf8') : null,
+      select: { ...bytesSelect, encoding: true },
+      resolve: async (blob, _args, ctx) => (blob.encoding === 'UTF8' ? (await ctx.services.ledger.blobBytes(blob)).toString('utf8') : null),
     }),
     base64: t.string({
       description: 'The exact bytes, base64-encoded.',
-      select: { sha256: true },
-      resolve: async (blob, _args, ctx) => (await ctx.services.ledger.readBlob(blob.sha256))!.toString('base64'),
+      select: bytesSelect,
+      resolve: async (blob, _args, ctx) => (await ctx.services.ledger.blobBytes(blob)).toString('base64'),
     }),
     url: t.string({
       description: 'Where the raw bytes are served.',
@@ -67,6 +75,7 @@ export const BlobRef = builder.prismaObject('Blob', {
 
 export const LedgerBatchRef = builder.prismaObject('LedgerBatch', {
   description: 'Bookkeeping for one appended batch. Not an event.',
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     collector: t.exposeString('collector'),
@@ -79,11 +88,13 @@ export const LedgerBatchRef = builder.prismaObject('LedgerBatch', {
   }),
 });
 
-export type ActionShape = { id: string };
+/** An action; `events` when its root field already read them with the selection asked for. */
+export type ActionShape = { id: string; events?: Record<string, unknown>[] };
 export const ActionRef = builder.objectRef<ActionShape>('Action');
 
 export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
   description: 'One thing that happened. Append-only.',
+  select: { position: true },
   fields: (t) => ({
     id: t.exposeID('id', { description: "The source's own stable event id." }),
     position: t.expose('position', { type: 'BigInt', description: 'Commit-ordered position.' }),
@@ -132,16 +143,38 @@ builder.objectType(ActionRef, {
   description: 'Every event of one request, linked by the action id.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    events: t.prismaField({
+    events: t.field({
       type: [LedgerEventRef],
       description: 'In position order (those the caller may read).',
-      resolve: (query, action, _args, ctx) =>
-        ctx.services.db.prisma.ledgerEvent.findMany({ ...query, where: { actionId: action.id, ...scopeWhere(ledgerScopeNow(ctx)) }, orderBy: { position: 'asc' } }),
+      resolve: async (action, _args, ctx, info) => {
+        if (action.events) return action.events as never;
+        const query: EventQuery = queryFromInfo({ context: ctx, info });
+        const scope = ledgerScopeNow(ctx);
+        const key = `action-events:${scope.kind === 'task' ? `task:${scope.task}` : scope.kind}:${JSON.stringify(query)}`;
+        const rows = await loadBatched(ctx, key, action.id, (ids) => eventsOfActions(ctx, ids, scope, query));
+        return (rows ?? []) as never;
+      },
     }),
   }),
 });
 
 const scopeNote = " A task-scoped token reads only its task's; anything else reads as null.";
+
+/** Every readable event of these actions, grouped by action in position order: one statement for a page of actions. */
+async function eventsOfActions(ctx: Context, ids: string[], scope: LedgerScope | { kind: 'none' }, query: EventQuery): Promise<Map<string, Record<string, unknown>[]>> {
+  const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionIds: ids, order: 'ASC' }, ['position', 'actionId']);
+  const out = new Map<string, Record<string, unknown>[]>();
+  for (const row of rows) {
+    const id = row.actionId as string;
+    let list = out.get(id);
+    if (!list) out.set(id, (list = []));
+    list.push(row);
+  }
+  return out;
+}
+
+/** Whether a LedgerCount field asks for a sum (tokens or cost), not only the count. */
+const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens', 'costUsd'].some((f) => selectedFields(info, f).length > 0);
 
 builder.queryFields((t) => ({
   event: t.prismaField({
@@ -151,7 +184,8 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const scope = await ledgerScope(ctx, 'event');
-      return ctx.services.db.prisma.ledgerEvent.findFirst({ ...query, where: { id: String(args.id), ...scopeWhere(scope) } });
+      const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), id: String(args.id), order: 'ASC', limit: 1 });
+      return (rows[0] ?? null) as LedgerEvent | null;
     },
   }),
   action: t.field({
@@ -159,8 +193,14 @@ builder.queryFields((t) => ({
     nullable: true,
     description: `Every event of one request.${scopeNote}`,
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const scope = await ledgerScope(ctx, 'action');
+      if (selectedFields(info, 'events').length) {
+        // The events are read here with their selection: one statement answers both "is there such an action" and its events.
+        const query: EventQuery = queryFromInfo({ context: ctx, info, path: ['events'] });
+        const events = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionId: String(args.id), order: 'ASC' });
+        return events.length ? { id: String(args.id), events } : null;
+      }
       const one = await ctx.services.db.prisma.ledgerEvent.findFirst({
         where: { actionId: String(args.id), ...scopeWhere(scope) },
         select: { actionId: true },
@@ -285,19 +325,19 @@ const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement
       type: [LedgerCountRef],
       nullable: true,
       description: 'Per group, when the question grouped.',
-      resolve: (a, _args, ctx) => (a.grouping ? ledgerCounts(ctx.services.db.prisma, a.grouping, scopedFilter(a.filter, a.scope)) : null),
+      resolve: (a, _args, ctx, info) => (a.grouping ? ledgerCounts(ctx.services.db, a.grouping, scopedFilter(a.filter, a.scope), selectsSums(info)) : null),
     }),
     total: t.field({
       type: LedgerCountRef,
       description: 'Everything the filter matches, in one group.',
-      resolve: async (a, _args, ctx) => (await ledgerCounts(ctx.services.db.prisma, null, scopedFilter(a.filter, a.scope)))[0]!,
+      resolve: async (a, _args, ctx, info) => (await ledgerCounts(ctx.services.db, null, scopedFilter(a.filter, a.scope), selectsSums(info)))[0]!,
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
       args: { first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
       description: 'The events the filter matches.',
       resolve: (a, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(ctx.services.db.prisma, scopedFilter(a.filter, a.scope), args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+        filteredEventPage<LedgerEvent>(ctx.services.db, scopedFilter(a.filter, a.scope), args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
     }),
   }),
 });
@@ -329,7 +369,7 @@ builder.queryFields((t) => ({
     args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
     resolve: async (_root, args, ctx, info) =>
       filteredEventPage<LedgerEvent>(
-        ctx.services.db.prisma,
+        ctx.services.db,
         scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'events')),
         args,
         queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
@@ -339,7 +379,8 @@ builder.queryFields((t) => ({
     type: [LedgerCountRef],
     description: 'Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task\'s events.',
     args: { by: t.arg({ type: LedgerGroupingEnum, required: true }), filter: t.arg({ type: LedgerFilterRef }) },
-    resolve: async (_root, args, ctx) => ledgerCounts(ctx.services.db.prisma, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts'))),
+    resolve: async (_root, args, ctx, info) =>
+      ledgerCounts(ctx.services.db, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts')), selectsSums(info)),
   }),
   ask: t.field({
     type: LedgerAnswerRef,

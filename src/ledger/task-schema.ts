@@ -1,7 +1,6 @@
 // GraphQL: task(id), everything one task did: its calls (each an Action with its events, their
 // payloads, the tool, the door's status and the outcome), its events, and its refusals. A call made
 // with a task-bound token is filed under the token's task, so this is what the token did.
-import { Prisma } from '../generated/prisma/client.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { loadBatched } from '../directory/loader.ts';
@@ -9,6 +8,7 @@ import { DispatchOutcomeEnum } from '../dispatch/schema.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { runRead, SqlParams } from './event-select.ts';
 import { parseFilter, withinTask } from './filter.ts';
 import { ledgerScope, ledgerScopeNow } from './read-scope.ts';
 import { filteredEventPage, pageSize, type Page } from './reads.ts';
@@ -24,26 +24,66 @@ const ActionConnectionRef = builder.connectionObject(
   { name: 'ActionEdge' },
 );
 
+/** The columns of an event a call's summary reads (CallEventRow), over `ledger_event e`. */
+const summaryColumns = `e.kind, e.direction::text AS direction, e.tool, e.status, e.method,
+  e.metadata->>'capture' AS capture, e.metadata->>'step' AS step, e.metadata->>'code' AS code,
+  e.metadata->'mcpResult'->>'isError' AS mcp_error, e.occurred_at`;
+
+type SummaryRow = CallEventRow & { action_id: string };
+
+const scopeKey = (scope: ReturnType<typeof ledgerScopeNow>) => (scope.kind === 'task' ? `task:${scope.task}` : scope.kind);
+
+/** The scope as a condition on `e`, its task a parameter. */
+function scopeCondition(scope: ReturnType<typeof ledgerScopeNow>, params: SqlParams): string {
+  if (scope.kind === 'task') return ` AND e.task = ${params.add(scope.task)}`;
+  return scope.kind === 'none' ? ' AND FALSE' : '';
+}
+
+/** Summaries from rows ordered by action, then position. */
+function summarize(rows: SummaryRow[]): Map<string, CallSummary> {
+  const byAction = new Map<string, CallEventRow[]>();
+  for (const row of rows) {
+    let list = byAction.get(row.action_id);
+    if (!list) byAction.set(row.action_id, (list = []));
+    list.push(row);
+  }
+  return new Map([...byAction].map(([action, events]) => [action, summarizeCall(events)]));
+}
+
+/** Summaries already read with a page of calls, per operation and scope. */
+const primed = new WeakMap<Context, Map<string, CallSummary>>();
+
 /** Summaries of these actions (the events the caller may read), in one statement for a whole page. */
 async function loadSummary(ctx: Context, id: string): Promise<CallSummary | undefined> {
   const scope = ledgerScopeNow(ctx);
-  return loadBatched(ctx, `action-summary:${scope.kind === 'task' ? scope.task : scope.kind}`, id, async (ids) => {
-    const rows = await ctx.services.db.prisma.$queryRaw<(CallEventRow & { action_id: string })[]>`
-      SELECT action_id, kind, direction::text AS direction, tool, status, method,
-             metadata->>'capture' AS capture, metadata->>'step' AS step, metadata->>'code' AS code,
-             metadata->'mcpResult'->>'isError' AS mcp_error, occurred_at
-      FROM ledger_event
-      WHERE action_id = ANY(${ids}::text[])
-        ${scope.kind === 'task' ? Prisma.sql`AND task = ${scope.task}` : scope.kind === 'none' ? Prisma.sql`AND FALSE` : Prisma.empty}
-      ORDER BY action_id, position`;
-    const byAction = new Map<string, CallEventRow[]>();
-    for (const row of rows) {
-      let list = byAction.get(row.action_id);
-      if (!list) byAction.set(row.action_id, (list = []));
-      list.push(row);
-    }
-    return new Map([...byAction].map(([action, events]) => [action, summarizeCall(events)]));
+  const known = primed.get(ctx)?.get(`${scopeKey(scope)}:${id}`);
+  if (known) return known;
+  return loadBatched(ctx, `action-summary:${scopeKey(scope)}`, id, async (ids) => {
+    const params = new SqlParams();
+    const text = `SELECT e.action_id, ${summaryColumns} FROM ledger_event e WHERE e.action_id = ANY(${params.add(ids, '::text[]')})${scopeCondition(scope, params)} ORDER BY e.action_id, e.position`;
+    return summarize(await runRead<SummaryRow>(ctx.services.db.sql, text, params));
   });
+}
+
+/**
+ * A page of a task's calls (actions by their first event) with every summary the page needs, in one
+ * statement; the summaries are kept for the Action fields that follow.
+ */
+async function callsPage(ctx: Context, task: string, take: number, after: bigint | null): Promise<{ action_id: string; first: bigint }[]> {
+  const scope = ledgerScopeNow(ctx);
+  const params = new SqlParams();
+  const text =
+    `WITH calls AS (SELECT action_id, min(position) AS first FROM ledger_event WHERE task = ${params.add(task)} GROUP BY action_id` +
+    (after === null ? '' : ` HAVING min(position) > ${params.add(after, '::bigint')}`) +
+    ` ORDER BY first ASC LIMIT ${params.add(take + 1, '::int')}) ` +
+    `SELECT c.action_id, c.first, ${summaryColumns} FROM calls c JOIN ledger_event e ON e.action_id = c.action_id${scopeCondition(scope, params)} ORDER BY c.first, e.position`;
+  const rows = await runRead<SummaryRow & { first: bigint }>(ctx.services.db.sql, text, params);
+  let cache = primed.get(ctx);
+  if (!cache) primed.set(ctx, (cache = new Map()));
+  for (const [action, summary] of summarize(rows)) cache.set(`${scopeKey(scope)}:${action}`, summary);
+  const calls: { action_id: string; first: bigint }[] = [];
+  for (const row of rows) if (calls.at(-1)?.action_id !== row.action_id) calls.push({ action_id: row.action_id, first: row.first });
+  return calls;
 }
 
 builder.objectFields(ActionRef, (t) => ({
@@ -77,12 +117,7 @@ builder.objectType(TaskRef, {
       resolve: async (task, args, ctx): Promise<Page<ActionShape>> => {
         const take = pageSize(args.first);
         const after = args.after ? decodeCursor(args.after) : null;
-        const rows = await ctx.services.db.prisma.$queryRaw<{ action_id: string; first: bigint }[]>`
-          SELECT action_id, min(position) AS first FROM ledger_event
-          WHERE task = ${task.id}
-          GROUP BY action_id
-          ${after === null ? Prisma.empty : Prisma.sql`HAVING min(position) > ${after}`}
-          ORDER BY first ASC LIMIT ${take + 1}`;
+        const rows = await callsPage(ctx, task.id, take, after);
         const edges = rows.slice(0, take).map((r) => ({ cursor: encodeCursor(BigInt(r.first)), node: { id: r.action_id } }));
         return {
           edges,
@@ -96,7 +131,7 @@ builder.objectType(TaskRef, {
       args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(), order: t.arg({ type: LedgerOrderEnum }) },
       resolve: (task, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(
-          ctx.services.db.prisma,
+          ctx.services.db,
           withinTask(parseFilter(withoutNulls(args.filter ?? {})), task.id),
           args,
           queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
@@ -107,7 +142,7 @@ builder.objectType(TaskRef, {
       description: 'Its REFUSAL events, in position order: each names the limit that refused (metadata.limit, .caveat, .door).',
       args: { first: t.arg.int(firstArg), after: t.arg.string() },
       resolve: (task, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(ctx.services.db.prisma, { task: [task.id], kind: ['REFUSAL'] }, args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+        filteredEventPage<LedgerEvent>(ctx.services.db, { task: [task.id], kind: ['REFUSAL'] }, args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
     }),
   }),
 });
@@ -122,7 +157,8 @@ builder.queryField('task', (t) =>
       const id = String(args.id);
       const scope = await ledgerScope(ctx, 'task');
       if (scope.kind === 'task' && scope.task !== id) return null;
-      const rows = await ctx.services.db.prisma.$queryRaw<unknown[]>`SELECT 1 FROM ledger_event WHERE task = ${id} LIMIT 1`;
+      const params = new SqlParams();
+      const rows = await runRead(ctx.services.db.sql, `SELECT 1 FROM ledger_event WHERE task = ${params.add(id)} LIMIT 1`, params);
       return rows.length ? { id } : null;
     },
   }),

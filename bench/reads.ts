@@ -1,0 +1,319 @@
+// Reviewer reads: dirledger's GraphQL vs PostGraphile 5 on the same database vs one SQL statement (PostgreSQL).
+//
+//   npm run bench -- reads [--events 150000] [--grow 1000000,10000000] [--rounds 3] [--seconds 2]
+//                          [--concurrency 1,16] [--only "event by id,…"] [--skip-postgraphile]
+//
+// Loads --events through POST /ledger/batches with the ingest bench's workload (tool requests name
+// their tool's contract), starts PostGraphile (Amber preset) on the same database, and asks each
+// question of bench/lib/reads-questions.ts three ways: of this server, of PostGraphile, and as one
+// hand-written statement through pg (the floor). First it checks the three answer with the same data;
+// then an accounting pass through a wire-protocol relay counts statements and bytes from PostgreSQL
+// per request (servers started behind the relay only for it); then timed, interleaved rounds
+// (every question, concurrency and system in turn, the systems' order rotating per round) print rps,
+// p50 and p99 with medians over rounds. --grow then adds generated events in SQL (bench/lib/grow-ledger.ts)
+// and measures again at each size, printing how p99 grows.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { mintWithRootKey } from '../src/auth/authority.ts';
+import { contractSha256 } from '../src/directory/contracts.ts';
+import { benchServerEntry } from './lib/build.ts';
+import { onCleanup } from './lib/cleanup.ts';
+import { processCpuSeconds } from './lib/cpu.ts';
+import { growLedger } from './lib/grow-ledger.ts';
+import { workload } from './lib/ledger-workload.ts';
+import { startWireCounter, type WireCounts } from './lib/pg-wire-counter.ts';
+import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
+import { postClient, type PostClient } from './lib/post.ts';
+import { askFloor, questions, type Pools, type Question } from './lib/reads-questions.ts';
+import { repoRoot, startServer, type ServerProcess } from './lib/server.ts';
+import { fixed, int, median, percentile, row, target } from './lib/stats.ts';
+
+const rootKey = randomBytes(32);
+const auth = { authorization: `Bearer ${mintWithRootKey(rootKey)}` };
+const tools = ['search_web', 'read_file', 'write_file', 'list_directory', 'run_query', 'send_email', 'create_event', 'fetch_url', 'summarize', 'git_diff'];
+const contractOf = (tool: string) => ({ method: 'POST', url: `https://tools.example.com/mcp/${tool}`, headers: { 'content-type': 'application/json' }, body: { query: '{{query}}' } });
+const systems = ['ours', 'postgraphile', 'floor'] as const;
+type System = (typeof systems)[number];
+/** `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process). */
+type Cell = { rps: number; p50: number; p99: number; cpuMs?: number };
+/** Per request; `readsPayload`: a statement's text names blob.data (PostGraphile encodes it in SQL, so its bytes are not typed bytea). */
+type Accounting = { statements: number; bytes: number; byteaBytes: number; readsPayload: boolean };
+type Sized = { events: number; cells: Map<string, Cell[]>; accounting: Map<string, Accounting> };
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      events: { type: 'string', default: '150000' },
+      grow: { type: 'string', default: '' },
+      rounds: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '2' },
+      concurrency: { type: 'string', default: '1,16' },
+      only: { type: 'string', default: '' },
+      'skip-postgraphile': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const events = Number(values.events);
+  const sizes = [events, ...values.grow.split(',').filter(Boolean).map(Number)];
+  const rounds = Number(values.rounds);
+  const seconds = Number(values.seconds);
+  const levels = values.concurrency.split(',').map(Number);
+  const asked = values.only ? questions.filter((q) => values.only.split(',').includes(q.short)) : questions;
+  const active: System[] = values['skip-postgraphile'] ? ['ours', 'floor'] : [...systems];
+  console.log(`reads: ${int(events)} events through the ingest door${sizes.length > 1 ? `, then grown to ${sizes.slice(1).map(int).join(', ')}` : ''}; ` +
+    `${rounds} interleaved rounds of ${seconds} s per cell; concurrency ${levels.join(', ')}; PostgreSQL at ${new URL(benchBaseUrl()).host}`);
+
+  const db = await createBenchDatabase('reads');
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-reads-'));
+  onCleanup(`remove ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
+  const contracts = new Map(tools.map((t) => [t, contractSha256(contractOf(t))]));
+  await writeDirectory(dataDir);
+  const entry = await benchServerEntry(repoRoot, 'reads');
+  const ourEnv = (url: string, name: string) => ({ DATABASE_URL: url, DATA_DIR: path.join(dataDir, name), DIRECTORY_DIR: path.join(dataDir, 'directory'), DIRECTORY_WATCH_MS: '0', DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: rootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0' });
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const startOurs = (url: string, name: string) => startServer(ourEnv(url, name), { entry, ...(name === 'ours' && { nodeArgs }) });
+  const startPostgraphile = (url: string) =>
+    startServer({ DATABASE_URL: url }, { entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'), nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs')] });
+
+  const ours = await startOurs(db.url, 'ours');
+  const t0 = performance.now();
+  await ingest(ours.origin, events, contracts);
+  console.log(`loaded ${int(events)} events through POST /ledger/batches in ${fixed((performance.now() - t0) / 1000, 1)} s`);
+  const peer = active.includes('postgraphile') ? await startPostgraphile(db.url) : undefined;
+  const floor = new pg.Pool({ connectionString: db.url, max: Math.max(...levels) });
+  floor.on('error', () => {}); // dropping the database ends its connections
+  onCleanup('floor pool', () => floor.end());
+
+  const results: Sized[] = [];
+  for (const size of sizes) {
+    if (size > events) {
+      console.log(`\ngrowing the ledger to ${int(size)} events in SQL…`);
+      const s = await growLedger(db.url, size, { tools, contracts, log: (l) => console.log(l) });
+      console.log(`grown in ${fixed(s, 0)} s`);
+    }
+    const pools = await readPools(floor, tools);
+    const servers = { ours, postgraphile: peer };
+    await checkSameAnswers(asked, servers, floor, pools, active);
+    const accounting = await account(asked, db.url, pools, active, startOurs, startPostgraphile);
+    const cells = await timeRounds(asked, servers, floor, pools, active, levels, rounds, seconds);
+    const sized: Sized = { events: size, cells, accounting };
+    results.push(sized);
+    printSize(sized, asked, active, levels, rounds);
+  }
+  if (results.length > 1) printGrowth(results, asked, active, levels);
+  await peer?.stop();
+  await ours.stop();
+  await db.drop();
+}
+
+async function writeDirectory(dataDir: string): Promise<void> {
+  const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
+  const lines = ['name,description,way: http,args schema', ...tools.map((t) => [t, quote(`The ${t.replaceAll('_', ' ')} tool of the bench workload.`), quote(JSON.stringify(contractOf(t))), quote('{"type":"object","properties":{"query":{"type":"string"}}}')].join(','))];
+  await import('node:fs/promises').then((fs) => fs.mkdir(path.join(dataDir, 'directory'), { recursive: true }));
+  await writeFile(path.join(dataDir, 'directory', 'tool.csv'), lines.join('\n') + '\n');
+}
+
+/** The workload through the ingest door, 4 senders, each tool request naming its tool's contract. */
+async function ingest(origin: string, events: number, contracts: Map<string, string>): Promise<void> {
+  const client = postClient(origin, 4);
+  const batches = [...workload({ events, batchSize: 500, repeatRatio: 0.3, resendRatio: 0, seed: 1, collectors: 4 })];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < batches.length) {
+        const b = batches[next++]!;
+        const evs = b.events.map((e) => (e.kind === 'tool.request' && e.tool ? { ...e, contract: { form: 'REST', sha256: contracts.get(e.tool)! } } : e));
+        const r = await client.post('/ledger/batches', Buffer.from(JSON.stringify({ collector: b.collector, position: b.position, events: evs })), { 'content-type': 'application/json', ...auth });
+        if (r.status !== 200) throw new Error(`ingest answered ${r.status}: ${r.text.slice(0, 300)}`);
+      }
+    }),
+  );
+  client.close();
+}
+
+/** Recent events, their actions, and the tools: what a reviewer reads. */
+async function readPools(pool: pg.Pool, tools: string[]): Promise<Pools> {
+  const recent = (await pool.query<{ id: string; action_id: string; kind: string }>('SELECT id, action_id, kind FROM ledger_event ORDER BY position DESC LIMIT 4000')).rows;
+  const spread = <T>(list: T[]) => list.filter((_, i) => i % 7 === 0);
+  return {
+    eventIds: spread(recent.map((r) => r.id)),
+    contractEventIds: spread(recent.filter((r) => r.kind === 'tool.request').map((r) => r.id)),
+    actionIds: [...new Set(spread(recent.map((r) => r.action_id)))],
+    tools,
+    sevenTools: [...tools].sort().slice(0, 7),
+  };
+}
+
+type Servers = { ours: ServerProcess; postgraphile?: ServerProcess };
+
+async function askGraph(client: PostClient, q: Question, system: 'ours' | 'postgraphile', pools: Pools, i: number, headers: Record<string, string>): Promise<unknown> {
+  const graph = q[system];
+  const body = Buffer.from(JSON.stringify({ query: graph.query, variables: graph.variables(pools, i) }));
+  const send = () => client.post('/graphql', body, { 'content-type': 'application/json', accept: 'application/json', ...headers });
+  // A keep-alive socket the server closed while this system sat out other cells: the read never arrived, so it is sent again.
+  const r = await send().catch((error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || /socket hang up/.test(error.message) ? send() : Promise.reject(error)));
+  const answer = JSON.parse(r.text) as { data?: unknown; errors?: unknown };
+  if (r.status !== 200 || answer.errors) throw new Error(`${system} answered ${r.status} to "${q.short}": ${r.text.slice(0, 500)}`);
+  return answer.data;
+}
+
+const headersOf = (system: System) => (system === 'ours' ? auth : {});
+
+async function checkSameAnswers(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[]): Promise<void> {
+  const clients = { ours: postClient(servers.ours.origin, 1), postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, 1) };
+  try {
+    for (const [index, q] of asked.entries()) {
+      for (let i = 0; i < 5; i++) {
+        const answers: Record<string, unknown> = { floor: await askFloor(floor, q, questions.indexOf(q), pools, i) };
+        answers.ours = await q.ours.normalize(await askGraph(clients.ours, q, 'ours', pools, i, auth));
+        if (active.includes('postgraphile')) answers.postgraphile = await q.postgraphile.normalize(await askGraph(clients.postgraphile!, q, 'postgraphile', pools, i, {}));
+        for (const s of active) {
+          if (!isDeepStrictEqual(answers[s], answers.floor)) {
+            throw new Error(`"${q.short}" (sample ${i}): ${s} answered differently from the floor\n${s}: ${JSON.stringify(answers[s]).slice(0, 800)}\nfloor: ${JSON.stringify(answers.floor).slice(0, 800)}`);
+          }
+        }
+      }
+      void index;
+    }
+    console.log(`checked: ${active.join(', ')} give the same data for every question (5 samples each)`);
+  } finally {
+    clients.ours.close();
+    clients.postgraphile?.close();
+  }
+}
+
+/** Statements and bytes from PostgreSQL per request, through the relay, after a warm-up of each question. */
+async function account(
+  asked: Question[],
+  url: string,
+  pools: Pools,
+  active: System[],
+  startOurs: (url: string, name: string) => Promise<ServerProcess>,
+  startPeer: (url: string) => Promise<ServerProcess>,
+): Promise<Map<string, Accounting>> {
+  const base = new URL(url);
+  const counters = Object.fromEntries(await Promise.all(active.map(async (s) => [s, await startWireCounter({ host: base.hostname, port: Number(base.port || 5432) })] as const)));
+  const out = new Map<string, Accounting>();
+  const n = 20;
+  const servers: Partial<Record<System, ServerProcess>> = { ours: await startOurs(counters.ours!.via(url), 'ours-accounting') };
+  if (active.includes('postgraphile')) servers.postgraphile = await startPeer(counters.postgraphile!.via(url));
+  const floor = new pg.Pool({ connectionString: counters.floor!.via(url), max: 1 });
+  try {
+    for (const system of active) {
+      const counter = counters[system]!;
+      const client = system === 'floor' ? undefined : postClient(servers[system]!.origin, 1);
+      for (const q of asked) {
+        const ask = (i: number) => (client ? askGraph(client, q, system as 'ours' | 'postgraphile', pools, i, headersOf(system)) : askFloor(floor, q, questions.indexOf(q), pools, i));
+        for (let i = 0; i < n; i++) await ask(i); // the same requests once first: caches (contracts) and named statements warm
+        const warm = counter.take(); // named statements are parsed once: their text passes during the warm-up
+        for (let i = 0; i < n; i++) await ask(i);
+        const c: WireCounts = counter.take();
+        if (process.env.BENCH_READS_DEBUG) console.log(system, q.short, c.statements, c.byType, c.texts.map((t) => t.slice(0, 300)));
+        const readsPayload = [...warm.texts, ...c.texts].some((t) => /\bblob\b/.test(t) && /\bdata\b/.test(t));
+        out.set(`${system}|${q.short}`, { statements: c.statements / n, bytes: c.bytesFromServer / n, byteaBytes: c.byteaBytes / n, readsPayload });
+      }
+      client?.close();
+    }
+  } finally {
+    await floor.end();
+    for (const s of Object.values(servers)) await s.stop();
+    for (const c of Object.values(counters)) await c.close();
+  }
+  return out;
+}
+
+/** Closed loop: `concurrency` callers for `seconds`, each request's latency kept. */
+async function drive(seconds: number, concurrency: number, call: (i: number) => Promise<unknown>): Promise<Cell> {
+  const latencies: number[] = [];
+  let i = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        await call(i++);
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  return { rps: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+async function timeRounds(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[], levels: number[], rounds: number, seconds: number): Promise<Map<string, Cell[]>> {
+  const cells = new Map<string, Cell[]>();
+  const max = Math.max(...levels);
+  const clients = { ours: postClient(servers.ours.origin, max), postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, max) };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const order = active.map((_, k) => active[(k + round) % active.length]!);
+      for (const q of asked) {
+        for (const c of levels) {
+          for (const system of order) {
+            const call = (i: number) =>
+              system === 'floor' ? askFloor(floor, q, questions.indexOf(q), pools, i) : askGraph(clients[system]!, q, system, pools, i, headersOf(system));
+            await drive(Math.min(0.3, seconds / 4), c, call); // warm-up, not kept
+            const pid = system === 'floor' ? undefined : servers[system]!.pid;
+            const cpu0 = pid && processCpuSeconds(pid);
+            const cell = await drive(seconds, c, call);
+            if (pid) cell.cpuMs = ((processCpuSeconds(pid)! - (cpu0 as number)) * 1000) / (cell.rps * seconds);
+            const key = `${system}|${q.short}|${c}`;
+            cells.set(key, [...(cells.get(key) ?? []), cell]);
+          }
+        }
+      }
+      process.stdout.write(`  round ${round + 1}/${rounds} done\n`);
+    }
+  } finally {
+    clients.ours.close();
+    clients.postgraphile?.close();
+  }
+  return cells;
+}
+
+const med = (list: Cell[] | undefined, f: (c: Cell) => number) => (list?.length ? median(list.map(f)) : NaN);
+
+function printSize(s: Sized, asked: Question[], active: System[], levels: number[], rounds: number): void {
+  console.log(`\n== ${int(s.events)} events: medians of ${rounds} interleaved rounds (shared 2-core machine)`);
+  console.log(`${''.padEnd(34)} ${active.map((a) => a.padStart(16)).join(' ')}`);
+  for (const q of asked) {
+    console.log(`-- ${q.name}`);
+    for (const c of levels) {
+      const get = (a: System, f: (c: Cell) => number) => med(s.cells.get(`${a}|${q.short}|${c}`), f);
+      console.log(row(`  rps, concurrency ${c}`, ...active.map((a) => int(get(a, (x) => x.rps)))));
+      console.log(row(`  p50 / p99 ms, concurrency ${c}`, ...active.map((a) => `${fixed(get(a, (x) => x.p50))} / ${fixed(get(a, (x) => x.p99))}`)));
+      console.log(row(`  server CPU ms per request, conc ${c}`, ...active.map((a) => (a === 'floor' ? '' : fixed(get(a, (x) => x.cpuMs ?? NaN))))));
+      const ratio = (a: System) => get('ours', (x) => x.rps) / get(a, (x) => x.rps);
+      if (active.includes('postgraphile')) console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
+      console.log(row(`  ours / floor rps, conc ${c}`, fixed(ratio('floor'))));
+    }
+    const acc = (a: System) => s.accounting.get(`${a}|${q.short}`)!;
+    console.log(row('  SQL statements per request', ...active.map((a) => fixed(acc(a).statements, 1))));
+    console.log(row('  bytes from PostgreSQL per request', ...active.map((a) => int(acc(a).bytes))));
+    const payload = (a: Accounting) => (a.byteaBytes ? int(a.byteaBytes) : a.readsPayload ? 'read, encoded' : '0');
+    console.log(row('  blob.data bytes per request', ...active.map((a) => payload(acc(a)))));
+    const ours = acc('ours');
+    console.log(target('  ours: statements per request', fixed(ours.statements, 1), '≤ 2', ours.statements <= 2));
+    if (!q.short.includes('payload')) console.log(target('  ours: payload bytes read', payload(ours), '0', !ours.byteaBytes && !ours.readsPayload));
+  }
+}
+
+function printGrowth(results: Sized[], asked: Question[], active: System[], levels: number[]): void {
+  const first = results[0]!;
+  console.log(`\n== growth: p99 at each size / p99 at ${int(first.events)} (medians over rounds)`);
+  console.log(`${''.padEnd(34)} ${results.slice(1).flatMap((r) => active.map((a) => `${a} ${int(r.events / 1e6)}M`.padStart(16))).join(' ')}`);
+  for (const q of asked) {
+    for (const c of levels) {
+      const p99 = (r: Sized, a: System) => med(r.cells.get(`${a}|${q.short}|${c}`), (x) => x.p99);
+      console.log(row(`${q.short}, conc ${c}`, ...results.slice(1).flatMap((r) => active.map((a) => `${fixed(p99(r, a) / p99(first, a))}×`))));
+      const last = results.at(-1)!;
+      console.log(target(`  ours p99 ${int(last.events / 1e6)}M / ${int(first.events / 1e3)}K`, `${fixed(p99(last, 'ours'))} / ${fixed(p99(first, 'ours'))} ms`, '≤ 2×', p99(last, 'ours') <= 2 * p99(first, 'ours')));
+    }
+  }
+}

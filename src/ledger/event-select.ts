@@ -1,0 +1,230 @@
+// Ledger events read as a GraphQL selection asks, in one SQL statement: only the columns the
+// selection names (blob.data only under payload text or bytes), the payload blob and the batch joined
+// in the same statement, sent as a named statement so PostgreSQL parses and plans it once per
+// connection. Hand-written (issue 17, measured by `npm run bench -- reads`): Prisma sends every
+// statement unnamed and one per relation. A selection this planner does not know (a nested list
+// such as payload.events) gets null, and the caller reads through Prisma as before.
+import { createHash } from 'node:crypto';
+import type { SqlParam, SqlQueryable, SqlRow } from '../db/sql.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { getDatamodel } from '../generated/pothos-types.ts';
+import { filterDimensions, type LedgerFilter } from './filter.ts';
+
+/** What queryFromInfo (or a prismaField's `query`) plans for a LedgerEvent. */
+export type EventQuery = { select?: Record<string, unknown>; include?: Record<string, unknown> };
+
+type Field = { name: string; column: string; type: string };
+type Model = { table: string; fields: Map<string, Field> };
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch' | 'DirectoryRow', Model> = (() => {
+  const dm = getDatamodel().datamodel.models as unknown as Record<string, { fields: { name: string; kind: string; type: string }[] }>;
+  const model = (name: string, table: string): Model => ({
+    table,
+    fields: new Map(dm[name]!.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => [f.name, { name: f.name, column: snake(f.name), type: f.type }])),
+  });
+  return {
+    LedgerEvent: model('LedgerEvent', 'ledger_event'),
+    Blob: model('Blob', 'blob'),
+    LedgerBatch: model('LedgerBatch', 'ledger_batch'),
+    DirectoryRow: model('DirectoryRow', 'directory_row'),
+  };
+})();
+
+/**
+ * Every scalar column of a Directory row over alias `r` (aliased d0…), and the reader that gives it
+ * Prisma's shape. With `onlyWhen`, a condition true on one row of each, the columns other than the
+ * key (type, name) are sent on that row alone: a row joined to its page of events is sent once, not
+ * once per event.
+ */
+export function directoryRowColumns(onlyWhen?: string): { columns: string; read(row: SqlRow): Record<string, unknown> } {
+  const fields = [...models.DirectoryRow.fields.values()];
+  const key = new Set(['type', 'name']);
+  return {
+    columns: fields.map((f, i) => (onlyWhen && !key.has(f.name) ? `CASE WHEN ${onlyWhen} THEN r.${f.column} END AS d${i}` : `r.${f.column} AS d${i}`)).join(', '),
+    read: (row) => Object.fromEntries(fields.map((f, i) => [f.name, row[`d${i}`]])),
+  };
+}
+
+/** The to-one relations of an event that are joined into the same statement. */
+const relations = {
+  payload: { model: models.Blob, alias: 'p', join: 'LEFT JOIN blob p ON p.sha256 = e.payload_sha256', key: 'sha256' },
+  batch: { model: models.LedgerBatch, alias: 'b', join: 'LEFT JOIN ledger_batch b ON b.id = e.batch_id', key: 'id' },
+} as const;
+
+type Column = { alias: string; field: string; convert?: (v: unknown) => unknown };
+type Nested = { name: string; key: string; columns: Column[] };
+
+/** The select list, joins and row reader for one selection; null when it names something unknown. */
+export type EventPlan = {
+  columns: string;
+  joins: string;
+  read(row: SqlRow): Record<string, unknown>;
+  /** Whether the row holds an event (false for the null side of an outer join); needs `position` planned. */
+  present(row: SqlRow): boolean;
+};
+
+const toDecimal = (v: unknown) => (v === null || v === undefined ? null : new Prisma.Decimal(v as string));
+
+/** The fields a selection asks of a model: `true` for a scalar, the nested query for a relation. */
+function wanted(model: Model, query: EventQuery | true): Map<string, unknown> | null {
+  if (query === true) return new Map([...model.fields.keys()].map((k) => [k, true]));
+  const { select, include, ...rest } = query;
+  if (Object.keys(rest).length) return null;
+  const out = new Map<string, unknown>();
+  if (select) for (const [k, v] of Object.entries(select)) if (v) out.set(k, v);
+  if (!select) for (const k of model.fields.keys()) out.set(k, true);
+  if (include) for (const [k, v] of Object.entries(include)) if (v) out.set(k, v);
+  return out;
+}
+
+function scalarColumns(model: Model, alias: string, fields: Iterable<string>, columns: string[]): Column[] | null {
+  const out: Column[] = [];
+  for (const name of fields) {
+    const field = model.fields.get(name);
+    if (!field) return null;
+    const as = `c${columns.length}`;
+    columns.push(`${alias}.${field.column} AS ${as}`);
+    out.push({ alias: as, field: name, ...(field.type === 'Decimal' && { convert: toDecimal }) });
+  }
+  return out;
+}
+
+/**
+ * Plans the columns of `query` (plus `always`, fields the caller needs itself) over `ledger_event e`.
+ * Only to-one relations (payload, batch) with plain scalar selections are planned.
+ */
+export function planEventSelect(query: EventQuery, always: readonly string[] = []): EventPlan | null {
+  const fields = wanted(models.LedgerEvent, query);
+  if (!fields) return null;
+  for (const f of always) fields.set(f, true);
+  const columns: string[] = [];
+  const scalars = scalarColumns(models.LedgerEvent, 'e', [...fields].filter(([k]) => !(k in relations)).map(([k]) => k), columns);
+  if (!scalars) return null;
+  const nested: Nested[] = [];
+  const joins: string[] = [];
+  for (const [name, value] of fields) {
+    if (!(name in relations)) continue;
+    const relation = relations[name as keyof typeof relations];
+    const inner = wanted(relation.model, value as EventQuery | true);
+    if (!inner || [...inner.values()].some((v) => v !== true)) return null;
+    inner.set(relation.key, true);
+    const cols = scalarColumns(relation.model, relation.alias, inner.keys(), columns);
+    if (!cols) return null;
+    nested.push({ name, key: relation.key, columns: cols });
+    joins.push(relation.join);
+  }
+  const position = scalars.find((c) => c.field === 'position');
+  return {
+    columns: columns.join(', '),
+    joins: joins.join(' '),
+    present: (row) => (position ? row[position.alias] != null : true),
+    read(row) {
+      const out: Record<string, unknown> = {};
+      for (const c of scalars) out[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];
+      for (const n of nested) {
+        const present = row[n.columns.find((c) => c.field === n.key)!.alias] != null;
+        if (!present) {
+          out[n.name] = null;
+          continue;
+        }
+        const value: Record<string, unknown> = {};
+        for (const c of n.columns) value[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];
+        out[n.name] = value;
+      }
+      return out;
+    },
+  };
+}
+
+/** Bind parameters collected while a statement's text is built. */
+export class SqlParams {
+  readonly values: SqlParam[] = [];
+
+  add(value: SqlParam, cast = ''): string {
+    this.values.push(value);
+    return `$${this.values.length}${cast}`;
+  }
+}
+
+/**
+ * The filter as conditions over `ledger_event e`, every value a parameter. One value compares with
+ * `=` (so an index on (column, position) also gives the order), several with `= ANY`; an empty list
+ * matches nothing. The statement text depends only on which fields are set and whether each holds
+ * one value, so it stays one named statement per shape.
+ */
+export function filterConditions(filter: LedgerFilter, params: SqlParams): string[] {
+  const out: string[] = [];
+  const list = (column: string, values: readonly string[] | undefined) => {
+    if (!values) return;
+    if (values.length === 0) out.push('FALSE');
+    else if (values.length === 1) out.push(`${column} = ${params.add(values[0]!)}`);
+    else out.push(`${column} = ANY(${params.add(values, '::text[]')})`);
+  };
+  for (const d of filterDimensions) list(`e.${d}`, filter[d]);
+  list('e.direction::text', filter.direction);
+  if (filter.occurredFrom) out.push(`e.occurred_at >= ${params.add(filter.occurredFrom, '::timestamptz')}`);
+  if (filter.occurredTo) out.push(`e.occurred_at < ${params.add(filter.occurredTo, '::timestamptz')}`);
+  return out;
+}
+
+const names = new Map<string, string>();
+/** Distinct statements named per process; past this, statements go unnamed (a bound on what each connection keeps prepared). */
+export const NAMED_STATEMENTS_MAX = 256;
+
+/** A stable prepared-statement name for this text, while fewer than NAMED_STATEMENTS_MAX are named. */
+export function statementName(text: string): string | undefined {
+  let name = names.get(text);
+  if (name || names.size >= NAMED_STATEMENTS_MAX) return name;
+  name = `dl_read_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  names.set(text, name);
+  return name;
+}
+
+/** Runs one read statement under its stable name. */
+export function runRead<R extends SqlRow = SqlRow>(sql: SqlQueryable, text: string, params: SqlParams): Promise<R[]> {
+  const prepared = statementName(text);
+  return sql.query<R>(text, params.values, prepared ? { prepared } : {});
+}
+
+export type EventSpec = {
+  filter: LedgerFilter;
+  id?: string;
+  actionId?: string;
+  actionIds?: string[];
+  /** Only events after (ASC) or before (DESC) this position. */
+  after?: bigint;
+  order: 'ASC' | 'DESC';
+  limit?: number;
+};
+
+/** Columns with a (column, position) index, in the order one is chosen to lead ORDER BY. */
+const leadingColumns = ['tool', 'task', 'session', 'kind'] as const;
+
+/** The statement that reads events matching `spec` with the columns `plan` selects, and its parameters. */
+export function eventStatement(plan: EventPlan, spec: EventSpec): { text: string; params: SqlParams } {
+  const params = new SqlParams();
+  const where = filterConditions(spec.filter, params);
+  if (spec.id !== undefined) where.unshift(`e.id = ${params.add(spec.id)}`);
+  if (spec.actionId !== undefined) where.unshift(`e.action_id = ${params.add(spec.actionId)}`);
+  if (spec.actionIds !== undefined) where.unshift(`e.action_id = ANY(${params.add(spec.actionIds, '::text[]')})`);
+  if (spec.after !== undefined) where.push(`e.position ${spec.order === 'ASC' ? '>' : '<'} ${params.add(spec.after, '::bigint')}`);
+  // An id names at most one event: ordering it would let a plan walk the position index looking for it.
+  const byId = spec.id !== undefined;
+  // Ordered by a column held to one value first (same rows, same order), so even a generic plan walks
+  // that column's (column, position) index: by position alone it may walk the whole ledger for a rare value.
+  const held = spec.actionId !== undefined ? 'action_id' : leadingColumns.find((d) => spec.filter[d]?.length === 1);
+  const text =
+    `SELECT ${plan.columns} FROM ledger_event e ${plan.joins}` +
+    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+    (byId ? '' : ` ORDER BY ${held ? `e.${held} ${spec.order}, ` : ''}e.position ${spec.order}`) +
+    (byId || spec.limit === undefined ? '' : ` LIMIT ${params.add(spec.limit, '::int')}`);
+  return { text, params };
+}
+
+/** Events matching `spec`, with the columns `plan` selects, in one statement. */
+export async function selectEvents(sql: SqlQueryable, plan: EventPlan, spec: EventSpec): Promise<Record<string, unknown>[]> {
+  const { text, params } = eventStatement(plan, spec);
+  return (await runRead(sql, text, params)).map((row) => plan.read(row));
+}
