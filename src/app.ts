@@ -29,6 +29,7 @@ import type { AuthDoor } from './auth/caveats.ts';
 import { currentGrant, runWithGrant } from './auth/current.ts';
 import { admit, credentialOf, credentialOfParams, recordRefusal, refusalResponse } from './http/authenticate.ts';
 import { hookSignature, verifyHookSignature } from './http/hook-signature.ts';
+import { healthReporter } from './health.ts';
 
 export type App = {
   services: Services;
@@ -89,6 +90,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ],
   });
 
+  const health = healthReporter(services);
   let inFlight = 0;
   let idle: (() => void) | undefined;
   let stopping = false;
@@ -97,7 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const url = new URL(request.url);
     const path = url.pathname;
     if (path === '/healthz') {
-      return json({ ok: true, database: services.db.kind });
+      return json(await health());
     }
     if (path === '/') return new Response(null, { status: 302, headers: { location: graphqlPath } });
     if (isGraphiqlPage(request, path)) return yoga.fetch(request, {});

@@ -8,6 +8,8 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { folderBytes } from './disk.ts';
+import { createEmbedded, isInitialised } from './embedded.ts';
 import { migrateInChild } from './migrate-child.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
 import { applyMigrations, hasPendingMigrations } from './schema-engine.ts';
@@ -20,6 +22,8 @@ export type Database = {
   kind: 'postgres' | 'pglite';
   adapterFactory: SqlMigrationAwareDriverAdapterFactory;
   migrate(): Promise<string[]>;
+  /** Bytes the database takes on disk: its data folder for embedded PGlite, pg_database_size on PostgreSQL. */
+  sizeBytes(): Promise<number>;
   close(): Promise<void>;
   /** The embedded instance, when kind is 'pglite'. */
   pglite?: PGlite;
@@ -41,7 +45,8 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       kind: 'postgres',
       adapterFactory: migrationFactory,
       // In a child process with its own connection: the schema engine's memory leaves with it.
-      migrate: async () => ((await hasPendingMigrations(sql)) ? migrateInChild(target.url) : []),
+      migrate: async () => ((await hasPendingMigrations(sql)) ? migrateInChild({ url: target.url }) : []),
+      sizeBytes: () => databaseSize(sql),
       close: once(async () => {
         await prisma.$disconnect();
         await pool.end();
@@ -50,9 +55,13 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
   }
   const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
   let pglite: PGlite;
+  let appliedAtOpen: string[] = [];
   if ('dataDir' in target) {
     await mkdir(target.dataDir, { recursive: true });
-    pglite = await PGlite.create(target.dataDir);
+    // A new folder is created and migrated in a child process: initdb and the schema engine would
+    // otherwise leave ~600 MB resident in this one for good.
+    if (!isInitialised(target.dataDir)) appliedAtOpen = await migrateInChild({ dataDir: target.dataDir });
+    pglite = await createEmbedded(target.dataDir);
   } else {
     pglite = await PGlite.create(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
   }
@@ -65,8 +74,13 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     kind: 'pglite',
     pglite,
     adapterFactory,
-    // In-process: the adapter needs this very PGlite instance. The engine is released after each run.
-    migrate: async () => ((await hasPendingMigrations(sql)) ? applyMigrations(adapterFactory) : []),
+    // A folder's later migrations (an upgrade) run in-process: the adapter needs this very PGlite instance.
+    migrate: async () => {
+      const applied = appliedAtOpen;
+      appliedAtOpen = [];
+      return [...applied, ...((await hasPendingMigrations(sql)) ? await applyMigrations(adapterFactory) : [])];
+    },
+    sizeBytes: () => ('dataDir' in target ? folderBytes(target.dataDir) : databaseSize(sql)),
     close: once(async () => {
       await prisma.$disconnect();
       await pglite.close();
@@ -75,14 +89,19 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
 }
 
 /**
- * Keeps WebAssembly on V8's baseline compiler for the rest of the process. Prisma's query compiler
- * is WebAssembly, and tiering its hot functions up to the optimizing compiler cost ~50 MB of resident
- * memory for no measurable CPU gain. Process-wide, so only for PostgreSQL: PGlite's Postgres is
- * WebAssembly too and needs the optimizing compiler. Takes effect for modules compiled after the call.
+ * Keeps WebAssembly on V8's baseline compiler (Liftoff) for the rest of the process. Prisma's query
+ * compiler and PGlite's Postgres are WebAssembly; tiering their hot functions up to the optimizing
+ * compiler cost ~50 MB resident on PostgreSQL and a spike of ~500 MB on PGlite just after start (Node 24
+ * ignores --no-wasm-tier-up there), for no measurable CPU gain in the ingest and dispatch benches.
+ * Takes effect for modules compiled after the call.
  */
 export function keepWasmOnBaselineCompiler(): void {
-  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
-  v8.setFlagsFromString('--no-wasm-tier-up');
+  v8.setFlagsFromString('--liftoff-only');
+}
+
+async function databaseSize(sql: SqlExecutor): Promise<number> {
+  const rows = await sql.query<{ bytes: string }>('select pg_database_size(current_database())::text as bytes');
+  return Number(rows[0]!.bytes);
 }
 
 const executors = new WeakMap<PrismaClient, SqlExecutor>();

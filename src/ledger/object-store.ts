@@ -1,6 +1,6 @@
 // Where blobs larger than the inline limit live: one small interface, two stores.
 import { randomUUID } from 'node:crypto';
-import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 
@@ -23,29 +23,42 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
-/** A local folder: files named by hash, written atomically through a temp file and rename. */
+/**
+ * A local folder: files named by hash, written atomically through a temp file and rename, and
+ * durable before put resolves (the file, its folder and any folder it created are fsynced), so an
+ * event committed after put never points at a blob a power cut took.
+ */
 export class FolderObjectStore implements ObjectStore {
   readonly kind = 'folder' as const;
-  constructor(private readonly root: string) {}
+  constructor(readonly folder: string) {}
 
   private file(key: string): string {
-    const file = path.resolve(this.root, key);
-    if (!file.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`object key escapes the store: ${key}`);
+    const file = path.resolve(this.folder, key);
+    if (!file.startsWith(path.resolve(this.folder) + path.sep)) throw new Error(`object key escapes the store: ${key}`);
     return file;
   }
 
   async put(key: string, bytes: Buffer): Promise<void> {
     const file = this.file(key);
     if (await this.has(key)) return;
-    await mkdir(path.dirname(file), { recursive: true });
+    const created = await mkdir(path.dirname(file), { recursive: true });
     const temp = `${file}.${randomUUID()}.tmp`;
     try {
-      await writeFile(temp, bytes, { flag: 'wx' });
+      const handle = await open(temp, 'wx');
+      try {
+        await handle.writeFile(bytes);
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
       await rename(temp, file);
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
     }
+    await syncFolder(path.dirname(file));
+    // mkdir returns the first folder it made: every folder from there up to the file's is new.
+    if (created) for (let folder = path.dirname(file); folder !== path.dirname(created); folder = path.dirname(folder)) await syncFolder(path.dirname(folder));
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -127,5 +140,14 @@ export class S3ObjectStore implements ObjectStore {
 
   close(): void {
     void this.sdk?.then(({ client }) => client.destroy());
+  }
+}
+
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

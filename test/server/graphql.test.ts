@@ -13,7 +13,12 @@ describe('the server', () => {
   it('answers the health check without recording anything', async () => {
     const response = await fetch(`${t.origin}/healthz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true, database: 'pglite' });
+    const health = await response.json();
+    expect(health).toMatchObject({ ok: true, database: 'pglite' });
+    expect(health.memory.rssBytes).toBeGreaterThan(health.memory.heapUsedBytes);
+    expect(health.memory.heapUsedBytes).toBeGreaterThan(0);
+    expect(health.disk.databaseBytes).toBeGreaterThan(1_000_000);
+    expect(health.disk.blobFolderBytes).toBeGreaterThanOrEqual(0);
   });
 
   it('appends a batch over GraphQL and reads the event back with its payload', async () => {

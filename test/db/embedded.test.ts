@@ -1,0 +1,93 @@
+// The embedded database on a data folder: created and migrated in a child process, durable commits,
+// small shared buffers, and its size on disk.
+import fs from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/client.ts';
+import { embeddedStartParams } from '../../src/db/embedded.ts';
+
+const migrationFolders = fs
+  .readdirSync(new URL('../../prisma/migrations', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+describe('embeddedStartParams', () => {
+  it('turns fsync on and sets shared buffers, keeping the other defaults', () => {
+    const params = embeddedStartParams(PGlite.defaultStartParams, {});
+    expect(PGlite.defaultStartParams).toContain('-F');
+    expect(params).not.toContain('-F');
+    expect(params.join(' ')).toContain('-c fsync=on -c wal_sync_method=fsync -c shared_buffers=16MB');
+    expect(params).toEqual(expect.arrayContaining(PGlite.defaultStartParams.filter((p) => p !== '-F')));
+  });
+
+  it('takes shared buffers from DIRLEDGER_PGLITE_SHARED_BUFFERS', () => {
+    expect(embeddedStartParams(PGlite.defaultStartParams, { DIRLEDGER_PGLITE_SHARED_BUFFERS: '64MB' })).toContain('shared_buffers=64MB');
+  });
+});
+
+describe('a data folder', () => {
+  let folder: string;
+  let db: Database;
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), 'dirledger-embedded-'));
+    db = await openDatabase({ dataDir: path.join(folder, 'pglite') });
+  }, 120_000);
+  afterAll(async () => {
+    await db?.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('is created and migrated on first open, and reports every migration once', async () => {
+    expect(fs.existsSync(path.join(folder, 'pglite', 'PG_VERSION'))).toBe(true);
+    expect(await db.migrate()).toEqual(migrationFolders);
+    expect(await db.migrate()).toEqual([]);
+    const tables = await db.sql.query<{ name: string }>(`select tablename as name from pg_tables where tablename = 'ledger_event'`);
+    expect(tables).toHaveLength(1);
+  });
+
+  it('runs with fsync on and 16 MB of shared buffers', async () => {
+    const settings = await db.sql.query<{ name: string; setting: string }>(
+      `select name, current_setting(name) as setting from unnest(array['fsync', 'wal_sync_method', 'shared_buffers']) as name`,
+    );
+    expect(Object.fromEntries(settings.map((s) => [s.name, s.setting]))).toEqual({ fsync: 'on', wal_sync_method: 'fsync', shared_buffers: '16MB' });
+  });
+
+  it('flushes a commit to the disk before it returns', async () => {
+    const sync = vi.spyOn(fs, 'fdatasyncSync');
+    try {
+      await db.sql.query(`create table if not exists durable_probe (n int)`);
+      sync.mockClear();
+      await db.sql.query(`insert into durable_probe values (1)`);
+      expect(sync).toHaveBeenCalled();
+    } finally {
+      sync.mockRestore();
+    }
+  });
+
+  it('reports its size on disk, and it grows with what is written', async () => {
+    const before = await db.sizeBytes();
+    expect(before).toBeGreaterThan(5_000_000);
+    await db.sql.query(`create table if not exists filler (t text)`);
+    await db.sql.query(`insert into filler select repeat(md5(g::text), 64) from generate_series(1, 4000) g`);
+    await db.sql.query('checkpoint');
+    expect(await db.sizeBytes()).toBeGreaterThan(before);
+  });
+
+  it('opens again with nothing left to migrate and the data kept', async () => {
+    await db.close();
+    db = await openDatabase({ dataDir: path.join(folder, 'pglite') });
+    expect(await db.migrate()).toEqual([]);
+    expect(await db.sql.query(`select n from durable_probe`)).toEqual([{ n: 1 }]);
+  });
+
+  it('refuses a folder it cannot initialise, naming why, and leaves nothing running', async () => {
+    const blocked = path.join(folder, 'not-a-folder');
+    fs.writeFileSync(blocked, 'a file where the data folder should be');
+    await expect(openDatabase({ dataDir: blocked })).rejects.toThrow(/EEXIST|ENOTDIR|not a directory|exists/i);
+    expect(await readdir(folder)).toEqual(expect.arrayContaining(['pglite', 'not-a-folder']));
+  });
+});
