@@ -1,21 +1,28 @@
-// Ledger ingest: POST /ledger/batches on a server child process vs a bare INSERT ceiling (PostgreSQL).
+// Ledger ingest: POST /ledger/batches on a server child process vs a bare INSERT ceiling (PostgreSQL and PGlite).
 //
-//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1]
+//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite]
 //
-// Each repetition creates a fresh database (BENCH_DATABASE_URL, default the machine's PostgreSQL),
-// starts `src/server.ts` on it in a child process, measures the ceiling (a plain unnest INSERT of
-// the same rows into a bare table, with and without the payload bytes, same batch size and the
-// same number of concurrent connections as senders), then ingests the same rows through the
-// HTTP door while sampling the server's RSS, reads the ledger's own accounting, and drops it all.
+// Each repetition, for each database (--db, default both, interleaved), creates a fresh database
+// (BENCH_DATABASE_URL, default the machine's PostgreSQL; or a fresh PGlite data folder, the embedded
+// default), starts `src/server.ts` on it in a child process, measures the ceiling (a plain unnest
+// INSERT of the same rows into a bare table, with and without the payload bytes, same batch size and
+// the same number of concurrent connections as senders; for PGlite, in this process on its own folder
+// with the server's settings), then ingests the same rows through the HTTP door while sampling the
+// server's RSS, reads a sample of blobs back against hashes computed here, stops the server, reads
+// the ledger's own accounting, and drops it all.
 // BENCH_SERVER_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
 // BENCH_SERVER_ROOT runs the server from another checkout (an A/B comparison against the same client).
 // The server runs as one esbuild bundle of src/ on plain node (bench/lib/build.ts), as a deployment
 // would run it built; BENCH_SERVER_TSX=1 runs src/server.ts under tsx instead (~70 MB more RSS).
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger-workload.ts';
-import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
+import { benchBaseUrl } from './lib/postgres.ts';
+import { type BenchDbKind, type BenchTarget, createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { type CpuSplit, cpuSplit } from './lib/cpu.ts';
 import { sampleRss } from './lib/rss.ts';
 import { benchServerEntry } from './lib/build.ts';
@@ -29,7 +36,7 @@ const benchAuth = {
   authorization: `Bearer ${mintWithRootKey(benchRootKey)}`,
 };
 
-const targets = { eventsPerSecond: 10_000, ofCeiling: 0.5, rssBytes: 300 * 1_000_000 };
+const targets = { eventsPerSecond: 10_000, ofCeiling: 0.5, rssBytes: 300 * 1_000_000, pgliteRssBytes: 400 * 1_000_000, pgliteOfPostgres: 0.25 };
 
 type Ceiling = { withPayloads: number; withoutPayloads: number };
 type Ingest = {
@@ -58,7 +65,7 @@ type Stored = {
   /** Blobs read back through GET /ledger/blob/:sha256 whose bytes hash to their name. */
   verified?: { ok: number; of: number };
 };
-type Repetition = { ceiling: Ceiling; ingest: Ingest; stored: Stored; generateSeconds: number };
+type Repetition = { kind: BenchDbKind; ceiling: Ceiling; ingest: Ingest; stored: Stored; generateSeconds: number };
 
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -69,6 +76,7 @@ export async function run(args: string[]): Promise<void> {
       senders: { type: 'string', default: '4' },
       repeat: { type: 'string', default: '1' },
       seed: { type: 'string', default: '1' },
+      db: { type: 'string', default: 'both' },
     },
     strict: true,
   });
@@ -87,11 +95,12 @@ export async function run(args: string[]): Promise<void> {
     collectors: senders,
   };
   const repeat = num('repeat');
+  const kinds = parseDbKinds(values.db!);
   const base = new URL(benchBaseUrl());
   console.log(
     `ingest: ${int(options.events)} events in batches of ${options.batchSize}, ${senders} concurrent senders, ` +
       `${options.repeatRatio * 100}% repeated payloads, ${options.resendRatio * 100}% resent ids, seed ${options.seed}, ` +
-      `${repeat} repetition(s), PostgreSQL at ${base.host}`,
+      `${repeat} repetition(s), on ${kinds.map((k) => (k === 'postgres' ? `PostgreSQL at ${base.host}` : 'PGlite in a fresh data folder')).join(' and ')}`,
   );
 
   const t0 = performance.now();
@@ -107,26 +116,35 @@ export async function run(args: string[]): Promise<void> {
   console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts under tsx`}`);
   const reps: Repetition[] = [];
   for (let i = 0; i < repeat; i++) {
-    const db = await createBenchDatabase('ingest');
-    try {
-      const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-      // Authority on, as in production: an admin token signed with this run's root key (rate limit off: one token sends every batch).
-      const server = await startServer({ DATABASE_URL: db.url, DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0' }, { nodeArgs, root, entry });
+    for (const kind of kinds) {
+      const target = await createBenchTarget(kind, 'ingest');
       try {
-        const ceiling = await measureCeiling(db.url, options, senders);
-        const ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);
-        const stored = await readStored(db.url);
-        stored.verified = await verifyBlobs(server.origin, db.url, 200);
-        reps.push({ ceiling, ingest, stored, generateSeconds });
+        const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+        // Authority on, as in production: an admin token signed with this run's root key (rate limit off: one token sends every batch).
+        const server = await startServer(
+          { ...target.env, DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0' },
+          { nodeArgs, root, entry, timeoutMs: 180_000 },
+        );
+        let ceiling: Ceiling;
+        let ingest: Ingest;
+        let verified: Stored['verified'];
+        try {
+          ceiling = kind === 'postgres' ? await measureCeiling(target.url!, options, senders) : await measurePgliteCeiling(options, senders);
+          ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);
+          verified = await verifyBlobs(server.origin, prepared, 200);
+        } finally {
+          await server.stop();
+        }
+        const stored = { ...(await readStored(target)), verified };
+        reps.push({ kind, ceiling, ingest, stored, generateSeconds });
         printRepetition(i + 1, reps.at(-1)!, options);
       } finally {
-        await server.stop();
+        await target.drop();
       }
-    } finally {
-      await db.drop();
     }
   }
-  printSummary(reps, options);
+  for (const kind of kinds) printSummary(reps.filter((r) => r.kind === kind), options);
+  if (kinds.length === 2) printComparison(reps, repeat);
 }
 
 type Prepared = {
@@ -177,21 +195,22 @@ async function drive(batches: number, senders: number, send: (index: number) => 
   return (performance.now() - t0) / 1000;
 }
 
+const ceilingColumns = `id text, kind text, direction text, action_id text, tool text, session text, turn text, agent text,
+  model text, status text, method text, url text, cost_usd numeric, input_tokens int, output_tokens int, occurred_at timestamptz`;
+const ceilingUnnest = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+  $9::text[], $10::text[], $11::text[], $12::text[], $13::numeric[], $14::int[], $15::int[], $16::timestamptz[]`;
+
 async function measureCeiling(url: string, o: WorkloadOptions, senders: number): Promise<Ceiling> {
   const params = ceilingParams(o);
   const pool = new pg.Pool({ connectionString: url, max: senders });
   try {
-    const columns = `id text, kind text, direction text, action_id text, tool text, session text, turn text, agent text,
-      model text, status text, method text, url text, cost_usd numeric, input_tokens int, output_tokens int, occurred_at timestamptz`;
-    await pool.query(`CREATE TABLE bench_ceiling (${columns}, payload bytea)`);
-    await pool.query(`CREATE TABLE bench_ceiling_bare (${columns})`);
-    const unnest = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-      $9::text[], $10::text[], $11::text[], $12::text[], $13::numeric[], $14::int[], $15::int[], $16::timestamptz[]`;
+    await pool.query(`CREATE TABLE bench_ceiling (${ceilingColumns}, payload bytea)`);
+    await pool.query(`CREATE TABLE bench_ceiling_bare (${ceilingColumns})`);
     const withPayloads = async (i: number) => {
-      await pool.query(`INSERT INTO bench_ceiling SELECT * FROM ${unnest}, $17::bytea[])`, params[i]);
+      await pool.query(`INSERT INTO bench_ceiling SELECT * FROM ${ceilingUnnest}, $17::bytea[])`, params[i]);
     };
     const withoutPayloads = async (i: number) => {
-      await pool.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${unnest})`, params[i]!.slice(0, 16));
+      await pool.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${ceilingUnnest})`, params[i]!.slice(0, 16));
     };
     const n = params.length;
     const ceiling = { withPayloads: o.events / (await drive(n, senders, withPayloads)), withoutPayloads: o.events / (await drive(n, senders, withoutPayloads)) };
@@ -200,6 +219,28 @@ async function measureCeiling(url: string, o: WorkloadOptions, senders: number):
     return ceiling;
   } finally {
     await pool.end();
+  }
+}
+
+/** The same unnest INSERTs into PGlite in this process, on a fresh folder with the server's settings. */
+async function measurePgliteCeiling(o: WorkloadOptions, senders: number): Promise<Ceiling> {
+  const { createEmbedded } = await import('../src/db/embedded.ts');
+  const folder = await mkdtemp(path.join(tmpdir(), 'dirledger-bench-ceiling-'));
+  const params = ceilingParams(o);
+  const db = await createEmbedded(folder);
+  try {
+    await db.exec(`CREATE TABLE bench_ceiling (${ceilingColumns}, payload bytea); CREATE TABLE bench_ceiling_bare (${ceilingColumns})`);
+    const withPayloads = async (i: number) => {
+      await db.query(`INSERT INTO bench_ceiling SELECT * FROM ${ceilingUnnest}, $17::bytea[])`, params[i]);
+    };
+    const withoutPayloads = async (i: number) => {
+      await db.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${ceilingUnnest})`, params[i]!.slice(0, 16));
+    };
+    const n = params.length;
+    return { withPayloads: o.events / (await drive(n, senders, withPayloads)), withoutPayloads: o.events / (await drive(n, senders, withoutPayloads)) };
+  } finally {
+    await db.close();
+    await rm(folder, { recursive: true, force: true });
   }
 }
 
@@ -239,11 +280,10 @@ async function measureIngest(origin: string, pid: number, o: WorkloadOptions, p:
   return { cpu: cpu(), seconds, eventsPerSecond: o.events / seconds, received, inserted, duplicates, expectedDuplicates, httpBytes, latencyMs, rssMaxBytes, rssIdleBytes };
 }
 
-async function readStored(url: string): Promise<Stored> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query(`SELECT
+async function readStored(target: BenchTarget): Promise<Stored> {
+  {
+    type Counts = 'events' | 'blobs' | 'received_bytes' | 'batch_duplicates' | 'stored_bytes' | 'inline_size' | 'inline_stored' | 'event_table_bytes' | 'blob_table_bytes';
+    const [row0] = await target.query<Record<Counts, number>>(`SELECT
         (SELECT count(*) FROM ledger_event)::float8 AS events,
         (SELECT count(*) FROM blob)::float8 AS blobs,
         (SELECT coalesce(sum(bytes), 0) FROM ledger_batch)::float8 AS received_bytes,
@@ -253,7 +293,7 @@ async function readStored(url: string): Promise<Stored> {
         (SELECT coalesce(sum(stored_size), 0) FROM blob WHERE storage = 'INLINE')::float8 AS inline_stored,
         pg_total_relation_size('ledger_event')::float8 AS event_table_bytes,
         pg_total_relation_size('blob')::float8 AS blob_table_bytes`);
-    const r = rows[0];
+    const r = row0!;
     return {
       events: r.events,
       blobs: r.blobs,
@@ -265,33 +305,31 @@ async function readStored(url: string): Promise<Stored> {
       eventTableBytes: r.event_table_bytes,
       blobTableBytes: r.blob_table_bytes,
     };
-  } finally {
-    await client.end();
   }
 }
 
-/** Reads a sample of blobs back through the HTTP door (which verifies on read) and re-hashes them here. */
-async function verifyBlobs(origin: string, url: string, n: number): Promise<{ ok: number; of: number }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  let rows: { sha256: string }[];
-  try {
-    rows = (await client.query<{ sha256: string }>('SELECT sha256 FROM blob ORDER BY random() LIMIT $1', [n])).rows;
-  } finally {
-    await client.end();
+/**
+ * Reads a sample of payloads back through the HTTP door (which verifies on read) by the SHA-256 of
+ * the bytes this process sent, and re-hashes what comes back: every one must be there, intact.
+ */
+async function verifyBlobs(origin: string, p: Prepared, n: number): Promise<{ ok: number; of: number }> {
+  const hashes = new Set<string>();
+  for (let i = 0; hashes.size < n && i < p.bodies.length; i += Math.max(1, Math.floor(p.bodies.length / n))) {
+    const events = (JSON.parse(p.bodies[i]!.toString('utf8')) as { events: { payload: { text: string } }[] }).events;
+    hashes.add(createHash('sha256').update(Buffer.from(events[0]!.payload.text, 'utf8')).digest('hex'));
   }
   let ok = 0;
-  for (const { sha256 } of rows) {
+  for (const sha256 of hashes) {
     const response = await fetch(`${origin}/ledger/blob/${sha256}`, { headers: benchAuth });
     const bytes = Buffer.from(await response.arrayBuffer());
     if (response.status === 200 && createHash('sha256').update(bytes).digest('hex') === sha256) ok++;
   }
-  return { ok, of: rows.length };
+  return { ok, of: hashes.size };
 }
 
 function printRepetition(n: number, r: Repetition, o: WorkloadOptions): void {
   const { ceiling, ingest, stored } = r;
-  console.log(`\n— repetition ${n}`);
+  console.log(`\n— repetition ${n}, ${dbLabel(r.kind)}`);
   console.log(row('ceiling, bare INSERT with payloads', `${int(ceiling.withPayloads)} rows/s`));
   console.log(row('ceiling, bare INSERT no payloads', `${int(ceiling.withoutPayloads)} rows/s`));
   console.log(row('ingest through POST /ledger/batches', `${int(ingest.eventsPerSecond)} events/s`, `${fixed(ingest.seconds)} s`));
@@ -336,11 +374,15 @@ function printSummary(reps: Repetition[], o: WorkloadOptions): void {
   const last = reps.at(-1)!;
   const s = last.stored;
   const label = reps.length > 1 ? `median of ${reps.length}` : 'one run';
-  console.log(`\n== ingest summary (${label}; ratios taken within each repetition, side by side)`);
+  const kind = reps[0]!.kind;
+  console.log(`\n== ingest summary, ${dbLabel(kind)} (${label}; ratios taken within each repetition, side by side)`);
   console.log(row('events sent', int(o.events)));
   console.log(target('ingest throughput', `${int(eps)} events/s`, `≥ ${int(targets.eventsPerSecond)}`, eps >= targets.eventsPerSecond));
   console.log(target('ratio to the ceiling', fixed(ratio), `≥ ${targets.ofCeiling}`, ratio >= targets.ofCeiling));
-  console.log(target('server RSS max while ingesting', mb(rssMax), `< ${targets.rssBytes / 1e6} MB`, rssMax < targets.rssBytes));
+  const rssTarget = kind === 'pglite' ? targets.pgliteRssBytes : targets.rssBytes;
+  console.log(target('server RSS max while ingesting', mb(rssMax), `≤ ${rssTarget / 1e6} MB`, rssMax <= rssTarget));
+  const lost = reps.reduce((n, r) => n + (r.ingest.received - r.ingest.expectedDuplicates - r.stored.events), 0);
+  console.log(target('acknowledged events missing from the ledger', int(lost), '0', lost === 0));
   console.log(row('ceiling with payloads (bytea)', `${int(ceil)} rows/s`));
   console.log(row('ceiling without payloads', `${int(m((r) => r.ceiling.withoutPayloads))} rows/s`));
   console.log(row('blobs stored / events stored', `${int(s.blobs)} / ${int(s.events)}`, fixed(s.blobs / s.events)));
@@ -350,4 +392,14 @@ function printSummary(reps: Repetition[], o: WorkloadOptions): void {
   console.log(row('duplicates counted / expected', `${int(last.ingest.duplicates)} / ${int(last.ingest.expectedDuplicates)}`, last.ingest.duplicates === last.ingest.expectedDuplicates ? 'exact' : 'DIFFERENT'));
   console.log(row('table sizes ledger_event / blob', mib(s.eventTableBytes), mib(s.blobTableBytes)));
   console.log(footnote);
+}
+
+/** PGlite against PostgreSQL, each repetition's pair side by side. */
+function printComparison(reps: Repetition[], repeat: number): void {
+  const pairs = Array.from({ length: repeat }, (_, i) => [reps[2 * i]!, reps[2 * i + 1]!] as const);
+  const ratio = median(pairs.map(([postgres, pglite]) => pglite.ingest.eventsPerSecond / postgres.ingest.eventsPerSecond));
+  const cpu = median(pairs.map(([postgres, pglite]) => pglite.ingest.cpu.server / postgres.ingest.cpu.server));
+  console.log(`\n== PGlite beside PostgreSQL (${repeat > 1 ? `median of ${repeat} interleaved pairs` : 'one pair'})`);
+  console.log(target('ingest throughput PGlite / PostgreSQL', fixed(ratio), `≥ ${targets.pgliteOfPostgres}`, ratio >= targets.pgliteOfPostgres));
+  console.log(row('server CPU PGlite / PostgreSQL (PGlite runs Postgres in the server process)', `${fixed(cpu)}×`));
 }
