@@ -1,7 +1,9 @@
 // Dispatch: added latency and throughput of POST /api/tools/:name with full capture against calling the upstream directly; events recorded vs expected.
 //
-//   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR]
+//   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR] [--db postgres|pglite]
 //
+// --db pglite runs the server on the embedded default (PGlite in a fresh data folder) instead of a
+// fresh PostgreSQL database; the ledger append ceiling is then not measured (it replays into PostgreSQL).
 // --root runs the server from another checkout (A/B: run it alternately with this one).
 // BENCH_SERVER_ENV, a JSON object of settings, is laid over the server's environment (A/B of a
 // setting, e.g. '{"CAPTURE_BATCH_DELAY_MS":"1000"}' to hold the background writer back).
@@ -17,11 +19,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
-import { createBenchDatabase } from './lib/postgres.ts';
+import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
@@ -86,7 +87,7 @@ async function concurrent(agent: Agent, t: Target, seconds: number, workers: num
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { sequential: { type: 'string', default: '5000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '32' }, root: { type: 'string' } },
+    options: { sequential: { type: 'string', default: '5000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '32' }, root: { type: 'string' }, db: { type: 'string', default: 'postgres' } },
   });
   const n = Number(values.sequential);
   const seconds = Number(values.seconds);
@@ -96,7 +97,9 @@ export async function run(args: string[]): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-dispatch-'));
   onCleanup('remove bench directory', () => rm(dir, { recursive: true, force: true }));
   await writeFile(path.join(dir, 'tool.json'), benchUpstreamSection(upstream.origin));
-  const db = await createBenchDatabase('bench_dispatch');
+  const kinds = parseDbKinds(values.db!);
+  if (kinds.length !== 1) throw new Error('--db: dispatch runs on one database per run (postgres or pglite); alternate runs for an A/B');
+  const db = await createBenchTarget(kinds[0]!, 'bench_dispatch');
   onCleanup('drop bench database', () => db.drop());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
   onCleanup('remove bench data', () => rm(dataDir, { recursive: true, force: true }));
@@ -105,7 +108,7 @@ export async function run(args: string[]): Promise<void> {
   const root = values.root ? path.resolve(values.root) : repoRoot;
   // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_TSX=1: under tsx).
   const entry = await benchServerEntry(root, 'dispatch');
-  const server = await startServer({ DATABASE_URL: db.url, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) }, { nodeArgs, root, entry });
+  const server = await startServer({ DATA_DIR: dataDir, ...db.env, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) }, { nodeArgs, root, entry, timeoutMs: 180_000 });
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
@@ -126,18 +129,15 @@ export async function run(args: string[]): Promise<void> {
 
   // A graceful stop flushes the background ledger writer.
   await server.stop(60_000);
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  const { rows } = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE tool = 'BENCH_UP'`);
-  await client.end();
+  const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE tool = 'BENCH_UP'`);
   const recorded = Number(rows[0]!.n);
   const expected = throughCalls * 4;
   await upstream.stop();
   // What the ledger alone can take of these very events, the machine otherwise idle: a bound on any
   // proxy's throughput with full capture here, whatever the proxy costs.
-  const ceilings = await measureAppendCeilings({ url: db.url, blobDir: path.join(dataDir, 'blobs') }, 'BENCH_UP', [1, 4]);
-  const ceiling = ceilings.reduce((a, b) => (b.eventsPerSecond > a.eventsPerSecond ? b : a));
-  const neededEvents = 0.5 * conDirect.rps * ceiling.eventsPerCall;
+  const ceilings = db.url ? await measureAppendCeilings({ url: db.url, blobDir: path.join(dataDir, 'blobs') }, 'BENCH_UP', [1, 4]) : [];
+  const ceiling = ceilings.length ? ceilings.reduce((a, b) => (b.eventsPerSecond > a.eventsPerSecond ? b : a)) : undefined;
+  const neededEvents = ceiling ? 0.5 * conDirect.rps * ceiling.eventsPerCall : 0;
 
   const p = (xs: number[], q: number) => percentile(xs, q);
   // Where the tail starts: a broad rise (many calls a little slower) and a few stalls read differently.
@@ -148,7 +148,7 @@ export async function run(args: string[]): Promise<void> {
   const ratio = conThrough.rps / conDirect.rps;
   const ms = (v: number) => `${fixed(v, 3)} ms`;
   const lines = [
-    `dispatch benchmark (server: ${values.root ? path.resolve(values.root) : 'this checkout'}): ${int(n)} sequential calls, then ${seconds} s at ${workers} concurrent; upstream and server in their own processes (${os.cpus().length} cores)`,
+    `dispatch benchmark (server: ${values.root ? path.resolve(values.root) : 'this checkout'}, on ${dbLabel(db.kind)}): ${int(n)} sequential calls, then ${seconds} s at ${workers} concurrent; upstream and server in their own processes (${os.cpus().length} cores)`,
     '',
     row('', 'p50', 'p99', 'calls/s'),
     row('sequential direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99)), ''),
@@ -174,8 +174,12 @@ export async function run(args: string[]): Promise<void> {
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
-    `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
-    `the throughput target needs 0.5 × ${int(conDirect.rps)} = ${int(0.5 * conDirect.rps)} calls/s = ${int(neededEvents)} events/s: ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the best ceiling`,
+    ...(ceiling
+      ? [
+          `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
+          `the throughput target needs 0.5 × ${int(conDirect.rps)} = ${int(0.5 * conDirect.rps)} calls/s = ${int(neededEvents)} events/s: ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the best ceiling`,
+        ]
+      : ['ledger append ceiling: measured on PostgreSQL runs only']),
     '',
     target('added p50', ms(addedP50), '≤ 1 ms', addedP50 <= 1),
     target('added p99', ms(addedP99), '≤ 5 ms', addedP99 <= 5),

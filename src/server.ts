@@ -18,7 +18,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     throw error;
   }
   boundHeapGrowth();
-  keepWasmOnBaselineCompiler();
+  if (config.DATABASE_URL) keepWasmOnBaselineCompiler();
   // The root key joins the secret registry before the logger exists, so no log line can hold it.
   const keyed = withRootKey(config);
   config = keyed.config;
