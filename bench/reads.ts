@@ -1,8 +1,12 @@
 // Reviewer reads: dirledger's GraphQL vs PostGraphile 5 on the same database vs one SQL statement (PostgreSQL).
 //
 //   npm run bench -- reads [--events 150000] [--grow 1000000,10000000] [--rounds 3] [--seconds 2]
-//                          [--concurrency 1,16] [--only "event by id,…"] [--skip-postgraphile]
+//                          [--concurrency 1,16] [--only "event by id,…"] [--skip-postgraphile] [--db postgres|both]
 //
+// --db both also runs this server on the embedded default (PGlite in a fresh data folder, loaded with
+// the same events through the same door) and times it in the same interleaved rounds as "pglite";
+// positions there follow its own commit order, so it is checked to answer, not compared with the floor,
+// and it has no wire accounting or growth (both are PostgreSQL's).
 // Loads --events through POST /ledger/batches with the ingest bench's workload (tool requests name
 // their tool's contract), starts PostGraphile (Amber preset) on the same database, and asks each
 // question of bench/lib/reads-questions.ts three ways: of this server, of PostGraphile, and as one
@@ -27,6 +31,7 @@ import { growLedger } from './lib/grow-ledger.ts';
 import { workload } from './lib/ledger-workload.ts';
 import { startWireCounter, type WireCounts } from './lib/pg-wire-counter.ts';
 import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
+import { createBenchTarget, parseDbKinds } from './lib/target-db.ts';
 import { postClient, type PostClient } from './lib/post.ts';
 import { askFloor, questions, type Pools, type Question } from './lib/reads-questions.ts';
 import { repoRoot, startServer, type ServerProcess } from './lib/server.ts';
@@ -36,7 +41,7 @@ const rootKey = randomBytes(32);
 const auth = { authorization: `Bearer ${mintWithRootKey(rootKey)}` };
 const tools = ['search_web', 'read_file', 'write_file', 'list_directory', 'run_query', 'send_email', 'create_event', 'fetch_url', 'summarize', 'git_diff'];
 const contractOf = (tool: string) => ({ method: 'POST', url: `https://tools.example.com/mcp/${tool}`, headers: { 'content-type': 'application/json' }, body: { query: '{{query}}' } });
-const systems = ['ours', 'postgraphile', 'floor'] as const;
+const systems = ['ours', 'postgraphile', 'floor', 'pglite'] as const;
 type System = (typeof systems)[number];
 /** `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process). */
 type Cell = { rps: number; p50: number; p99: number; cpuMs?: number };
@@ -55,6 +60,7 @@ export async function run(args: string[]): Promise<void> {
       concurrency: { type: 'string', default: '1,16' },
       only: { type: 'string', default: '' },
       'skip-postgraphile': { type: 'boolean', default: false },
+      db: { type: 'string', default: 'postgres' },
     },
     strict: true,
   });
@@ -64,7 +70,11 @@ export async function run(args: string[]): Promise<void> {
   const seconds = Number(values.seconds);
   const levels = values.concurrency.split(',').map(Number);
   const asked = values.only ? questions.filter((q) => values.only.split(',').includes(q.short)) : questions;
-  const active: System[] = values['skip-postgraphile'] ? ['ours', 'floor'] : [...systems];
+  const withPglite = parseDbKinds(values.db).includes('pglite');
+  if (withPglite && sizes.length > 1) throw new Error('--grow grows PostgreSQL in SQL; run it without --db both');
+  if (values.db === 'pglite') throw new Error('--db: reads compares against PostgreSQL; use --db both for PGlite beside it');
+  const active: System[] = [...(values['skip-postgraphile'] ? ['ours', 'floor'] as const : ['ours', 'postgraphile', 'floor'] as const), ...(withPglite ? ['pglite'] as const : [])];
+  const onPostgres = active.filter((s) => s !== 'pglite');
   console.log(`reads: ${int(events)} events through the ingest door${sizes.length > 1 ? `, then grown to ${sizes.slice(1).map(int).join(', ')}` : ''}; ` +
     `${rounds} interleaved rounds of ${seconds} s per cell; concurrency ${levels.join(', ')}; PostgreSQL at ${new URL(benchBaseUrl()).host}`);
 
@@ -85,6 +95,15 @@ export async function run(args: string[]): Promise<void> {
   await ingest(ours.origin, events, contracts);
   console.log(`loaded ${int(events)} events through POST /ledger/batches in ${fixed((performance.now() - t0) / 1000, 1)} s`);
   const peer = active.includes('postgraphile') ? await startPostgraphile(db.url) : undefined;
+  let embedded: ServerProcess | undefined;
+  if (withPglite) {
+    const target = await createBenchTarget('pglite', 'reads');
+    const { DATABASE_URL: _onPostgres, ...embeddedEnv } = { ...ourEnv('', 'pglite'), ...target.env };
+    embedded = await startServer(embeddedEnv, { entry, timeoutMs: 180_000 });
+    const t1 = performance.now();
+    await ingest(embedded.origin, events, contracts);
+    console.log(`loaded the same ${int(events)} events into PGlite through POST /ledger/batches in ${fixed((performance.now() - t1) / 1000, 1)} s`);
+  }
   const floor = new pg.Pool({ connectionString: db.url, max: Math.max(...levels) });
   floor.on('error', () => {}); // dropping the database ends its connections
   onCleanup('floor pool', () => floor.end());
@@ -97,9 +116,9 @@ export async function run(args: string[]): Promise<void> {
       console.log(`grown in ${fixed(s, 0)} s`);
     }
     const pools = await readPools(floor, tools);
-    const servers = { ours, postgraphile: peer };
-    await checkSameAnswers(asked, servers, floor, pools, active);
-    const accounting = await account(asked, db.url, pools, active, startOurs, startPostgraphile);
+    const servers = { ours, postgraphile: peer, pglite: embedded };
+    await checkSameAnswers(asked, servers, floor, pools, onPostgres);
+    const accounting = await account(asked, db.url, pools, onPostgres, startOurs, startPostgraphile);
     const cells = await timeRounds(asked, servers, floor, pools, active, levels, rounds, seconds);
     const sized: Sized = { events: size, cells, accounting };
     results.push(sized);
@@ -107,6 +126,7 @@ export async function run(args: string[]): Promise<void> {
   }
   if (results.length > 1) printGrowth(results, asked, active, levels);
   await peer?.stop();
+  await embedded?.stop();
   await ours.stop();
   await db.drop();
 }
@@ -149,7 +169,7 @@ async function readPools(pool: pg.Pool, tools: string[]): Promise<Pools> {
   };
 }
 
-type Servers = { ours: ServerProcess; postgraphile?: ServerProcess };
+type Servers = { ours: ServerProcess; postgraphile?: ServerProcess; pglite?: ServerProcess };
 
 async function askGraph(client: PostClient, q: Question, system: 'ours' | 'postgraphile', pools: Pools, i: number, headers: Record<string, string>): Promise<unknown> {
   const graph = q[system];
@@ -162,7 +182,7 @@ async function askGraph(client: PostClient, q: Question, system: 'ours' | 'postg
   return answer.data;
 }
 
-const headersOf = (system: System) => (system === 'ours' ? auth : {});
+const headersOf = (system: System) => (system === 'ours' || system === 'pglite' ? auth : {});
 
 async function checkSameAnswers(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[]): Promise<void> {
   const clients = { ours: postClient(servers.ours.origin, 1), postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, 1) };
@@ -249,7 +269,11 @@ async function drive(seconds: number, concurrency: number, call: (i: number) => 
 async function timeRounds(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[], levels: number[], rounds: number, seconds: number): Promise<Map<string, Cell[]>> {
   const cells = new Map<string, Cell[]>();
   const max = Math.max(...levels);
-  const clients = { ours: postClient(servers.ours.origin, max), postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, max) };
+  const clients = {
+    ours: postClient(servers.ours.origin, max),
+    postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, max),
+    pglite: servers.pglite && postClient(servers.pglite.origin, max),
+  };
   try {
     for (let round = 0; round < rounds; round++) {
       const order = active.map((_, k) => active[(k + round) % active.length]!);
@@ -257,7 +281,9 @@ async function timeRounds(asked: Question[], servers: Servers, floor: pg.Pool, p
         for (const c of levels) {
           for (const system of order) {
             const call = (i: number) =>
-              system === 'floor' ? askFloor(floor, q, questions.indexOf(q), pools, i) : askGraph(clients[system]!, q, system, pools, i, headersOf(system));
+              system === 'floor'
+                ? askFloor(floor, q, questions.indexOf(q), pools, i)
+                : askGraph(clients[system]!, q, system === 'pglite' ? 'ours' : system, pools, i, headersOf(system));
             await drive(Math.min(0.3, seconds / 4), c, call); // warm-up, not kept
             const pid = system === 'floor' ? undefined : servers[system]!.pid;
             const cpu0 = pid && processCpuSeconds(pid);
@@ -273,6 +299,7 @@ async function timeRounds(asked: Question[], servers: Servers, floor: pg.Pool, p
   } finally {
     clients.ours.close();
     clients.postgraphile?.close();
+    clients.pglite?.close();
   }
   return cells;
 }
@@ -292,12 +319,14 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
       const ratio = (a: System) => get('ours', (x) => x.rps) / get(a, (x) => x.rps);
       if (active.includes('postgraphile')) console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
       console.log(row(`  ours / floor rps, conc ${c}`, fixed(ratio('floor'))));
+      if (active.includes('pglite')) console.log(row(`  ours on PGlite / on PostgreSQL rps, conc ${c}`, fixed(1 / ratio('pglite'))));
     }
+    const onPostgres = active.filter((a) => a !== 'pglite');
     const acc = (a: System) => s.accounting.get(`${a}|${q.short}`)!;
-    console.log(row('  SQL statements per request', ...active.map((a) => fixed(acc(a).statements, 1))));
-    console.log(row('  bytes from PostgreSQL per request', ...active.map((a) => int(acc(a).bytes))));
+    console.log(row('  SQL statements per request', ...onPostgres.map((a) => fixed(acc(a).statements, 1))));
+    console.log(row('  bytes from PostgreSQL per request', ...onPostgres.map((a) => int(acc(a).bytes))));
     const payload = (a: Accounting) => (a.byteaBytes ? int(a.byteaBytes) : a.readsPayload ? 'read, encoded' : '0');
-    console.log(row('  blob.data bytes per request', ...active.map((a) => payload(acc(a)))));
+    console.log(row('  blob.data bytes per request', ...onPostgres.map((a) => payload(acc(a)))));
     const ours = acc('ours');
     console.log(target('  ours: statements per request', fixed(ours.statements, 1), '≤ 2', ours.statements <= 2));
     if (!q.short.includes('payload')) console.log(target('  ours: payload bytes read', payload(ours), '0', !ours.byteaBytes && !ours.readsPayload));
