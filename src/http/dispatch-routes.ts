@@ -10,6 +10,7 @@ import { markStreamed } from '../capture/tee.ts';
 import { TokenParam } from '../directory/forms.ts';
 import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
+import { jsonTextTooDeep, parseJsonText, plainTextProblem, tooDeep } from '../limits.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, json, readBody } from './respond.ts';
 
@@ -63,7 +64,8 @@ async function door(request: Request, services: Services, door: Door, tool: stri
     door,
     request: { method: request.method, url: request.url, headers: request.headers, body },
     invocation: invocationFromHeaders(request.headers),
-    ...(tool && { tool }),
+    // A name no column can hold is refused by the runner (BAD_INPUT); the request is recorded without it.
+    ...(tool && !plainTextProblem(tool) && { tool }),
     synchronous,
   };
   try {
@@ -101,11 +103,7 @@ function jsonOf(body: Buffer, what: string): unknown {
   if (body.length === 0) return undefined;
   const text = body.toString('utf8');
   if (!Buffer.from(text, 'utf8').equals(body)) throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as UTF-8 JSON, got bytes that are not valid UTF-8.`);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as JSON, got invalid JSON (${(error as Error).message}).`);
-  }
+  return parseJsonText(text, what);
 }
 
 function argsObject(value: unknown, what: string): Record<string, unknown> {
@@ -130,6 +128,7 @@ export async function argsFromQuery(url: URL, services: Services, tool: string):
   const read = (name: string, raw: string): unknown => {
     const type = props[name]?.type;
     if (type === 'string' || (Array.isArray(type) && type.length === 1 && type[0] === 'string')) return raw;
+    if (jsonTextTooDeep(raw)) throw tooDeep(`query parameter ${JSON.stringify(name)}`);
     try {
       return JSON.parse(raw);
     } catch {

@@ -7,6 +7,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/dispatcher.ts';
+import { jsonTextTooDeep, plainTextProblem, tooDeep } from '../limits.ts';
 import { createMcpServer } from '../mcp/server.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, readBody } from './respond.ts';
@@ -22,11 +23,13 @@ const rpcError = (status: number, code: number, message: string, headers: Record
 
 /** The tool a JSON-RPC tools/call body names (the first, in a batch), for the ledger events. */
 function toolOf(body: Uint8Array): string | undefined {
+  if (jsonTextTooDeep(body)) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as unknown;
     for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
       const m = message as { method?: unknown; params?: { name?: unknown } };
-      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return m.params.name;
+      // A name no column can hold is left for the runner to refuse (BAD_INPUT), not recorded.
+      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return plainTextProblem(m.params.name) ? undefined : m.params.name;
     }
   } catch {
     // Not JSON: the transport answers the parse error.
@@ -59,6 +62,7 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
     async () => {
       if (request.method !== 'POST') return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
       if (tooLarge) return rpcError(413, -32000, tooLarge.message);
+      if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       const server = createMcpServer(services, 'MCP_HTTP');
       await server.connect(transport);
