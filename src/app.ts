@@ -12,7 +12,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Context } from './graphql/context.ts';
 import { maskError } from './graphql/errors.ts';
-import { useInputLimits } from './graphql/input-limits.ts';
+import { documentTooDeep, tooDeepDocument, useInputLimits } from './graphql/input-limits.ts';
 import { schema } from './graphql/schema.ts';
 import { listDirectory } from './http/directory-routes.ts';
 import { ingestBatch, serveBlob } from './http/ledger-routes.ts';
@@ -230,6 +230,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await recordRefusal(services, limited, grant);
         return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];
       }
+      if (documentTooDeep(params.query)) return [new GraphQLError(tooDeepDocument, { extensions: { code: 'BAD_USER_INPUT' } })];
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
         ...ctx,
         req: ctx.extra.request,

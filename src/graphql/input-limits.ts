@@ -21,7 +21,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { DomainError } from '../errors.ts';
 import { readBody } from '../http/respond.ts';
-import { jsonTextTooDeep, plainTextExpected, plainTextProblem, tooDeep, valueTooDeep } from '../limits.ts';
+import { JSON_MAX_DEPTH, jsonTextTooDeep, plainTextExpected, plainTextProblem, tooDeep, valueTooDeep } from '../limits.ts';
 
 /** Input fields that carry content, not names: `Type.field`. */
 const contentFields = new Set(['PayloadInput.text']);
@@ -88,6 +88,10 @@ function textProblem(value: unknown, type: GraphQLInputType, where: string): { w
 
 const isJsonPost = (request: Request) => request.method === 'POST' && /^application\/(graphql\+)?json\b/i.test(request.headers.get('content-type') ?? '');
 
+/** Brackets and braces nested past the JSON limit in a GraphQL document (strings skipped as in JSON). */
+export const documentTooDeep = (query: string) => jsonTextTooDeep(query);
+export const tooDeepDocument = `Expected a GraphQL document nested at most ${JSON_MAX_DEPTH} levels deep, got one nested deeper.`;
+
 /** The yoga plugin: body limits at parse, the literal rule at validation, variables before execution. */
 export function useInputLimits(maxBytes: number): Plugin {
   return {
@@ -114,8 +118,10 @@ export function useInputLimits(maxBytes: number): Plugin {
       });
     },
     onParams({ params }) {
-      // GET carries variables in the URL: the same depth limit as a body.
+      // GET carries variables in the URL: the same depth limit as a body. The document's own nesting
+      // (list and object literals) is held to it before graphql-js parses it recursively.
       if (valueTooDeep(params.variables) || valueTooDeep(params.extensions)) throw badUserInput(tooDeep('variables').message);
+      if (typeof params.query === 'string' && documentTooDeep(params.query)) throw badUserInput(tooDeepDocument);
     },
     onValidate({ addValidationRule }) {
       addValidationRule(PlainStringLiterals);
