@@ -73,6 +73,11 @@ export function plainTextProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** A name a column can hold: plain text, 1 to `max` characters. */
+export function isPlainName(text: string, max = 512): boolean {
+  return text.length >= 1 && text.length <= max && !plainTextProblem(text);
+}
+
 export const plainTextExpected = 'text without NUL characters or unpaired surrogates';
 
 /** Throws BAD_INPUT naming `field` when `text` holds NUL or an unpaired surrogate. */

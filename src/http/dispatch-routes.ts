@@ -10,7 +10,7 @@ import { markStreamed } from '../capture/tee.ts';
 import { TokenParam } from '../directory/forms.ts';
 import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
-import { jsonTextTooDeep, parseJsonText, plainTextProblem, tooDeep } from '../limits.ts';
+import { isPlainName, jsonTextTooDeep, parseJsonText, tooDeep } from '../limits.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, json, readBody } from './respond.ts';
 
@@ -65,7 +65,7 @@ async function door(request: Request, services: Services, door: Door, tool: stri
     request: { method: request.method, url: request.url, headers: request.headers, body },
     invocation: invocationFromHeaders(request.headers),
     // A name no column can hold is refused by the runner (BAD_INPUT); the request is recorded without it.
-    ...(tool && !plainTextProblem(tool) && { tool }),
+    ...(tool && isPlainName(tool) && { tool }),
     synchronous,
   };
   try {

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/dispatcher.ts';
-import { jsonTextTooDeep, plainTextProblem, tooDeep } from '../limits.ts';
+import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { createMcpServer } from '../mcp/server.ts';
 import type { Services } from '../services.ts';
 import { describeIssues } from '../validation.ts';
@@ -32,7 +32,7 @@ function toolOf(body: Uint8Array): string | undefined {
     for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
       const m = message as { method?: unknown; params?: { name?: unknown } };
       // A name no column can hold is left for the runner to refuse (BAD_INPUT), not recorded.
-      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return plainTextProblem(m.params.name) ? undefined : m.params.name;
+      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return isPlainName(m.params.name) ? m.params.name : undefined;
     }
   } catch {
     // Not JSON: the transport answers the parse error.

@@ -14,7 +14,7 @@ import { CallMessage } from './call-message.ts';
 import { dispatchStreaming } from './dispatch-routes.ts';
 import { errorResponse, readBody } from './respond.ts';
 import { parseInput } from '../validation.ts';
-import { jsonTextTooDeep, plainTextProblem, tooDeep } from '../limits.ts';
+import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 
 /** True when a POST /api/dispatch asks for the event stream rather than JSON. */
 export function wantsEventStream(request: Request): boolean {
@@ -55,7 +55,7 @@ export async function sseDispatch(request: Request, services: Services): Promise
         door: 'SSE',
         request: { method: request.method, url: request.url, headers: request.headers, body },
         invocation: invocationFromHeaders(request.headers),
-        ...(call && !plainTextProblem(call.tool) ? { tool: call.tool } : {}),
+        ...(call && isPlainName(call.tool) ? { tool: call.tool } : {}),
       },
       async () => {
         if (failure || !call) return errorResponse(failure!);

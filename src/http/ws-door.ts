@@ -16,7 +16,7 @@ import { runWithGrant } from '../auth/current.ts';
 import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { jsonTextTooDeep, plainTextProblem, tooDeep } from '../limits.ts';
+import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { describeIssues } from '../validation.ts';
 import { CallMessage } from './call-message.ts';
 
@@ -100,7 +100,7 @@ async function answer(services: Services, info: SocketInfo, data: RawData, isBin
       door: 'WEBSOCKET',
       request: { method: 'WS', url: info.url, headers: info.headers, body: bytes },
       invocation: info.invocation,
-      ...(tool && !plainTextProblem(tool) ? { tool } : {}),
+      ...(tool && isPlainName(tool) ? { tool } : {}),
     },
     async () => {
       if (!parsed.ok) return replyResponse({ type: 'error', ...(id !== undefined && { id }), error: { code: parsed.error.code, message: parsed.error.message } }, 400);

@@ -96,6 +96,23 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
     }
   });
 
+  it('a tool name too long for its column: 400 naming tool, and the request is still on the record', async () => {
+    const long = 'T'.repeat(600);
+    for (const [path, body] of [
+      ['/api/dispatch', JSON.stringify({ tool: long, args: {} })],
+      [`/api/tools/${long}`, '{}'],
+      ['/api/tools/%FF', '{}'],
+    ] as const) {
+      const action = `long-${kind}-${path.length}-${body.length}`;
+      const answer = await send(t, path, { body, headers: { 'x-dirledger-action': action } });
+      expect(answer.status, answer.text).toBe(400);
+      expect(answer.json.error.message).toMatch(/Invalid tool/);
+      await t.app.services.writer.flush();
+      const kinds = (await t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId: action } })).map((e) => e.kind).sort();
+      expect(kinds.filter((k) => k !== 'REFUSAL')).toEqual(['REQUEST', 'RESPONSE']);
+    }
+  });
+
   it('NUL and lone surrogates in events and ledgerCounts filters: BAD_USER_INPUT naming the filter field', async () => {
     for (const value of ['a\u0000b', 'a\ud800b']) {
       for (const query of ['query($f: LedgerFilter) { events(filter: $f, first: 1) { edges { cursor } } }', 'query($f: LedgerFilter) { ledgerCounts(by: TOOL, filter: $f) { events } }']) {
