@@ -4,13 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import type { Context as WsContext, SubscribePayload } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Context } from './graphql/context.ts';
 import { maskError } from './graphql/errors.ts';
+import { documentTooDeep, tooDeepDocument, useInputLimits } from './graphql/input-limits.ts';
 import { schema } from './graphql/schema.ts';
 import { listDirectory } from './http/directory-routes.ts';
 import { ingestBatch, serveBlob } from './http/ledger-routes.ts';
@@ -78,6 +80,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maskedErrors: { maskError: maskError(logger, (text) => services.redactor.text(text, new Set())) },
     batching: { limit: config.GRAPHQL_MAX_BATCH },
     plugins: [
+      useInputLimits(Math.max(config.PAYLOAD_MAX_BYTES, config.BATCH_MAX_BYTES)),
       ...(config.GRAPHQL_INTROSPECTION ? [] : [noIntrospection]),
       EnvelopArmorPlugin({
         maxDepth: { n: config.GRAPHQL_MAX_DEPTH, onReject: limitCode('DEPTH_LIMIT_EXCEEDED') },
@@ -186,7 +189,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const adapter = createServerAdapter((request: Request) => fetch(request));
     server = createServer(adapter);
     // One upgrade listener routes by path: graphql-ws on /graphql, the raw JSON door on /api/ws.
-    wsServer = new WebSocketServer({ noServer: true });
+    wsServer = new WebSocketServer({ noServer: true, maxPayload: Math.max(config.PAYLOAD_MAX_BYTES, config.BATCH_MAX_BYTES) });
     wsDoor = createWsDoor(services);
     server.on('upgrade', (request, socket, head) => {
       const upgradeUrl = new URL(request.url ?? '/', 'http://localhost');
@@ -217,34 +220,46 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           (ctx.extra as { grant?: Grant }).grant = checked.grant;
           return true;
         },
-        onSubscribe: async (ctx, _id, params) => {
-          const grant = (ctx.extra as { grant?: Grant }).grant;
-          const limited = grant && services.authority.rate(grant, 'GRAPHQL_WS');
-          if (limited) {
-            await recordRefusal(services, limited, grant);
-            return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];
-          }
-          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-            ...ctx,
-            req: ctx.extra.request,
-            socket: ctx.extra.socket,
-            params,
-          });
-          const args = {
-            schema,
-            operationName: params.operationName,
-            document: parse(params.query),
-            variableValues: params.variables,
-            contextValue: await contextFactory(),
-            rootValue: { execute, subscribe },
-          };
-          const errors = validate(args.schema, args.document);
-          if (errors.length) return errors;
-          return args;
-        },
+        // Whatever goes wrong with one subscribe is an `error` message for its id; the socket stays open.
+        onSubscribe: (ctx, _id, params) => subscribeOne(ctx, params).catch((error: unknown) => [subscribeError(error)]),
       },
       wsServer,
     );
+    async function subscribeOne(ctx: WsContext<Record<string, unknown>, Extra>, params: SubscribePayload) {
+      const grant = (ctx.extra as { grant?: Grant }).grant;
+      const limited = grant && services.authority.rate(grant, 'GRAPHQL_WS');
+      if (limited) {
+        await recordRefusal(services, limited, grant);
+        return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];
+      }
+      if (documentTooDeep(params.query)) return [new GraphQLError(tooDeepDocument, { extensions: { code: 'BAD_USER_INPUT' } })];
+      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+        ...ctx,
+        req: ctx.extra.request,
+        socket: ctx.extra.socket,
+        params,
+      });
+      const args = {
+        schema,
+        operationName: params.operationName,
+        document: parse(params.query),
+        variableValues: params.variables,
+        contextValue: await contextFactory(),
+        rootValue: { execute, subscribe },
+      };
+      const errors = validate(args.schema, args.document);
+      if (errors.length) return errors.map((e: GraphQLError) => subscribeError(e, 'GRAPHQL_VALIDATION_FAILED'));
+      return args;
+    }
+    function subscribeError(error: unknown, code = 'BAD_USER_INPUT'): GraphQLError {
+      if (error instanceof GraphQLError && !error.originalError) {
+        // A syntax error, a validation error, or a limit refused at parse (its code set by the limit).
+        const named = (error.extensions?.code as string | undefined) ?? (/^Syntax Error/.test(error.message) ? 'GRAPHQL_PARSE_FAILED' : code);
+        return new GraphQLError(error.message, { ...(error.nodes && { nodes: error.nodes }), extensions: { ...error.extensions, code: named } });
+      }
+      logger.error({ err: error }, 'unexpected error subscribing over graphql-ws');
+      return new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    }
     disposeWs = () => ws.dispose();
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);

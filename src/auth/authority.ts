@@ -188,6 +188,7 @@ export class Authority {
           break;
         case 'tools':
         case 'folders':
+        case 'collector':
           break;
       }
     }
@@ -263,6 +264,29 @@ export class Authority {
           status: 403,
           tokenId: grant.tokenId,
         };
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Appending a batch: the ingest power, then every `collector` caveat against the batch's collector
+   * and every `tools` caveat against each tool its events name (a token may not record calls it
+   * could never make). Events naming no tool are not limited by `tools`.
+   */
+  allowsIngest(grant: Grant, door: AuthDoor, batch: { collector: string; events: readonly { tool?: string | undefined }[] }): Refusal | null {
+    const power = this.requirePower(grant, 'ingest', door);
+    if (power) return power;
+    for (const [i, caveat] of grant.caveats.entries()) {
+      const refuse = (reason: string, message: string, tool?: string): Refusal => ({ limit: caveat.kind, caveat: grant.texts[i], door, ...(tool && { tool }), reason, message, status: 403, tokenId: grant.tokenId });
+      if (caveat.kind === 'collector' && !toolAllowed(caveat.names, batch.collector)) {
+        return refuse(`collector ${batch.collector} is not among ${caveat.names.join(', ')}`, `This token may not append batches of collector ${JSON.stringify(batch.collector)}.`);
+      }
+      if (caveat.kind === 'tools') {
+        const outside = batch.events.find((e) => e.tool !== undefined && !toolAllowed(caveat.names, e.tool));
+        if (outside) {
+          return refuse(`an ingested event names tool ${outside.tool}, which is not among ${caveat.names.join(', ')}`, `This token may not append events naming the tool ${JSON.stringify(outside.tool)}.`, outside.tool);
+        }
       }
     }
     return null;

@@ -12,6 +12,7 @@
 //   audience = dirledger          only at the server that calls itself this
 //   read = none|task|all          what the holder may read of the ledger
 //   powers = call,ingest,issue    what else the holder may do (absent: everything)
+//   collector = agent-7           which collectors' batches (and positions) it may append
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -33,7 +34,8 @@ export type Caveat =
   | { kind: 'folders'; folders: string[] }
   | { kind: 'audience'; audience: string }
   | { kind: 'read'; scope: ReadScope }
-  | { kind: 'powers'; powers: Power[] };
+  | { kind: 'powers'; powers: Power[] }
+  | { kind: 'collector'; names: string[] };
 export type CaveatKind = Caveat['kind'];
 
 const label = /^[^\s,=<>]{1,200}$/;
@@ -89,8 +91,10 @@ export function parseCaveat(text: string): Caveat {
     }
     case 'powers':
       return { kind: 'powers', powers: oneOf(Powers, 'powers') };
+    case 'collector':
+      return { kind: 'collector', names: labels('collector ids') };
     default:
-      throw new Error(`expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers), got ${JSON.stringify(key)}`);
+      throw new Error(`expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers, collector), got ${JSON.stringify(key)}`);
   }
 }
 
@@ -125,6 +129,8 @@ export function caveatText(caveat: Caveat): string {
       return `read = ${caveat.scope}`;
     case 'powers':
       return `powers = ${caveat.powers.join(',')}`;
+    case 'collector':
+      return `collector = ${caveat.names.join(',')}`;
   }
 }
 
@@ -157,6 +163,12 @@ export function describeCaveat(caveat: Caveat): string {
       return caveat.scope === 'none' ? 'Reads nothing of the ledger.' : caveat.scope === 'task' ? "Reads only its own task's events." : 'Reads the whole ledger.';
     case 'powers':
       return `May only ${caveat.powers.map((p) => ({ call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens' })[p]).join(', ')}.`;
+    case 'collector': {
+      const names = caveat.names.filter((n) => !n.endsWith('*'));
+      const prefixes = caveat.names.filter((n) => n.endsWith('*')).map((n) => n.slice(0, -1));
+      const parts = [names.length ? `the collector${names.length > 1 ? 's' : ''} ${names.join(', ')}` : '', prefixes.length ? `collectors whose id starts with ${prefixes.join(' or ')}` : ''];
+      return `Appends ledger batches (and moves the position) only of ${parts.filter(Boolean).join(', and ')}.`;
+    }
   }
 }
 
@@ -187,6 +199,7 @@ export const CaveatInput = z
     audience: z.string().min(1).optional(),
     read: z.enum(ReadScopes).optional(),
     powers: z.array(z.enum(Powers)).min(1).optional(),
+    collectors: z.array(z.string().min(1)).min(1).optional(),
   })
   .strict();
 export type CaveatInput = z.input<typeof CaveatInput>;
@@ -206,5 +219,6 @@ export function caveatsFromInput(input: z.output<typeof CaveatInput>): string[] 
   if (input.audience) add(`audience = ${input.audience}`);
   if (input.read) add(`read = ${input.read}`);
   if (input.powers) add(`powers = ${input.powers.join(',')}`);
+  if (input.collectors) add(`collector = ${input.collectors.join(',')}`);
   return out;
 }

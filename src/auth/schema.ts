@@ -34,6 +34,7 @@ const IssueTokenInput = builder.inputType('IssueTokenInput', {
     audience: t.string({ required: false, description: 'Only at the server whose AUTH_AUDIENCE is this.' }),
     read: t.field({ type: ReadScopeEnum, required: false }),
     powers: t.field({ type: [PowerEnum], required: false, description: 'Omitted: every power the issuer may grant.' }),
+    collectors: t.stringList({ required: false, description: 'Collector ids whose batches (and positions) the token may append; a trailing * is a prefix.' }),
   }),
 });
 

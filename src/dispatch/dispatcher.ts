@@ -27,6 +27,7 @@ import type { CallAuthorizer } from '../auth/calls.ts';
 import { serialize as serializeToken } from '../auth/macaroon.ts';
 import { TOKEN_SECRET_NAME } from '../ledger/redact.ts';
 import type { Refusal as AuthRefusal } from '../auth/authority.ts';
+import { plainTextExpected, plainTextProblem } from '../limits.ts';
 
 export type DispatchRequest = { tool: string; args?: Record<string, unknown>; dryRun?: boolean; form?: string };
 export type DispatchOutcome = 'OK' | 'ERROR' | 'REFUSED' | 'DRY_RUN';
@@ -77,6 +78,8 @@ export type StreamOptions = {
 
 /** Why a call was refused (nothing sent) or failed. */
 export const DispatchErrorCode = {
+  /** A field no name can hold (NUL, an unpaired surrogate, too long); `details.field` names it. */
+  BAD_INPUT: 'BAD_INPUT',
   TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
   /** The caller's token does not allow this call (which limit: `details.limit`). */
   FORBIDDEN: 'FORBIDDEN',
@@ -100,6 +103,7 @@ export type DispatchErrorCode = (typeof DispatchErrorCode)[keyof typeof Dispatch
 export function httpStatusOfResult(result: DispatchResult): number {
   if (result.outcome === 'OK' || result.outcome === 'DRY_RUN') return 200;
   const byCode: Record<string, number> = {
+    BAD_INPUT: 400,
     TOOL_NOT_FOUND: 404,
     FORBIDDEN: 403,
     NOT_RUNNABLE: 409,
@@ -174,6 +178,8 @@ export class Dispatcher {
     const base = { tool: request.tool, actionId, dryRun };
     const events = new EventSink(this.options, invocation, actionId, request);
     try {
+      const nameProblem = typeof request.tool !== 'string' || request.tool.length > 512 ? 'more than 512 characters' : plainTextProblem(request.tool);
+      if (nameProblem) throw new Refusal('BAD_INPUT', `Invalid tool: expected a tool name (${plainTextExpected}, at most 512), got ${JSON.stringify(String(request.tool).slice(0, 80))} (it holds ${nameProblem}).`, { field: 'tool' });
       const toolRefusal = this.options.authorize?.tool(request.tool);
       if (toolRefusal) throw forbidden(toolRefusal);
       const row = await this.row(request.tool);
@@ -255,6 +261,7 @@ export class Dispatcher {
 
   /** The row's args schema (for a door that types query values), or null. */
   async argsSchema(tool: string): Promise<unknown> {
+    if (plainTextProblem(tool)) return null;
     return (await this.row(tool))?.argsSchema ?? null;
   }
 
@@ -423,14 +430,21 @@ class EventSink {
       kind,
       direction,
       actionId: this.actionId,
-      tool: this.request.tool.slice(0, 512) || '(none)',
+      // A name no column can hold is kept only as escaped JSON in metadata (the call was refused for it).
+      ...(plainTextProblem(this.request.tool) ? {} : { tool: this.request.tool.slice(0, 512) || '(none)' }),
       ...(inv?.session && { session: inv.session }),
       ...(inv?.turn && { turn: inv.turn }),
       ...(inv?.task && { task: inv.task }),
       ...(inv?.agent && { agent: inv.agent }),
       occurredAt: new Date(),
       payload: { state: 'NONE' },
-      metadata: { capture: 'dispatch', ...(inv && { door: inv.door }), ...(this.request.form && { form: this.request.form }), ...extra },
+      metadata: {
+        capture: 'dispatch',
+        ...(inv && { door: inv.door }),
+        ...(this.request.form && { form: this.request.form }),
+        ...(plainTextProblem(this.request.tool) && { toolName: JSON.stringify(this.request.tool.slice(0, 512)) }),
+        ...extra,
+      },
     };
   }
 

@@ -32,6 +32,10 @@ export function maskError(logger: Logger, redact: (text: string) => string): Yog
         extensions: { ...error.extensions, code: (error.extensions?.code as string) ?? 'GRAPHQL_VALIDATION_FAILED' },
       });
     }
+    if (error instanceof GraphQLError && !error.path && /^Variable "\$/.test(error.message)) {
+      // A variable's value failed its type (graphql-js coercion): the caller's mistake, named by graphql-js.
+      return createGraphQLError(redact(error.message), { nodes: error.nodes, extensions: { code: 'BAD_USER_INPUT' } });
+    }
     if (isDatabaseUnavailable(original)) {
       return createGraphQLError('The database is unavailable. Retry later.', { extensions: { code: ErrorCode.DATABASE_UNAVAILABLE } });
     }

@@ -10,6 +10,7 @@ import { markStreamed } from '../capture/tee.ts';
 import { TokenParam } from '../directory/forms.ts';
 import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
+import { isPlainName, jsonTextTooDeep, parseJsonText, tooDeep } from '../limits.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, json, readBody } from './respond.ts';
 
@@ -63,7 +64,8 @@ async function door(request: Request, services: Services, door: Door, tool: stri
     door,
     request: { method: request.method, url: request.url, headers: request.headers, body },
     invocation: invocationFromHeaders(request.headers),
-    ...(tool && { tool }),
+    // A name no column can hold is refused by the runner (BAD_INPUT); the request is recorded without it.
+    ...(tool && isPlainName(tool) && { tool }),
     synchronous,
   };
   try {
@@ -101,11 +103,7 @@ function jsonOf(body: Buffer, what: string): unknown {
   if (body.length === 0) return undefined;
   const text = body.toString('utf8');
   if (!Buffer.from(text, 'utf8').equals(body)) throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as UTF-8 JSON, got bytes that are not valid UTF-8.`);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as JSON, got invalid JSON (${(error as Error).message}).`);
-  }
+  return parseJsonText(text, what);
 }
 
 function argsObject(value: unknown, what: string): Record<string, unknown> {
@@ -130,6 +128,7 @@ export async function argsFromQuery(url: URL, services: Services, tool: string):
   const read = (name: string, raw: string): unknown => {
     const type = props[name]?.type;
     if (type === 'string' || (Array.isArray(type) && type.length === 1 && type[0] === 'string')) return raw;
+    if (jsonTextTooDeep(raw)) throw tooDeep(`query parameter ${JSON.stringify(name)}`);
     try {
       return JSON.parse(raw);
     } catch {
@@ -149,13 +148,26 @@ export async function argsFromQuery(url: URL, services: Services, tool: string):
   return args;
 }
 
-export function toolRoute(request: Request, services: Services, rawName: string): Promise<Response> | Response {
-  let tool: string;
+/** The tool name in a path, percent-decoded; undefined when it does not decode to UTF-8 text. */
+function decodedName(rawName: string): string | undefined {
   try {
-    tool = decodeURIComponent(rawName);
+    return decodeURIComponent(rawName);
   } catch {
-    return errorResponse(new DomainError(ErrorCode.BAD_INPUT, `Expected a URL-encoded tool name, got ${JSON.stringify(rawName)}.`));
+    return undefined;
   }
+}
+
+/** A path whose tool name does not decode: refused (400 naming the field), the request still recorded. */
+function undecodableName(request: Request, services: Services, doorName: Door, rawName: string): Promise<Response> {
+  return door(request, services, doorName, undefined, () => {
+    throw new DomainError(ErrorCode.BAD_INPUT, `Invalid tool: expected a URL-encoded UTF-8 tool name, got ${JSON.stringify(rawName.slice(0, 80))}.`, { field: 'tool' });
+  });
+}
+
+export function toolRoute(request: Request, services: Services, rawName: string): Promise<Response> | Response {
+  const tool = decodedName(rawName);
+  if (tool === undefined && (request.method === 'POST' || request.method === 'GET')) return undecodableName(request, services, request.method === 'GET' ? 'URL' : 'REST', rawName);
+  if (tool === undefined) return errorResponse(new DomainError(ErrorCode.BAD_INPUT, `Expected a URL-encoded tool name, got ${JSON.stringify(rawName.slice(0, 80))}.`));
   if (request.method === 'POST') return door(request, services, 'REST', tool, (body) => ({ tool, args: argsObject(jsonOf(body, 'the body'), 'the body'), form: 'REST' }), false, true);
   if (request.method === 'GET') return door(request, services, 'URL', tool, async (_b, url) => ({ tool, args: await argsFromQuery(url, services, tool), form: 'URL' }));
   return json({ error: { code: 'METHOD_NOT_ALLOWED', message: 'Expected POST (JSON args) or GET (query args).' } }, 405, { allow: 'GET, POST' });
@@ -179,11 +191,7 @@ export function dispatchRoute(request: Request, services: Services): Promise<Res
 /** Webhooks: the sender retries, so the write is synchronous (the rule in src/capture/boundary.ts). */
 export function hookRoute(request: Request, services: Services, rawName: string): Promise<Response> | Response {
   if (request.method !== 'POST') return json({ error: { code: 'METHOD_NOT_ALLOWED', message: 'Expected POST.' } }, 405, { allow: 'POST' });
-  let tool: string;
-  try {
-    tool = decodeURIComponent(rawName);
-  } catch {
-    return errorResponse(new DomainError(ErrorCode.BAD_INPUT, `Expected a URL-encoded tool name, got ${JSON.stringify(rawName)}.`));
-  }
+  const tool = decodedName(rawName);
+  if (tool === undefined) return undecodableName(request, services, 'WEBHOOK', rawName);
   return door(request, services, 'WEBHOOK', tool, (body) => ({ tool, args: argsObject(jsonOf(body, 'the body'), 'the body'), form: 'WEBHOOK' }), true);
 }

@@ -46,8 +46,16 @@ export async function ingestBatch(request: Request, services: Services): Promise
   try {
     const result = await gate.run(async () => {
       const body = await readJson(request, services.config.BATCH_MAX_BYTES);
-      return services.ledger.append(parseBatchFast(body) ?? parseInput(BatchInput, body, 'batch'));
+      const batch = parseBatchFast(body) ?? parseInput(BatchInput, body, 'batch');
+      const grant = currentGrant();
+      const refusal = grant && services.authority.allowsIngest(grant, 'INGEST', batch);
+      if (refusal) {
+        await recordRefusal(services, refusal, grant, request);
+        return { refused: refusalResponse(refusal) };
+      }
+      return services.ledger.append(batch);
     });
+    if ('refused' in result) return result.refused;
     return json({
       batchId: result.batchId,
       received: result.received,

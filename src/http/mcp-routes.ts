@@ -4,11 +4,15 @@
 // answer OUT event holds the whole JSON-RPC response. GET (a standalone SSE stream) and DELETE
 // (ending a session) have nothing to do without sessions: 405.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/dispatcher.ts';
+import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { createMcpServer } from '../mcp/server.ts';
 import type { Services } from '../services.ts';
+import { describeIssues } from '../validation.ts';
 import { errorResponse, readBody } from './respond.ts';
 
 /** The path MCP contracts call this server by (`/mcp`, see isSelfMcp). */
@@ -22,14 +26,41 @@ const rpcError = (status: number, code: number, message: string, headers: Record
 
 /** The tool a JSON-RPC tools/call body names (the first, in a batch), for the ledger events. */
 function toolOf(body: Uint8Array): string | undefined {
+  if (jsonTextTooDeep(body)) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as unknown;
     for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
       const m = message as { method?: unknown; params?: { name?: unknown } };
-      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return m.params.name;
+      // A name no column can hold is left for the runner to refuse (BAD_INPUT), not recorded.
+      if (m?.method === 'tools/call' && typeof m.params?.name === 'string') return isPlainName(m.params.name) ? m.params.name : undefined;
     }
   } catch {
     // Not JSON: the transport answers the parse error.
+  }
+  return undefined;
+}
+
+const paramSchemas: Record<string, z.ZodType> = { 'tools/call': CallToolRequestSchema, 'tools/list': ListToolsRequestSchema };
+
+/**
+ * A tools/call or tools/list whose params break the SDK's own schema, answered -32602 naming the
+ * field (the SDK answers such a request -32603, an internal error).
+ */
+function invalidParams(body: Buffer): Response | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    const m = message as { method?: unknown; id?: unknown } | null;
+    const schema = m && typeof m === 'object' && typeof m.method === 'string' ? paramSchemas[m.method] : undefined;
+    const checked = schema?.safeParse(m);
+    if (!checked || checked.success) continue;
+    const id = typeof m!.id === 'string' || typeof m!.id === 'number' ? m!.id : null;
+    const text = `Invalid params of ${String(m!.method)}: ${describeIssues(checked.error, m).join('; ')}.`;
+    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: text } }), { status: 400, headers: { 'content-type': 'application/json' } });
   }
   return undefined;
 }
@@ -59,6 +90,9 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
     async () => {
       if (request.method !== 'POST') return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
       if (tooLarge) return rpcError(413, -32000, tooLarge.message);
+      if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
+      const invalid = invalidParams(body as Buffer);
+      if (invalid) return invalid;
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       const server = createMcpServer(services, 'MCP_HTTP');
       await server.connect(transport);

@@ -4,6 +4,7 @@ import { isUtf8 } from 'node:buffer';
 // Response is streamed through a reader (about half the CPU of a small JSON answer).
 import { Response } from '@whatwg-node/server';
 import { DomainError, ErrorCode, httpStatusOf } from '../errors.ts';
+import { jsonTextTooDeep, tooDeep } from '../limits.ts';
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)), {
@@ -62,6 +63,7 @@ export async function readJson(request: Request, limit: number): Promise<unknown
   }
   const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
   const text = body.toString('utf8', bom);
+  if (jsonTextTooDeep(text)) throw tooDeep('the body');
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -14,6 +14,7 @@ import { CallMessage } from './call-message.ts';
 import { dispatchStreaming } from './dispatch-routes.ts';
 import { errorResponse, readBody } from './respond.ts';
 import { parseInput } from '../validation.ts';
+import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 
 /** True when a POST /api/dispatch asks for the event stream rather than JSON. */
 export function wantsEventStream(request: Request): boolean {
@@ -54,7 +55,7 @@ export async function sseDispatch(request: Request, services: Services): Promise
         door: 'SSE',
         request: { method: request.method, url: request.url, headers: request.headers, body },
         invocation: invocationFromHeaders(request.headers),
-        ...(call ? { tool: call.tool } : {}),
+        ...(call && isPlainName(call.tool) ? { tool: call.tool } : {}),
       },
       async () => {
         if (failure || !call) return errorResponse(failure!);
@@ -157,6 +158,7 @@ function parseCall(bytes: Uint8Array, contentType: string | null): CallMessage {
   if (!/^application\/(.+\+)?json\b/i.test(contentType ?? '')) {
     throw new DomainError(ErrorCode.BAD_INPUT, `Expected content-type application/json, got ${JSON.stringify(contentType || 'nothing')}.`);
   }
+  if (jsonTextTooDeep(bytes)) throw tooDeep('the call');
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));

@@ -16,6 +16,7 @@ import { runWithGrant } from '../auth/current.ts';
 import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
+import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { describeIssues } from '../validation.ts';
 import { CallMessage } from './call-message.ts';
 
@@ -50,7 +51,11 @@ export function createWsDoor(services: Services): WsDoor {
         .then((reply) => {
           if (socket.readyState === socket.OPEN) socket.send(reply);
         })
-        .catch((error) => services.logger.error({ err: error }, 'unexpected error in the WebSocket door'));
+        .catch((error) => {
+          // The door always answers: an unexpected failure is masked, like every other door's.
+          services.logger.error({ err: error }, 'unexpected error in the WebSocket door');
+          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'error', ...idOf(data), error: { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' } }));
+        });
     });
     socket.on('error', (error) => services.logger.warn({ err: error }, 'WebSocket door socket error'));
   });
@@ -66,6 +71,18 @@ export function createWsDoor(services: Services): WsDoor {
 }
 
 type SocketInfo = { url: string; headers: Record<string, string | string[]>; invocation: ReturnType<typeof invocationFromHeaders> };
+
+/** The id of a message, when a string one can be read from it (for a reply to a message that failed). */
+function idOf(data: RawData): { id?: string } {
+  const bytes = toBuffer(data);
+  if (jsonTextTooDeep(bytes)) return {};
+  try {
+    const id = (JSON.parse(bytes.toString('utf8')) as { id?: unknown })?.id;
+    return typeof id === 'string' ? { id } : {};
+  } catch {
+    return {};
+  }
+}
 
 function toBuffer(data: RawData): Buffer {
   return Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -83,7 +100,7 @@ async function answer(services: Services, info: SocketInfo, data: RawData, isBin
       door: 'WEBSOCKET',
       request: { method: 'WS', url: info.url, headers: info.headers, body: bytes },
       invocation: info.invocation,
-      ...(tool ? { tool } : {}),
+      ...(tool && isPlainName(tool) ? { tool } : {}),
     },
     async () => {
       if (!parsed.ok) return replyResponse({ type: 'error', ...(id !== undefined && { id }), error: { code: parsed.error.code, message: parsed.error.message } }, 400);
@@ -108,6 +125,7 @@ type Parsed = { ok: true; message: z.output<typeof InMessage> } | { ok: false; i
 function parse(bytes: Buffer, isBinary: boolean): Parsed {
   const bad = (message: string, id?: string): Parsed => ({ ok: false, ...(id !== undefined && { id }), error: new DomainError(ErrorCode.BAD_INPUT, message) });
   if (isBinary) return bad('Expected a text frame holding one JSON message, got a binary frame.');
+  if (jsonTextTooDeep(bytes)) return { ok: false, error: tooDeep('one message') };
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));

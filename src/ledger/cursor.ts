@@ -1,6 +1,7 @@
 // One cursor format for the ledger, shared by connections and subscriptions:
 // an opaque string that names a commit-ordered position.
 import { badInput } from '../errors.ts';
+import { isBigintText } from '../limits.ts';
 
 const prefix = 'ledger:';
 
@@ -10,7 +11,7 @@ export function encodeCursor(position: bigint): string {
 
 export function decodeCursor(cursor: string): bigint {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!text.startsWith(prefix) || !/^\d{1,19}$/.test(text.slice(prefix.length))) {
+  if (!text.startsWith(prefix) || !isBigintText(text.slice(prefix.length))) {
     throw badInput(`Invalid cursor: expected a cursor returned by this ledger, got ${JSON.stringify(cursor.slice(0, 40))}`);
   }
   return BigInt(text.slice(prefix.length));

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { Prisma } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
+import { plainTextExpected, plainTextProblem } from '../limits.ts';
 import { parseInput } from '../validation.ts';
 import { Direction } from './input.ts';
 
@@ -18,7 +19,13 @@ export type LedgerFilter = { [D in FilterDimension]?: string[] } & {
 };
 
 const values = z
-  .array(z.string().min(1, 'a non-empty value').max(512, 'a value of at most 512 characters'))
+  .array(
+    z
+      .string()
+      .min(1, 'a non-empty value')
+      .max(512, 'a value of at most 512 characters')
+      .refine((v) => !plainTextProblem(v), plainTextExpected),
+  )
   .min(1, 'at least one value')
   .max(100, 'at most 100 values');
 

@@ -1,5 +1,6 @@
 // The shape of an appended batch, validated with zod at every door.
 import { z } from 'zod';
+import { BIGINT_MAX, isBigintText } from '../limits.ts';
 
 export const Direction = z.enum(['IN', 'OUT']);
 export const PayloadState = z.enum(['COMPLETE', 'PARTIAL', 'NONE', 'ARTIFACT', 'MISSING']);
@@ -87,7 +88,10 @@ export type EventInput = z.output<typeof EventInput>;
 export const BatchInput = z
   .object({
     collector: shortText(256),
-    position: z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,19}$/, 'a whole number')]).transform((v) => BigInt(v)).optional(),
+    position: z
+      .union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().refine(isBigintText, `a whole number from 0 to ${BIGINT_MAX}`)])
+      .transform((v) => BigInt(v))
+      .optional(),
     events: z.array(EventInput).min(1).max(10_000),
   })
   .strict();
@@ -242,7 +246,7 @@ export function parseBatchFast(input: unknown): BatchInput | undefined {
   const { collector, position, events } = input;
   if (!isText(collector, 256) || !Array.isArray(events) || events.length < 1 || events.length > 10_000) return undefined;
   let at: bigint | undefined;
-  if (isCount(position) || (typeof position === 'string' && /^\d{1,19}$/.test(position))) at = BigInt(position);
+  if (isCount(position) || (typeof position === 'string' && isBigintText(position))) at = BigInt(position);
   else if (position !== undefined) return undefined;
   const parsed: EventInput[] = new Array(events.length);
   for (let i = 0; i < events.length; i++) {

@@ -8,7 +8,10 @@ import type { Context } from '../graphql/context.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import type { EventQuery } from './event-select.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
-import { badInput } from '../errors.ts';
+import { randomUUID } from 'node:crypto';
+import type { AuthDoor } from '../auth/caveats.ts';
+import { badInput, DomainError, ErrorCode } from '../errors.ts';
+import type { CallerDoor } from '../live/caller.ts';
 import { readQuestion, LedgerMeasure, type AskReading } from './ask.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { parseFilter, type LedgerFilter } from './filter.ts';
@@ -476,14 +479,28 @@ export function withoutNulls(value: unknown): unknown {
   );
 }
 
+/** The ingest power and the token's collector and tools caveats (src/auth/authority.ts allowsIngest); a refusal is recorded. */
+async function requireIngest(ctx: Context, batch: BatchInput): Promise<void> {
+  const grant = ctx.grant;
+  const refusal = grant && ctx.services.authority.allowsIngest(grant, ingestDoorOf[ctx.caller.door], batch);
+  if (!refusal) return;
+  await ctx.services.authority
+    .record(refusal, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
+    .catch((error) => ctx.services.logger.error({ err: error }, 'recording a refusal failed'));
+  throw new DomainError(ErrorCode.FORBIDDEN, refusal.message, { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) });
+}
+const ingestDoorOf = { HTTP: 'GRAPHQL', SSE: 'GRAPHQL_SSE', WS: 'GRAPHQL_WS', IN_PROCESS: 'GRAPHQL' } as const satisfies Record<CallerDoor, AuthDoor>;
+
 builder.mutationField('appendBatch', (t) =>
   t.field({
     type: AppendBatchResultRef,
     description: 'Appends one batch in one transaction. A known event id adds nothing and counts as a duplicate.',
     args: { input: t.arg({ type: AppendBatchInputRef, required: true }) },
-    resolve: (_root, args, ctx) => {
+    resolve: async (_root, args, ctx) => {
       const input = withoutNulls(args.input) as Record<string, unknown>;
-      return ctx.services.ledger.append(parseInput(BatchInput, { ...input, position: input.position?.toString() }, 'appendBatch input'));
+      const batch = parseInput(BatchInput, { ...input, position: input.position?.toString() }, 'appendBatch input');
+      await requireIngest(ctx, batch);
+      return ctx.services.ledger.append(batch);
     },
   }),
 );
