@@ -89,8 +89,8 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
     await t?.stop();
   });
 
-  const post = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
-    fetch(`${t.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...t.auth, ...headers }, body });
+  const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+    fetch(`${t.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...t.auth, ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
 
   it('HTTP /api/dispatch: every event holds the args exactly', async () => {
     const r = await post('/api/dispatch', JSON.stringify({ tool: 'ECHO', args: hostile }));
