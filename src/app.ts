@@ -251,6 +251,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const address = server.address() as AddressInfo;
     const shownHost = host.includes(':') ? `[${host}]` : host;
     if (!config.PUBLIC_URL) services.publicUrl = `http://${shownHost}:${address.port}`;
+    // The CLI on this data folder uses this server instead of opening the database a second time.
+    services.db.folderLock?.setUrl(`http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : shownHost}:${address.port}`);
     return { url: `http://${shownHost}:${address.port}${graphqlPath}`, port: address.port };
   }
 

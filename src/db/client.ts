@@ -8,6 +8,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { acquireFolderLock, type FolderLock } from './folder-lock.ts';
 import { migrateInChild } from './migrate-child.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
 import { applyMigrations, hasPendingMigrations } from './schema-engine.ts';
@@ -23,6 +24,8 @@ export type Database = {
   close(): Promise<void>;
   /** The embedded instance, when kind is 'pglite'. */
   pglite?: PGlite;
+  /** The data folder's lock, when PGlite keeps its data in a folder (one process per folder). */
+  folderLock?: FolderLock;
 };
 
 export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true; loadDataDir?: Blob };
@@ -50,9 +53,17 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
   }
   const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
   let pglite: PGlite;
+  let folderLock: FolderLock | undefined;
   if ('dataDir' in target) {
-    await mkdir(target.dataDir, { recursive: true });
-    pglite = await PGlite.create(target.dataDir);
+    // Before the folder is touched: a second opener fails here, naming the holder.
+    folderLock = acquireFolderLock(target.dataDir);
+    try {
+      await mkdir(target.dataDir, { recursive: true });
+      pglite = await PGlite.create(target.dataDir);
+    } catch (error) {
+      folderLock.release();
+      throw error;
+    }
   } else {
     pglite = await PGlite.create(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
   }
@@ -64,12 +75,14 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     sql,
     kind: 'pglite',
     pglite,
+    ...(folderLock && { folderLock }),
     adapterFactory,
     // In-process: the adapter needs this very PGlite instance. The engine is released after each run.
     migrate: async () => ((await hasPendingMigrations(sql)) ? applyMigrations(adapterFactory) : []),
     close: once(async () => {
       await prisma.$disconnect();
       await pglite.close();
+      folderLock?.release();
     }),
   });
 }
