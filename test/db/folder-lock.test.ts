@@ -91,6 +91,11 @@ describe('the folder lock', () => {
 
 describe('one process per data folder, as a user runs it', () => {
   const env = (dataDir: string) => ({ DATA_DIR: dataDir, PORT: '0', AUTHORITY: 'off', LOG_LEVEL: 'warn', DIRLEDGER_URL: undefined });
+  const childEnv = (dataDir: string): Record<string, string> => {
+    const e: Record<string, string | undefined> = { ...process.env, ...env(dataDir) };
+    delete e.DIRLEDGER_URL;
+    return e as Record<string, string>;
+  };
 
   it('a second server and a migrate fail at once naming the holder and write nothing; find, call and mcp use the running server; after kill -9 the lock is taken over', async () => {
     const dataDir = await tempDir();
@@ -126,7 +131,7 @@ describe('one process per data folder, as a user runs it', () => {
     const actionId = JSON.parse(call.output().slice(call.output().indexOf('{'))).actionId;
 
     // An in-process `dirledger mcp` on the held folder relays to the server instead.
-    const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: { ...(process.env as Record<string, string>), ...env(dataDir) } as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: childEnv(dataDir), stderr: 'pipe' });
     let stderr = '';
     transport.stderr?.on('data', (chunk) => (stderr += chunk));
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
@@ -154,7 +159,7 @@ describe('one process per data folder, as a user runs it', () => {
 
   it('a second in-process `dirledger mcp` on a folder another in-process one holds fails at once naming it', async () => {
     const dataDir = await tempDir();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: { ...(process.env as Record<string, string>), ...env(dataDir) } as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: childEnv(dataDir), stderr: 'pipe' });
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
     // Its first start initialises and migrates a new PGlite folder: slow on a loaded machine.
     await client.connect(transport, { timeout: 240_000 });
