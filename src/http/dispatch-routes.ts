@@ -65,6 +65,7 @@ async function door(request: Request, services: Services, door: Door, tool: stri
     invocation: invocationFromHeaders(request.headers),
     ...(tool && { tool }),
     synchronous,
+    clientSignal: request.signal,
   };
   try {
     return await captureExchange(streaming ? boundaryWithoutStreams(services) : services, exchange, async () => {
