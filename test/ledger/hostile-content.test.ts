@@ -189,6 +189,7 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
   it.each([
     ['/api/dispatch', 'DISPATCH'],
     ['/api/tools/ECHO', 'REST'],
+    ['/graphql', 'GRAPHQL'],
     ['/mcp', 'MCP'],
   ])('invalid UTF-8 in a JSON body at %s: 400 naming it, nothing runs, the request recorded as its exact bytes', async (path, door) => {
     const marker = `bad-utf8-${door}-${Date.now()}`;
