@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { ARGS_MAX_DEPTH } from '../../src/dispatch/args.ts';
 import { decodeJson, decodeText, encodeJson, encodeText, MARK } from '../../src/ledger/storable.ts';
@@ -100,6 +101,29 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
     const events = await expectWhole(t, body.actionId, hostile, 'DISPATCH');
     const request = events.find((e) => e.kind === 'REQUEST' && e.direction === 'IN');
     expect(JSON.parse(request.payload.text)).toStrictEqual({ tool: 'ECHO', args: hostile });
+  });
+
+  it('a live subscription (graphql-ws ledgerEvents) delivers the same events exactly', async () => {
+    const session = `hostile-live-${kind}`;
+    const client = wsClient(t.url, t.token);
+    const sub = wsSubscribe(client, `subscription ($filter: LedgerFilter) { ledgerEvents(filter: $filter) { kind direction url headers metadata } }`, { filter: { session: [session] } }, 'ledgerEvents');
+    try {
+      // The subscription is live once a warm-up call of the session arrives on it.
+      for (let i = 0; i < 120 && !sub.events.some((e) => e.kind === 'RESPONSE') && sub.errors.length === 0; i++) {
+        await post('/api/dispatch', JSON.stringify({ tool: 'ECHO', args: { text: 'warm' } }), { 'x-dirledger-session': session });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const r = await post('/api/dispatch', JSON.stringify({ tool: 'ECHO', args: hostile }), { 'x-dirledger-session': session });
+      expect(r.status).toBe(200);
+      await waitFor(() => sub.events.filter((e) => e.kind === 'TOOL_RESULT').length >= 2, 'the hostile call on the subscription', 60_000);
+      expect(sub.errors).toEqual([]);
+      const [call, result] = ['TOOL_CALL', 'TOOL_RESULT'].map((k) => sub.events.filter((e) => e.kind === k).at(-1));
+      expect(call.metadata.args).toStrictEqual(hostile);
+      expect(result.metadata.args).toStrictEqual(hostile);
+    } finally {
+      sub.stop();
+      await client.dispose();
+    }
   });
 
   it('REST POST /api/tools/ECHO: every event holds the args exactly', async () => {
