@@ -1,4 +1,5 @@
 // buildApp(): the doors (HTTP routes, GraphQL over HTTP/SSE, graphql-ws) around the cores.
+import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
@@ -21,8 +22,11 @@ import { mcpPath, mcpRoute } from './http/mcp-routes.ts';
 import { sseDispatch, wantsEventStream } from './http/sse-door.ts';
 import { createWsDoor, wsDoorPath, type WsDoor } from './http/ws-door.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './http/dispatch-routes.ts';
-import { json } from './http/respond.ts';
-import { useOutboundCapture } from './capture/boundary.ts';
+import { errorResponse, json } from './http/respond.ts';
+import { captureExchange, invocationFromHeaders, useOutboundCapture } from './capture/boundary.ts';
+import type { Door } from './capture/context.ts';
+import { graphqlRequestRecorded } from './capture/recording.ts';
+import { DomainError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { callerOf, type CallerDoor } from './live/caller.ts';
 import { createServices, type Services } from './services.ts';
@@ -142,10 +146,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return request.method === 'GET' || request.method === 'HEAD' ? serveBlob(request, blob[1]!, services) : methodNotAllowed('GET');
     }
     if (path === '/api/directory/resolve') {
-      return request.method === 'GET' ? resolveRoute(request, services) : methodNotAllowed('GET');
+      return request.method === 'GET' ? recordExchange('REST', request, null, async () => resolveRoute(request, services)) : methodNotAllowed('GET');
     }
     if (path === '/api/directory') {
-      return request.method === 'GET' || request.method === 'HEAD' ? listDirectory(request, services) : methodNotAllowed('GET');
+      return request.method === 'GET' || request.method === 'HEAD' ? recordExchange('REST', request, null, () => listDirectory(request, services)) : methodNotAllowed('GET');
     }
     if (path === mcpPath) return mcpRoute(request, services);
     if (path === '/api/dispatch' && wantsEventStream(request)) return sseDispatch(request, services);
@@ -154,8 +158,46 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (tool) return toolRoute(request, services, tool[1]!);
     const hook = hooksPath.exec(path);
     if (hook) return hookRoute(request, services, hook[1]!);
-    if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return yoga.fetch(request, {});
+    if (path === graphqlPath || path.startsWith(`${graphqlPath}/`)) return graphqlDoor(request, url);
     return notFound(request, path);
+  }
+
+  /** Records one door exchange at the boundary (src/capture/recording.ts decides which are). */
+  async function recordExchange(door: Door, request: Request, body: Buffer | null, handler: () => Promise<Response>): Promise<Response> {
+    try {
+      const exchange = { door, request: { method: request.method, url: request.url, headers: request.headers, body }, invocation: invocationFromHeaders(request.headers), clientSignal: request.signal };
+      return await captureExchange(services, exchange, handler);
+    } catch (error) {
+      if (error instanceof DomainError) return errorResponse(error);
+      throw error;
+    }
+  }
+
+  /**
+   * GraphQL over HTTP and SSE: an operation that touches more than the Ledger's own records is
+   * recorded whole (request IN, answer OUT); a reviewer's Ledger read goes straight to yoga.
+   */
+  async function graphqlDoor(request: Request, url: URL): Promise<Response> {
+    const door: Door = request.headers.get('accept')?.includes('text/event-stream') ? 'GRAPHQL_SSE' : 'GRAPHQL';
+    if (request.method !== 'POST') {
+      const params = { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined };
+      return request.method === 'GET' && graphqlRequestRecorded(params) ? recordExchange(door, request, null, async () => yoga.fetch(request, {})) : yoga.fetch(request, {});
+    }
+    const body = Buffer.from(await request.arrayBuffer());
+    const forward = async () => yoga.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }), {});
+    // Never decoded with U+FFFD in place of what was sent: refused, the exact bytes on the request IN.
+    if (!isUtf8(body)) {
+      return recordExchange(door, request, body, async () =>
+        json({ errors: [{ message: 'Expected a JSON body in UTF-8, got bytes that are not valid UTF-8.', extensions: { code: 'BAD_INPUT' } }] }, 400),
+      );
+    }
+    let params: unknown;
+    try {
+      params = JSON.parse(body.toString('utf8'));
+    } catch {
+      params = undefined; // yoga answers it (or it is not JSON): recorded, as anything not known to be a Ledger read
+    }
+    return graphqlRequestRecorded(params) ? recordExchange(door, request, body, forward) : forward();
   }
 
   async function fetch(request: Request): Promise<Response> {
@@ -268,6 +310,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const address = server.address() as AddressInfo;
     const shownHost = host.includes(':') ? `[${host}]` : host;
     if (!config.PUBLIC_URL) services.publicUrl = `http://${shownHost}:${address.port}`;
+    // The CLI on this data folder uses this server instead of opening the database a second time.
+    services.db.folderLock?.setUrl(`http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : shownHost}:${address.port}`);
     return { url: `http://${shownHost}:${address.port}${graphqlPath}`, port: address.port };
   }
 

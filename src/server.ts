@@ -4,6 +4,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { keepWasmOnBaselineCompiler } from './db/client.ts';
+import { FolderLockedError } from './db/folder-lock.ts';
 import { createLogger } from './logger.ts';
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -23,7 +24,16 @@ export async function serve(env: Record<string, string | undefined> = process.en
   const keyed = withRootKey(config);
   config = keyed.config;
   const logger = createLogger(config.LOG_LEVEL, config.secrets);
-  const app = await buildApp(config, { logger });
+  let app;
+  try {
+    app = await buildApp(config, { logger });
+  } catch (error) {
+    if (error instanceof FolderLockedError) {
+      process.stderr.write(`dirledger: ${error.message}\n`);
+      process.exit(3);
+    }
+    throw error;
+  }
   const { url } = await app.start();
   logger.info({ url, database: app.services.db.kind }, 'dirledger is listening');
   process.stdout.write(`dirledger: GraphQL and GraphiQL at ${url}\n`);

@@ -44,6 +44,8 @@ export type BoundaryExchange = {
   tool?: string;
   /** Webhooks: awaited writes; a failed write throws DATABASE_UNAVAILABLE (retryAfterSeconds). */
   synchronous?: boolean;
+  /** Aborted when the client goes away: a streamed answer's OUT event then says so, as the call's TOOL_RESULT does. */
+  clientSignal?: AbortSignal;
 };
 
 /** Request headers that carry the invocation fields. */
@@ -157,6 +159,7 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
           cutoffMs: services.config.STREAM_CUTOFF_MS,
           payloadMaxBytes: maxBytes,
           publish: (chunk) => services.streams?.publish(invocation.actionId, chunk),
+          ...(exchange.clientSignal && { clientSignal: exchange.clientSignal }),
         });
         void teed.recorded
           .then((result) =>

@@ -146,6 +146,8 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
     return reading;
   };
 
+  /** The source failed because the client went away (a runner's stream errored with the client's abort): not a source error. */
+  const byClient = (error: unknown) => Boolean(options.clientSignal?.aborted) && error === options.clientSignal!.reason;
   const drainAfterDisconnect = async () => {
     if (clientGone || finished) return;
     clientGone = true;
@@ -165,7 +167,8 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
         }
       }
     } catch (error) {
-      finish('PARTIAL', 'SOURCE_ERROR', error);
+      if (byClient(error)) finish('PARTIAL');
+      else finish('PARTIAL', 'SOURCE_ERROR', error);
     } finally {
       clearTimeout(timer);
     }
@@ -182,7 +185,8 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
         try {
           result = await next();
         } catch (error) {
-          finish('PARTIAL', 'SOURCE_ERROR', error);
+          if (byClient(error)) finish('PARTIAL');
+          else finish('PARTIAL', 'SOURCE_ERROR', error);
           if (!clientGone) controller.error(error);
           return;
         }

@@ -1,6 +1,8 @@
 // The dirledger CLI. Each command is a thin door over the same cores the server uses.
+import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, parseConfig } from '../config.ts';
+import { FolderLockedError, folderHolder } from '../db/folder-lock.ts';
 import { resolveToken, tokenHelp } from './token.ts';
 
 // The cores are imported by the commands that run them, so a client command starts without loading them.
@@ -81,7 +83,17 @@ program
     process.exitCode = await find(words, { ...opts, url: serverUrl(opts.url), ...(token && { token }) });
   });
 
-const serverUrl = (url?: string) => url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
+/**
+ * The server a client command talks to: --url, else DIRLEDGER_URL, else the server holding this data
+ * folder (its lock file records the URL it serves), else 127.0.0.1:PORT.
+ */
+const serverUrl = (url?: string) => url ?? process.env.DIRLEDGER_URL ?? folderServer()?.url ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
+
+/** The running process holding the configured PGlite folder (none when DATABASE_URL is set). */
+function folderServer() {
+  const c = config();
+  return c.DATABASE_URL ? null : folderHolder(path.join(c.DATA_DIR, 'pglite'));
+}
 
 program
   .command('call')
@@ -109,8 +121,19 @@ program
   .option('--token <token>', 'relay: sent to /mcp as authorization: Bearer <token>; in process: checked for door MCP_STDIO')
   .addHelpText('after', `\n${tokenHelp}`)
   .action(async (opts: { url?: string; token?: string }) => {
-    const url = opts.url ?? process.env.DIRLEDGER_URL;
     const token = resolveToken(opts.token);
+    let url = opts.url ?? process.env.DIRLEDGER_URL;
+    if (!url) {
+      // Never a second copy of the database: relay to the server holding the folder, or say why not.
+      const holder = folderServer();
+      if (holder?.url) {
+        process.stderr.write(`dirledger mcp: relaying to the server on this data folder, ${holder.url} (pid ${holder.pid})\n`);
+        url = holder.url;
+      } else if (holder) {
+        process.stderr.write(`dirledger mcp: ${new FolderLockedError(path.join(config().DATA_DIR, 'pglite'), holder).message}\n`);
+        process.exit(3);
+      }
+    }
     if (url) {
       const { proxyStdio } = await import('../mcp/stdio.ts');
       await proxyStdio(url, token);
@@ -186,4 +209,11 @@ token
     }
   });
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  // Another process holds the data folder: said plainly, before anything was written.
+  if (!(error instanceof FolderLockedError)) throw error;
+  process.stderr.write(`dirledger ${program.args[0] ?? ''}: ${error.message}\n`);
+  process.exit(3);
+}

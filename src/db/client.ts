@@ -10,6 +10,7 @@ import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { folderBytes } from './disk.ts';
 import { createEmbedded, isInitialised } from './embedded.ts';
+import { acquireFolderLock, type FolderLock } from './folder-lock.ts';
 import { migrateInChild } from './migrate-child.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
 import { applyMigrations, hasPendingMigrations } from './schema-engine.ts';
@@ -27,6 +28,8 @@ export type Database = {
   close(): Promise<void>;
   /** The embedded instance, when kind is 'pglite'. */
   pglite?: PGlite;
+  /** The data folder's lock, when PGlite keeps its data in a folder (one process per folder). */
+  folderLock?: FolderLock;
 };
 
 export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true; loadDataDir?: Blob };
@@ -56,12 +59,20 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
   const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
   let pglite: PGlite;
   let appliedAtOpen: string[] = [];
+  let folderLock: FolderLock | undefined;
   if ('dataDir' in target) {
-    await mkdir(target.dataDir, { recursive: true });
-    // A new folder is created and migrated in a child process: initdb and the schema engine would
-    // otherwise leave ~600 MB resident in this one for good.
-    if (!isInitialised(target.dataDir)) appliedAtOpen = await migrateInChild({ dataDir: target.dataDir });
-    pglite = await createEmbedded(target.dataDir);
+    // Before the folder is touched: a second opener fails here, naming the holder.
+    folderLock = acquireFolderLock(target.dataDir);
+    try {
+      await mkdir(target.dataDir, { recursive: true });
+      // A new folder is created and migrated in a child process (under this process's lock): initdb
+      // and the schema engine would otherwise leave ~600 MB resident in this one for good.
+      if (!isInitialised(target.dataDir)) appliedAtOpen = await migrateInChild({ dataDir: target.dataDir });
+      pglite = await createEmbedded(target.dataDir);
+    } catch (error) {
+      folderLock.release();
+      throw error;
+    }
   } else {
     pglite = await PGlite.create(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
   }
@@ -73,6 +84,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     sql,
     kind: 'pglite',
     pglite,
+    ...(folderLock && { folderLock }),
     adapterFactory,
     // A folder's later migrations (an upgrade) run in-process: the adapter needs this very PGlite instance.
     migrate: async () => {
@@ -84,6 +96,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     close: once(async () => {
       await prisma.$disconnect();
       await pglite.close();
+      folderLock?.release();
     }),
   });
 }

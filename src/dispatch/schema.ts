@@ -8,6 +8,7 @@ import { loadBatched } from '../directory/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';
 import { builder } from '../graphql/builder.ts';
 import { LedgerEventRef } from '../ledger/schema.ts';
+import { decodeJson, decodeText } from '../ledger/storable.ts';
 import type { DispatchResult } from './dispatcher.ts';
 import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type ContractMatch } from './match.ts';
 
@@ -105,8 +106,8 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
       const sha256 = e.contractSha256;
       const stored = await loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
       const bytes = e.payloadSha256 && (e.payloadState === 'COMPLETE' || e.payloadState === 'PARTIAL') ? await ctx.services.ledger.readBlob(e.payloadSha256) : null;
-      const args = (e.metadata as Record<string, unknown> | null)?.args;
-      return matchContract(stored?.contract as Contract | undefined, args, { method: e.method, url: e.url, headers: e.headers as Record<string, unknown> | null, body: bytes ? bytes.toString('utf8') : null }, sha256, ctx.services.publicUrl);
+      const args = (decodeJson(e.metadata) as Record<string, unknown> | null)?.args;
+      return matchContract(stored?.contract as Contract | undefined, args, { method: e.method, url: e.url && decodeText(e.url), headers: decodeJson(e.headers) as Record<string, unknown> | null, body: bytes ? bytes.toString('utf8') : null }, sha256, ctx.services.publicUrl);
     },
   }),
 }));

@@ -67,6 +67,7 @@ async function door(request: Request, services: Services, door: Door, tool: stri
     // A name no column can hold is refused by the runner (BAD_INPUT); the request is recorded without it.
     ...(tool && isPlainName(tool) && { tool }),
     synchronous,
+    clientSignal: request.signal,
   };
   try {
     return await captureExchange(streaming ? boundaryWithoutStreams(services) : services, exchange, async () => {

@@ -3,6 +3,7 @@
 // initialize first, and no session is held in memory. Answers are JSON (enableJsonResponse), so the
 // answer OUT event holds the whole JSON-RPC response. GET (a standalone SSE stream) and DELETE
 // (ending a session) have nothing to do without sessions: 405.
+import { isUtf8 } from 'node:buffer';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
@@ -90,6 +91,8 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
     async () => {
       if (request.method !== 'POST') return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
       if (tooLarge) return rpcError(413, -32000, tooLarge.message);
+      // Never decoded with U+FFFD in place of what was sent: the exact bytes are on the request IN.
+      if (body && !('missing' in body) && !isUtf8(body)) return rpcError(400, -32700, 'Parse error: expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
       if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
       const invalid = invalidParams(body as Buffer);
       if (invalid) return invalid;

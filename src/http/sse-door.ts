@@ -56,6 +56,7 @@ export async function sseDispatch(request: Request, services: Services): Promise
         request: { method: request.method, url: request.url, headers: request.headers, body },
         invocation: invocationFromHeaders(request.headers),
         ...(call && isPlainName(call.tool) ? { tool: call.tool } : {}),
+        clientSignal: request.signal,
       },
       async () => {
         if (failure || !call) return errorResponse(failure!);

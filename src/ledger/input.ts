@@ -7,26 +7,18 @@ export const PayloadState = z.enum(['COMPLETE', 'PARTIAL', 'NONE', 'ARTIFACT', '
 export type PayloadState = z.output<typeof PayloadState>;
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 as 64 lowercase hex digits');
-// PostgreSQL text and jsonb cannot hold U+0000, and a lone surrogate has no UTF-8 form:
-// refuse both at the door instead of failing in the database or storing U+FFFD.
+// PostgreSQL text and jsonb cannot hold U+0000, and a lone surrogate has no UTF-8 form: refused in
+// names and ids; in content (url, headers, metadata) they are valid and stored escaped (storable.ts).
 const storable = (s: string) => !s.includes('\u0000') && s.isWellFormed();
 const storableMessage = 'text without NUL characters or unpaired surrogates';
 const storableText = () => z.string().refine(storable, storableMessage);
 const shortText = (max = 512) => storableText().pipe(z.string().min(1).max(max));
-const storableJson = (value: unknown): boolean =>
-  typeof value === 'string'
-    ? storable(value)
-    : Array.isArray(value)
-      ? value.every(storableJson)
-      : value !== null && typeof value === 'object'
-        ? Object.entries(value).every(([k, v]) => storable(k) && storableJson(v))
-        : true;
 const decimalPattern = /^-?\d{1,10}(\.\d{1,10})?$/;
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64 text').refine((s) => s.length % 4 === 0, 'base64 text (length a multiple of 4)');
 const decimal = z.union([z.string(), z.number()]).transform(String).pipe(
   z.string().regex(decimalPattern, 'an exact decimal with up to 10 digits before and after the point'),
 );
-const headerValue = z.union([storableText(), z.array(storableText())]);
+const headerValue = z.union([z.string(), z.array(z.string())]);
 const isoDateTime = z.iso.datetime({ offset: true });
 
 export const PayloadInput = z
@@ -71,14 +63,14 @@ export const EventInput = z
     model: shortText().optional(),
     status: shortText(128).optional(),
     method: shortText(32).optional(),
-    url: storableText().pipe(z.string().min(1).max(16_384)).optional(),
-    headers: z.record(storableText(), headerValue).optional(),
+    url: z.string().min(1).max(16_384).optional(),
+    headers: z.record(z.string(), headerValue).optional(),
     costUsd: decimal.optional(),
     inputTokens: z.number().int().nonnegative().optional(),
     outputTokens: z.number().int().nonnegative().optional(),
     occurredAt: z.union([isoDateTime, z.date()]).transform((v) => new Date(v)),
     payload: PayloadInput.default({ state: 'NONE' }),
-    metadata: z.record(z.string(), z.unknown()).refine(storableJson, `JSON whose strings are ${storableMessage}`).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
     /** The Directory contract this event ran: its form (or way column) and the sha256 of its canonical JSON. */
     contract: z.object({ form: shortText(128), sha256 }).strict().optional(),
   })
@@ -113,7 +105,6 @@ const optionalText: [key: string, max: number][] = [
   ['model', 512],
   ['status', 128],
   ['method', 32],
-  ['url', 16_384],
 ];
 const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max && storable(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -162,20 +153,20 @@ function fastPayload(p: unknown): PayloadInput | undefined {
   return out;
 }
 
-/** A copy of a string-keyed record whose keys and values pass; undefined otherwise (or for a `__proto__` key, left to zod). */
+/** A copy of a string-keyed record whose values pass; undefined otherwise (or for a `__proto__` key, left to zod). */
 function fastRecord<T>(v: unknown, value: (x: unknown) => x is T): Record<string, T> | undefined {
   if (!isRecord(v)) return undefined;
   const out: Record<string, T> = {};
   for (const key in v) {
-    if (key === '__proto__' || !storable(key)) return undefined;
+    if (key === '__proto__') return undefined;
     const x = v[key];
     if (!value(x)) return undefined;
     out[key] = x;
   }
   return out;
 }
-const isHeaderValue = (x: unknown): x is string | string[] => (typeof x === 'string' ? storable(x) : Array.isArray(x) && x.every((y) => typeof y === 'string' && storable(y)));
-const isStorableJson = (x: unknown): x is unknown => storableJson(x);
+const isHeaderValue = (x: unknown): x is string | string[] => typeof x === 'string' || (Array.isArray(x) && x.every((y) => typeof y === 'string'));
+const isAnything = (_x: unknown): _x is unknown => true;
 
 /** One event as EventInput would parse it, by hand; undefined when zod must answer (an unknown shape, or a refusal). */
 export function parseEventFast(e: unknown): EventInput | undefined {
@@ -216,9 +207,13 @@ export function parseEventFast(e: unknown): EventInput | undefined {
     out.headers = h;
   }
   if (metadata !== undefined) {
-    const m = fastRecord(metadata, isStorableJson);
+    const m = fastRecord(metadata, isAnything);
     if (!m) return undefined;
     out.metadata = m;
+  }
+  if (e.url !== undefined) {
+    if (typeof e.url !== 'string' || e.url.length < 1 || e.url.length > 16_384) return undefined;
+    out.url = e.url;
   }
   if (contract !== undefined) {
     if (!isRecord(contract)) return undefined;

@@ -9,6 +9,7 @@ import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
 import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
 import type { SecretRedactor } from './redact.ts';
+import { encodeJson, encodeText } from './storable.ts';
 
 export type LedgerLimits = { inlineMaxBytes: number; payloadMaxBytes: number };
 
@@ -150,9 +151,10 @@ export class Ledger {
 
   private prepare(input: EventInput, blobs: Map<string, PreparedBlob>): { event: PreparedEvent; receivedBytes: number } {
     const found = new Set<string>();
-    const url = input.url === undefined ? null : this.redactor.text(input.url, found);
-    const headers = input.headers === undefined ? null : this.redactor.json(input.headers, found);
-    const metadata = input.metadata === undefined ? null : this.redactor.json(input.metadata, found);
+    // Redacted as given, then escaped where PostgreSQL cannot hold the text (storable.ts).
+    const url = input.url === undefined ? null : encodeText(this.redactor.text(input.url, found));
+    const headers = input.headers === undefined ? null : encodeJson(this.redactor.json(input.headers, found));
+    const metadata = input.metadata === undefined ? null : encodeJson(this.redactor.json(input.metadata, found));
     const payload = input.payload;
     let state: PayloadState = payload.state;
     let sha256: string | null = null;

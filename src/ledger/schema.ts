@@ -16,6 +16,7 @@ import { readQuestion, LedgerMeasure, type AskReading } from './ask.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { parseFilter, type LedgerFilter } from './filter.ts';
 import { BatchInput } from './input.ts';
+import { decodeJson, decodeText } from './storable.ts';
 import { ledgerScope, ledgerScopeNow, scopedFilter, scopeFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
 import { filteredEventPage, readEvents, ledgerCounts, LedgerGrouping, LedgerOrder, PAGE_DEFAULT, PAGE_MAX, pageSize, toPage, type LedgerCount } from './reads.ts';
 
@@ -117,8 +118,8 @@ export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
     model: t.exposeString('model', { nullable: true }),
     status: t.exposeString('status', { nullable: true }),
     method: t.exposeString('method', { nullable: true }),
-    url: t.exposeString('url', { nullable: true }),
-    headers: t.expose('headers', { type: 'JSON', nullable: true }),
+    url: t.string({ nullable: true, select: { url: true }, resolve: (e) => (e.url === null ? null : decodeText(e.url)) }),
+    headers: t.field({ type: 'JSON', nullable: true, select: { headers: true }, resolve: (e) => decodeJson(e.headers) }),
     costUsd: t.expose('costUsd', { type: 'Decimal', nullable: true }),
     inputTokens: t.exposeInt('inputTokens', { nullable: true }),
     outputTokens: t.exposeInt('outputTokens', { nullable: true }),
@@ -131,7 +132,7 @@ export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
     artifactUri: t.exposeString('artifactUri', { nullable: true }),
     artifactSha256: t.exposeString('artifactSha256', { nullable: true }),
     redactedSecrets: t.exposeStringList('redactedSecrets', { description: 'Names of secrets whose values were replaced.' }),
-    metadata: t.expose('metadata', { type: 'JSON', nullable: true }),
+    metadata: t.field({ type: 'JSON', nullable: true, select: { metadata: true }, resolve: (e) => decodeJson(e.metadata) }),
     payload: t.relation('payload', { nullable: true }),
     batch: t.relation('batch'),
     action: t.field({

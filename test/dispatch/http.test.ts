@@ -184,11 +184,12 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
     expect(events.map((e) => `${e.kind}/${e.payloadState}`)).toEqual(['REQUEST/MISSING', 'RESPONSE/COMPLETE']);
   });
 
-  it('read routes and health checks are not recorded', async () => {
+  it('health checks are not recorded; a Directory read is (issue 15: only the Ledger\'s own reads go unrecorded)', async () => {
     const before = await app.app.services.db.prisma.ledgerEvent.count();
     await fetch(`${app.origin}/healthz`);
-    await fetch(`${app.origin}/api/directory`, { headers: app.auth });
     await app.app.services.writer.flush();
     expect(await app.app.services.db.prisma.ledgerEvent.count()).toBe(before);
+    await fetch(`${app.origin}/api/directory`, { headers: { ...app.auth, 'x-dirledger-action': `listing-${kind}` } });
+    expect((await app.events(`listing-${kind}`)).map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'RESPONSE/OUT']);
   });
 });

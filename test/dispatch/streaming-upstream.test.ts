@@ -227,6 +227,9 @@ describe('streamed upstream answers through dispatch', () => {
     expect(Number(result.payloadSize)).toBeGreaterThan(Number(answer.payloadSize));
     // The answer OUT ends when the client's branch is cut: what was on its way to the client, PARTIAL.
     expect(answer).toMatchObject({ payloadState: 'PARTIAL', metadata: { door: 'REST', stream: true } });
+    // The door's answer and the call's result agree the client went away (issue 15 part 6): not a broken source.
+    expect(answer.metadata).toMatchObject({ clientDisconnected: true });
+    expect(answer.metadata.cut).toBeUndefined();
     expect(received.startsWith(await blobText(answer.payloadSha256)) || (await blobText(answer.payloadSha256)).startsWith(received)).toBe(true);
   });
 

@@ -1,5 +1,6 @@
-// What PostgreSQL cannot store is refused at the door with the field named, and an
-// error message never carries a registered secret back to the caller.
+// What PostgreSQL cannot store is refused at the door with the field named where the field cannot
+// hold it (names, ids), stored escaped where it is content (url, headers, metadata), and an error
+// message never carries a registered secret back to the caller.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -31,16 +32,27 @@ describe('ledger input the database cannot hold', () => {
 
   it.each([
     ['a NUL in a text column', { tool: 'A\u0000B' }, 'events[0].tool'],
-    ['a NUL in a URL', { url: 'http://x/\u0000' }, 'events[0].url'],
-    ['a NUL in a header value', { headers: { 'x-a': 'a\u0000' } }, 'events[0].headers.x-a'],
-    ['a NUL inside metadata', { metadata: { deep: ['ok', 'bad\u0000'] } }, 'events[0].metadata'],
     ['an unpaired surrogate in payload text', { payload: { state: 'COMPLETE', text: 'x\ud800y' } }, 'events[0].payload.text'],
   ])('refuses %s with 400 naming the field, writing nothing', async (_name, extra, field) => {
-    const { status, body } = await post([event({}), event(extra)].reverse());
+    const actionId = `refused-${field}`;
+    const { status, body } = await post([event({ actionId }), event({ actionId, ...extra })].reverse());
     expect(status).toBe(400);
     expect(body.error?.code).toBe('BAD_INPUT');
     expect(body.error?.message).toContain(field);
-    expect(await t.db.prisma.ledgerEvent.count({ where: { actionId: 'a' } })).toBe(0);
+    expect(await t.db.prisma.ledgerEvent.count({ where: { actionId } })).toBe(0);
+  });
+
+  it.each([
+    ['a NUL in a URL', { url: 'http://x/\u0000' }],
+    ['a NUL and a lone surrogate in header values', { headers: { 'x-a': 'a\u0000', 'x-b': ['\udc00', 'ok'] } }],
+    ['a NUL, lone surrogates and the escape mark inside metadata, keys included', { metadata: { deep: ['ok', 'bad\u0000', { 'k\ud800': '\ufdd0\\0' }] } }],
+  ])('stores %s losslessly: the event reads back exactly (issue 15: content is never refused)', async (_name, extra) => {
+    const id = `content-${Math.random().toString(36).slice(2)}`;
+    const { status } = await post([event({ id, actionId: 'content', ...extra })]);
+    expect(status).toBe(200);
+    const r = await t.gql(`query($id: ID!) { event(id: $id) { url headers metadata } }`, { id });
+    expect(r.errors).toBeUndefined();
+    for (const [key, value] of Object.entries(extra)) expect(r.data.event[key]).toStrictEqual(value);
   });
 
   it('keeps a NUL byte in payload bytes (base64 or text), which are stored as bytes', async () => {

@@ -1,0 +1,127 @@
+// Which exchanges the boundary records, by what they touch: every door's request and answer is
+// recorded except the Ledger's own reads and the storage layer's own traffic (docs/ARCHITECTURE.md,
+// "What is recorded"). One table per transport: HTTP routes by path, GraphQL by root field.
+import { Kind, parse, type DocumentNode, type SelectionSetNode } from 'graphql';
+
+/** What an exchange reads or changes. */
+export type Touches =
+  /** The Directory or the resolver: what an agent looked for is part of what it did. */
+  | 'DIRECTORY'
+  /** The runner: a dispatched call (the door records it, the runner its TOOL_CALL and TOOL_RESULT). */
+  | 'RUNNER'
+  /** Tokens: minting or inspecting one. */
+  | 'AUTHORITY'
+  /** Only the Ledger's own records: reviewers' reads, kept fast and unrecorded. */
+  | 'LEDGER_READ'
+  /** The storage layer's own traffic: collectors' batches, which are events already. */
+  | 'LEDGER_STORAGE'
+  /** The API describing itself (introspection, __typename). */
+  | 'SCHEMA';
+
+const recordedTouches: ReadonlySet<Touches> = new Set(['DIRECTORY', 'RUNNER', 'AUTHORITY']);
+
+/** The rule: an exchange is recorded unless all it touches is the Ledger's reads, its storage, or the schema. */
+export const isRecorded = (touches: Iterable<Touches>): boolean => {
+  for (const t of touches) if (recordedTouches.has(t)) return true;
+  return false;
+};
+
+/** Every HTTP route, by its path pattern. The runner's and MCP doors record inside their handlers. */
+export const httpRouteTouches = {
+  'POST /ledger/batches': 'LEDGER_STORAGE',
+  'GET /ledger/blob/:sha256': 'LEDGER_READ',
+  'GET /api/directory': 'DIRECTORY',
+  'GET /api/directory/resolve': 'DIRECTORY',
+  'POST /mcp': 'RUNNER',
+  'POST /api/dispatch': 'RUNNER',
+  'POST|GET /api/tools/:name': 'RUNNER',
+  'POST /hooks/:name': 'RUNNER',
+  'GET /healthz': 'SCHEMA',
+} as const satisfies Record<string, Touches>;
+
+/** Every root field of the GraphQL schema (test/server/recording.test.ts holds this to the schema). */
+export const graphqlFieldTouches: Record<string, Touches> = {
+  // Query
+  action: 'LEDGER_READ',
+  ask: 'LEDGER_READ',
+  blob: 'LEDGER_READ',
+  event: 'LEDGER_READ',
+  events: 'LEDGER_READ',
+  ledgerCounts: 'LEDGER_READ',
+  task: 'LEDGER_READ',
+  directory: 'DIRECTORY',
+  directoryIndex: 'DIRECTORY',
+  directoryStats: 'DIRECTORY',
+  resolve: 'DIRECTORY',
+  row: 'DIRECTORY',
+  tool: 'DIRECTORY',
+  tools: 'DIRECTORY',
+  inspectToken: 'AUTHORITY',
+  // Mutation
+  appendBatch: 'LEDGER_STORAGE',
+  dispatch: 'RUNNER',
+  issueToken: 'AUTHORITY',
+  // Subscription
+  ledgerEvents: 'LEDGER_READ',
+  streamCapture: 'LEDGER_READ',
+  // Every type's meta fields
+  __typename: 'SCHEMA',
+  __schema: 'SCHEMA',
+  __type: 'SCHEMA',
+};
+
+/** The root fields an operation selects (fragments followed); null when the document does not parse. */
+function rootFields(document: DocumentNode, operationName: string | undefined): Set<string> {
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+  const fields = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode) => {
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) fields.add(s.name.value);
+      else if (s.kind === Kind.INLINE_FRAGMENT) walk(s.selectionSet);
+      else if (!seen.has(s.name.value)) {
+        seen.add(s.name.value);
+        const fragment = fragments.get(s.name.value);
+        if (fragment) walk(fragment);
+      }
+    }
+  };
+  for (const d of document.definitions) {
+    if (d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName)) walk(d.selectionSet);
+  }
+  return fields;
+}
+
+const decisions = new Map<string, boolean>();
+const decisionsMax = 1_000;
+
+/**
+ * Whether one GraphQL operation is recorded. An unknown field, or a document that does not parse,
+ * is recorded: only what is known to read the Ledger alone goes unrecorded. Cached by text, so a
+ * reviewer's repeated read is parsed here once.
+ */
+export function graphqlOperationRecorded(query: unknown, operationName?: unknown): boolean {
+  if (typeof query !== 'string') return true;
+  const name = typeof operationName === 'string' ? operationName : undefined;
+  const key = `${name ?? ''}\u0000${query}`;
+  const cached = decisions.get(key);
+  if (cached !== undefined) return cached;
+  let recorded: boolean;
+  try {
+    const fields = [...rootFields(parse(query, { noLocation: true }), name)];
+    recorded = fields.length === 0 || isRecorded(fields.map((f) => graphqlFieldTouches[f] ?? 'DIRECTORY'));
+  } catch {
+    recorded = true;
+  }
+  if (decisions.size >= decisionsMax) decisions.clear();
+  decisions.set(key, recorded);
+  return recorded;
+}
+
+/** Whether a GraphQL HTTP request (GET params or a JSON body, batched or not) carries an operation that is recorded. */
+export function graphqlRequestRecorded(params: unknown): boolean {
+  if (Array.isArray(params)) return params.some(graphqlRequestRecorded);
+  if (params === null || typeof params !== 'object') return true;
+  const { query, operationName } = params as { query?: unknown; operationName?: unknown };
+  return graphqlOperationRecorded(query, operationName);
+}

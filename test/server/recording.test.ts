@@ -1,0 +1,138 @@
+// Issue 15 part 5: every door's exchange is recorded except the Ledger's own reads. Both sides:
+// Directory and resolver reads (GraphQL, GET /api/directory…, the find door, MCP tools/list and
+// find) become REQUEST/IN + RESPONSE/OUT; a pure Ledger read leaves no event at all.
+import { isObjectType } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphqlFieldTouches, graphqlOperationRecorded } from '../../src/capture/recording.ts';
+import { schema } from '../../src/graphql/schema.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { databaseKinds } from '../helpers/database.ts';
+
+describe('the recording rule', () => {
+  it('classifies every root field of the schema (a new field must be placed in the table)', () => {
+    const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(isObjectType);
+    const fields = roots.flatMap((t) => Object.keys(t.getFields()));
+    expect(fields.length).toBeGreaterThan(10);
+    expect(fields.filter((f) => !(f in graphqlFieldTouches))).toEqual([]);
+  });
+
+  it('records an operation that touches anything but the Ledger; not one that only reads it', () => {
+    expect(graphqlOperationRecorded('{ resolve(query: "x") { message } }')).toBe(true);
+    expect(graphqlOperationRecorded('query { events(first: 1) { edges { cursor } } }')).toBe(false);
+    expect(graphqlOperationRecorded('{ a: event(id: "x") { id } ...F } fragment F on Query { tools { name } }')).toBe(true);
+    expect(graphqlOperationRecorded('query L { events { edges { cursor } } } query D { directoryStats { rows } }', 'L')).toBe(false);
+    expect(graphqlOperationRecorded('query L { events { edges { cursor } } } query D { directoryStats { rows } }', 'D')).toBe(true);
+    expect(graphqlOperationRecorded('{ __typename __schema { types { name } } }')).toBe(false);
+    expect(graphqlOperationRecorded('{ not valid')).toBe(true);
+  });
+});
+
+describe.each(databaseKinds)('what each door records on %s', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  const eventsOf = async (actionId: string) => {
+    await t.app.services.writer.flush();
+    return t.app.services.db.prisma.ledgerEvent.findMany({ where: { actionId }, orderBy: { position: 'asc' } });
+  };
+  const text = async (sha256: string | null) => (sha256 ? (await t.app.services.ledger.readBlob(sha256))!.toString('utf8') : null);
+  const gql = (actionId: string, body: unknown) =>
+    fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...t.auth, 'x-dirledger-action': actionId }, body: JSON.stringify(body) });
+
+  it.each([
+    ['resolve', '{ resolve(query: "echo text back") { message matches { row { name } } } }'],
+    ['directory', '{ directory(first: 2) { edges { node { name } } } }'],
+    ['tool', '{ tool(name: "ECHO") { name } }'],
+    ['tools', '{ tools(names: ["ECHO"]) { name } }'],
+    ['a Directory read beside a Ledger read', '{ tool(name: "ECHO") { name } events(first: 1) { edges { cursor } } }'],
+  ])('GraphQL %s: the request IN and the answer OUT, exact bytes', async (name, query) => {
+    const actionId = `gql-${kind}-${name.replace(/\W+/g, '-')}`;
+    const body = { query };
+    const r = await gql(actionId, body);
+    const answer = await r.text();
+    expect(r.status, answer).toBe(200);
+    expect(JSON.parse(answer).errors).toBeUndefined();
+    const events = await eventsOf(actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'RESPONSE/OUT']);
+    expect(events[0]).toMatchObject({ method: 'POST', metadata: { capture: 'boundary', door: 'GRAPHQL' } });
+    expect(await text(events[0]!.payloadSha256)).toBe(JSON.stringify(body));
+    expect(events[1]).toMatchObject({ status: '200', metadata: { capture: 'boundary', door: 'GRAPHQL' } });
+    expect(await text(events[1]!.payloadSha256)).toBe(answer);
+  });
+
+  it('GraphQL reads of the Ledger alone (events, action, ledgerCounts, introspection) leave no event', async () => {
+    await t.app.services.writer.flush();
+    const before = await t.app.services.db.prisma.ledgerEvent.count();
+    for (const query of ['{ events(first: 2) { edges { node { id kind } } } }', '{ action(id: "none") { id } }', '{ ledgerCounts(by: TOOL) { key events } }', '{ __typename }']) {
+      const actionId = `ledger-read-${kind}-${query.length}`;
+      const r = await gql(actionId, { query });
+      expect(r.status).toBe(200);
+      expect((await r.json()).errors, query).toBeUndefined();
+      expect(await eventsOf(actionId)).toEqual([]);
+    }
+    // A GET read too.
+    const get = await fetch(`${t.url}?query=${encodeURIComponent('{ events(first: 1) { edges { cursor } } }')}`, { headers: { ...t.auth, accept: 'application/json', 'x-dirledger-action': `ledger-get-${kind}` } });
+    expect(get.status).toBe(200);
+    await t.app.services.writer.flush();
+    expect(await t.app.services.db.prisma.ledgerEvent.count()).toBe(before);
+  });
+
+  it('GraphQL dispatch over HTTP is one action: the HTTP exchange around the runner\'s call', async () => {
+    const actionId = `gql-dispatch-${kind}`;
+    const r = await gql(actionId, { query: 'mutation { dispatch(tool: "ECHO", args: { text: "hi" }) { actionId outcome } }' });
+    const body = await r.json();
+    expect(body.data.dispatch).toEqual({ actionId, outcome: 'OK' });
+    expect((await eventsOf(actionId)).map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+  });
+
+  it.each([
+    ['GET /api/directory', '/api/directory?type=tool'],
+    ['the find door GET /api/directory/resolve', '/api/directory/resolve?q=echo'],
+  ])('%s: the request IN and the answer OUT', async (name, path) => {
+    const actionId = `rest-${kind}-${name.replace(/\W+/g, '-')}`;
+    const r = await fetch(`${t.origin}${path}`, { headers: { ...t.auth, 'x-dirledger-action': actionId } });
+    const answer = await r.text();
+    expect(r.status).toBe(200);
+    const events = await eventsOf(actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'RESPONSE/OUT']);
+    expect(events[0]).toMatchObject({ method: 'GET', url: `${t.origin}${path}`, metadata: { door: 'REST' } });
+    expect(await text(events[1]!.payloadSha256)).toBe(answer);
+  });
+
+  it.each([
+    ['tools/list', { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }],
+    ['find', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'find', arguments: { query: 'echo' } } }],
+  ])('MCP %s: the request IN and the answer OUT', async (name, message) => {
+    const actionId = `mcp-${kind}-${name.replace(/\W+/g, '-')}`;
+    const r = await fetch(`${t.origin}/mcp`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-dirledger-action': actionId },
+      body: JSON.stringify(message),
+    });
+    expect(r.status).toBe(200);
+    expect((await r.json()).error).toBeUndefined();
+    const events = await eventsOf(actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(expect.arrayContaining(['REQUEST/IN', 'RESPONSE/OUT']));
+    expect(await text(events.find((e) => e.kind === 'REQUEST')!.payloadSha256)).toBe(JSON.stringify(message));
+  });
+
+  it('ingest (the storage layer\'s own traffic) and blob reads are not recorded as exchanges', async () => {
+    const actionId = `ingest-${kind}`;
+    const r = await fetch(`${t.origin}/ledger/batches`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
+      body: JSON.stringify({ collector: 'rec', events: [{ id: `ev-${kind}`, kind: 'NOTE', direction: 'IN', actionId: 'elsewhere', occurredAt: new Date().toISOString(), payload: { state: 'COMPLETE', text: 'note' } }] }),
+    });
+    expect(r.status).toBe(200);
+    expect(await eventsOf(actionId)).toEqual([]);
+    const stored = (await eventsOf('elsewhere'))[0]!;
+    const blob = await fetch(`${t.origin}/ledger/blob/${stored.payloadSha256}`, { headers: { ...t.auth, 'x-dirledger-action': `${actionId}-blob` } });
+    expect(await blob.text()).toBe('note');
+    expect(await eventsOf(`${actionId}-blob`)).toEqual([]);
+  });
+});
