@@ -13,7 +13,7 @@ describe('the server', () => {
   it('answers the health check without recording anything', async () => {
     const response = await fetch(`${t.origin}/healthz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true, database: 'pglite' });
+    expect(await response.json()).toEqual({ ok: true, database: 'pglite', spool: { mode: 'durable', events: 0, bytes: 0, oldestAgeMs: 0 } });
   });
 
   it('appends a batch over GraphQL and reads the event back with its payload', async () => {
