@@ -27,6 +27,7 @@ describe.each(cases)('kill -9 under concurrent dispatch (%s, %s spool)', (kind: 
   let pg: TestDatabase | undefined;
   const received = new Set<string>();
   const calls: Call[] = [];
+  const children: Child[] = [];
 
   beforeAll(async () => {
     upstream = await startServer(async (request, response) => {
@@ -43,6 +44,8 @@ describe.each(cases)('kill -9 under concurrent dispatch (%s, %s spool)', (kind: 
     if (kind === 'postgres') pg = await createTestDatabase('postgres', { poolSize: 2 });
   });
   afterAll(async () => {
+    for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+    await Promise.all(children.map((c) => c.exited));
     await upstream?.stop();
     await pg?.drop();
     await rm(directoryDir, { recursive: true, force: true });
@@ -60,7 +63,9 @@ describe.each(cases)('kill -9 under concurrent dispatch (%s, %s spool)', (kind: 
       DIRLEDGER_SPOOL: mode,
       LOG_LEVEL: 'warn',
     });
-    const [, url] = await child.waitFor(/GraphiQL at (http:\/\/\S+)\/graphql/, 90_000);
+    children.push(child);
+    // A cold start on a busy 2-core machine has taken over a minute.
+    const [, url] = await child.waitFor(/GraphiQL at (http:\/\/\S+)\/graphql/, 150_000);
     return { child, origin: url! };
   }
 
@@ -146,7 +151,7 @@ describe.each(cases)('kill -9 under concurrent dispatch (%s, %s spool)', (kind: 
     } finally {
       if (!pg) await db.close();
     }
-  }, 420_000);
+  }, 600_000);
 });
 
 async function send(origin: string, door: Door, id: string): Promise<Partial<Call>> {
