@@ -1,4 +1,6 @@
 // Dispatch: added latency and throughput of POST /api/tools/:name with full capture against calling the upstream directly; events recorded vs expected.
+// The server runs on the durable spool (the default); a peer on DIRLEDGER_SPOOL=memory, measured in
+// alternating blocks with it, gives the spool's share of the added latency.
 //
 //   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR] [--db postgres|pglite]
 //
@@ -108,20 +110,40 @@ export async function run(args: string[]): Promise<void> {
   const root = values.root ? path.resolve(values.root) : repoRoot;
   // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_TSX=1: under tsx).
   const entry = await benchServerEntry(root, 'dispatch');
-  const server = await startServer({ DATA_DIR: dataDir, ...db.env, DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) }, { nodeArgs, root, entry, timeoutMs: 180_000 });
+  const serverEnv = { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) };
+  const server = await startServer({ ...serverEnv, DATA_DIR: dataDir, ...db.env }, { nodeArgs, root, entry, timeoutMs: 180_000 });
+  // The spool's share: a peer on the memory spool, its own database and folder, measured alternately with the server above.
+  const peerDb = await createBenchTarget(db.kind, 'bench_dispatch_memory');
+  onCleanup('drop peer database', () => peerDb.drop());
+  const peerDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
+  onCleanup('remove peer data', () => rm(peerDir, { recursive: true, force: true }));
+  const peer = await startServer({ ...serverEnv, DATA_DIR: peerDir, ...peerDb.env, DIRLEDGER_SPOOL: 'memory' }, { nodeArgs, root, entry, timeoutMs: 180_000 });
+  const spoolMode = (await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: { mode?: string } };
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
   const through: Target = { url: `${server.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
+  const throughMemory: Target = { url: `${peer.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
 
   const pids = { server: server.pid, upstream: upstream.pid };
   let throughCalls = 0;
   await sequential(agent, direct, 200);
   await sequential(agent, through, 200);
   throughCalls += 200;
+  await sequential(agent, throughMemory, 200);
   const seqDirect = await sequential(agent, direct, n);
-  const seqThrough = await withCpu(pids, () => n, async () => ({ times: await sequential(agent, through, n) }));
+  // Durable and memory in alternating blocks, so the machine's moods fall on both alike.
+  const seqMemory: number[] = [];
+  const seqThrough = await withCpu(pids, () => n, async () => {
+    const times: number[] = [];
+    for (let done = 0; done < n; done += 250) {
+      times.push(...(await sequential(agent, through, Math.min(250, n - done))));
+      seqMemory.push(...(await sequential(agent, throughMemory, Math.min(250, n - done))));
+    }
+    return { times };
+  });
   throughCalls += n;
+  await peer.stop(60_000);
   const conDirect = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, direct, seconds, workers));
   const conThrough = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, through, seconds, workers));
   throughCalls += conThrough.times.length;
@@ -145,6 +167,8 @@ export async function run(args: string[]): Promise<void> {
   const addedP50 = p(seqThrough.times, 0.5) - p(seqDirect, 0.5);
   const addedP99 = p(seqThrough.times, 0.99) - p(seqDirect, 0.99);
   const conAddedP50 = p(conThrough.times, 0.5) - p(conDirect.times, 0.5);
+  const spoolP50 = p(seqThrough.times, 0.5) - p(seqMemory, 0.5);
+  const spoolP99 = p(seqThrough.times, 0.99) - p(seqMemory, 0.99);
   const ratio = conThrough.rps / conDirect.rps;
   const ms = (v: number) => `${fixed(v, 3)} ms`;
   const lines = [
@@ -152,7 +176,8 @@ export async function run(args: string[]): Promise<void> {
     '',
     row('', 'p50', 'p99', 'calls/s'),
     row('sequential direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99)), ''),
-    row('sequential through', ms(p(seqThrough.times, 0.5)), ms(p(seqThrough.times, 0.99)), ''),
+    row(`sequential through (${spoolMode.spool?.mode ?? 'no'} spool)`, ms(p(seqThrough.times, 0.5)), ms(p(seqThrough.times, 0.99)), ''),
+    row('sequential through, memory peer', ms(p(seqMemory, 0.5)), ms(p(seqMemory, 0.99)), ''),
     row(`${workers} concurrent direct`, ms(p(conDirect.times, 0.5)), ms(p(conDirect.times, 0.99)), int(conDirect.rps)),
     row(`${workers} concurrent through`, ms(p(conThrough.times, 0.5)), ms(p(conThrough.times, 0.99)), int(conThrough.rps)),
     '',
@@ -172,6 +197,7 @@ export async function run(args: string[]): Promise<void> {
       ] as const
     ).map(([label, xs]) => `sequential ${label} tail, ms: ${tailQuantiles.map((q) => `p${q * 100} ${fixed(p(xs, q), 2)}`).join(' · ')}`),
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
+    `the spool's share (${spoolMode.spool?.mode ?? 'no'} spool − memory peer, sequential, alternating blocks of 250): p50 ${ms(spoolP50)}, p99 ${ms(spoolP99)}`,
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
     ...(ceiling

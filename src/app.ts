@@ -29,7 +29,7 @@ import { graphqlRequestRecorded } from './capture/recording.ts';
 import { DomainError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { callerOf, type CallerDoor } from './live/caller.ts';
-import { createServices, type Services } from './services.ts';
+import { createServices, type ServiceOptions, type Services } from './services.ts';
 import type { Checked, Grant } from './auth/authority.ts';
 import type { AuthDoor } from './auth/caveats.ts';
 import { currentGrant, runWithGrant } from './auth/current.ts';
@@ -47,7 +47,7 @@ export type App = {
   stop(): Promise<void>;
 };
 
-export type BuildOptions = { logger?: Logger; db?: Database };
+export type BuildOptions = { logger?: Logger; db?: Database } & ServiceOptions;
 
 const graphqlPath = '/graphql';
 
@@ -67,7 +67,7 @@ function limitCode(code: string) {
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, config.secrets);
-  const services = await createServices(config, logger, options.db);
+  const services = await createServices(config, logger, options.db, options.spoolIo ? { spoolIo: options.spoolIo } : {});
   // Every outbound fetch inside an invocation is recorded (the runner switches it off for its own calls).
   const releaseCapture = useOutboundCapture(services, config.S3_ENDPOINT ? [config.S3_ENDPOINT] : []);
 

@@ -130,7 +130,20 @@ export const settings = {
   },
   CAPTURE_QUEUE_MAX_EVENTS: {
     schema: z.coerce.number().int().min(1).default(20_000),
-    doc: 'Events the background writer holds in memory at most (what a crash can lose); when full, callers wait for room.',
+    doc: 'Events captured and not yet in the Ledger, at most (in the spool, or in memory); when full, callers wait for room.',
+  },
+  DIRLEDGER_SPOOL: {
+    schema: z.enum(['durable', 'memory']).default('durable'),
+    doc: 'durable: every captured event is on disk (fdatasync) before the step it records goes on, and replayed at start; memory: held in memory until committed (a crash loses what was not; see docs/ARCHITECTURE.md).',
+  },
+  SPOOL_DIR: { schema: z.string().min(1).optional(), doc: 'Folder of the durable spool (default DATA_DIR/spool); one process per folder.' },
+  SPOOL_MAX_BYTES: {
+    schema: bytes.default(268_435_456),
+    doc: 'Bytes the spool holds not yet in the Ledger, at most; when full, callers wait for room.',
+  },
+  SPOOL_WAIT_MS: {
+    schema: positiveMs.default(10_000),
+    doc: 'How long a caller waits for room in a full spool before it is refused (503 + Retry-After, nothing run).',
   },
   AUTHORITY: {
     schema: z.enum(['required', 'off']).default('required'),
@@ -221,6 +234,7 @@ export function parseConfig(
   }
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   out.DATA_DIR = path.resolve(out.DATA_DIR as string);
+  if (out.SPOOL_DIR) out.SPOOL_DIR = path.resolve(out.SPOOL_DIR as string);
   return { ...(out as Omit<Config, 'secrets'>), secrets };
 
   function addSecret(source: string, name: string, value: unknown) {

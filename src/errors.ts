@@ -6,6 +6,8 @@ export const ErrorCode = {
   NOT_FOUND: 'NOT_FOUND',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
+  /** The spool could not make a record durable (disk full, write failed) or stayed full; nothing ran. `retryAfterSeconds` says when to try again. */
+  SPOOL_UNAVAILABLE: 'SPOOL_UNAVAILABLE',
   BLOB_CORRUPT: 'BLOB_CORRUPT',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   /** No credential, or one this server cannot verify (never says which check failed). */
@@ -38,6 +40,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
   DATABASE_UNAVAILABLE: 503,
+  SPOOL_UNAVAILABLE: 503,
   BLOB_CORRUPT: 500,
   QUERY_TOO_COMPLEX: 400,
   UNAUTHENTICATED: 401,

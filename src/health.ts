@@ -6,6 +6,8 @@ import type { Services } from './services.ts';
 export type Health = {
   ok: true;
   database: 'postgres' | 'pglite';
+  /** What is captured but not yet committed to the Ledger (src/ledger/spool.ts). */
+  spool: ReturnType<Services['spoolState']>;
   memory: { rssBytes: number; heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
   /** blobFolderBytes is null when blobs go to S3. */
   disk: { databaseBytes: number; blobFolderBytes: number | null };
@@ -14,7 +16,7 @@ export type Health = {
 type Disk = Health['disk'];
 
 /** Reports health; sizes on disk are walked at most once per `diskCacheMs` (a large folder takes a while). */
-export function healthReporter(services: Pick<Services, 'db' | 'ledger'>, diskCacheMs = 10_000): () => Promise<Health> {
+export function healthReporter(services: Pick<Services, 'db' | 'ledger' | 'spoolState'>, diskCacheMs = 10_000): () => Promise<Health> {
   let disk: { at: number; value: Promise<Disk> } | undefined;
   const measureDisk = async (): Promise<Disk> => {
     const objects = services.ledger.objects;
@@ -32,6 +34,7 @@ export function healthReporter(services: Pick<Services, 'db' | 'ledger'>, diskCa
     return {
       ok: true,
       database: services.db.kind,
+      spool: services.spoolState(),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal, externalBytes: memory.external },
       disk: await disk.value,
     };

@@ -14,6 +14,7 @@ import { StreamRegistry } from './live/streams.ts';
 import { MemorySignal, RedisSignal, type LiveSignal } from './live/signal.ts';
 import { LedgerTail } from './live/tail.ts';
 import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
+import { Spool, type SpoolIo } from './ledger/spool.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Authority } from './auth/authority.ts';
 import { withRootKey } from './auth/root-key.ts';
@@ -32,6 +33,10 @@ export type Services = {
   resolver: DirectoryResolver;
   /** The batched background ledger writer every capture goes through (writeNow for webhooks). */
   writer: LedgerWriter;
+  /** The durable spool in front of the writer (DIRLEDGER_SPOOL=durable), else undefined. */
+  spool: Spool | undefined;
+  /** What is captured and not yet in the Ledger: /healthz and `ledgerSpool`. */
+  spoolState(): SpoolState;
   /** The runner: a Directory row's contract → the outgoing call, recorded. */
   dispatcher: Dispatcher;
   /** The live ledger: one shared tail reader that fans events out to subscriptions (src/live/tail.ts). */
@@ -49,6 +54,19 @@ export type Services = {
   /** Stops background work (the Directory's folder watcher); the database is closed by the caller. */
   close(): Promise<void>;
 };
+
+export type SpoolState = {
+  mode: 'durable' | 'memory';
+  /** Events captured and not yet committed to the Ledger. */
+  events: number;
+  /** Their bytes on disk (durable); null in memory mode. */
+  bytes: number | null;
+  /** Age of the oldest of them (durable); null in memory mode. */
+  oldestAgeMs: number | null;
+};
+
+/** Test hooks: the spool's file operations (to inject a full disk or a failing sync). */
+export type ServiceOptions = { spoolIo?: SpoolIo };
 
 /** The demo Directory shipped in the repo: what the server serves unless DIRECTORY_DIR says otherwise. */
 export const demoDirectoryDir = fileURLToPath(new URL('./directory/demo', import.meta.url));
@@ -73,7 +91,7 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 }
 
 /** Opens the database, applies pending migrations and builds every core. */
-export async function createServices(keyless: Config, logger: Logger, db?: Database): Promise<Services> {
+export async function createServices(keyless: Config, logger: Logger, db?: Database, options: ServiceOptions = {}): Promise<Services> {
   // The root key joins the secret registry before anything can redact, log or dispatch.
   const { config, rootKey } = withRootKey(keyless);
   const database = db ?? (await openConfiguredDatabase(config));
@@ -108,7 +126,31 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     bufferMax: config.LIVE_BUFFER_MAX,
   });
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
-  const writer = new LedgerWriter(ledger, writerOptionsFromConfig(config, logger));
+  const spooled =
+    config.DIRLEDGER_SPOOL === 'durable'
+      ? await Spool.open({
+          dir: config.SPOOL_DIR ?? path.join(config.DATA_DIR, 'spool'),
+          maxBytes: config.SPOOL_MAX_BYTES,
+          maxEvents: config.CAPTURE_QUEUE_MAX_EVENTS,
+          waitMs: config.SPOOL_WAIT_MS,
+          logger,
+          ...(options.spoolIo && { io: options.spoolIo }),
+        })
+      : undefined;
+  const spool = spooled?.spool;
+  const writer = new LedgerWriter(ledger, { ...writerOptionsFromConfig(config, logger), ...(spool && { spool }) });
+  if (spooled?.recovered.length) {
+    // Before any door opens: what an earlier run captured and had not committed.
+    logger.info({ events: spooled.recovered.length }, 'replaying the spool into the ledger');
+    writer.recover(spooled.recovered);
+    await writer.flush();
+    logger.info({ events: spooled.recovered.length, duplicates: writer.stats().duplicates }, 'spool replayed');
+  }
+  const spoolState = (): SpoolState => {
+    if (!spool) return { mode: 'memory', events: writer.stats().queued, bytes: null, oldestAgeMs: null };
+    const { events, bytes, oldestAgeMs } = spool.stats();
+    return { mode: 'durable', events, bytes, oldestAgeMs };
+  };
   const authority = new Authority({
     rootKey,
     audience: config.AUTH_AUDIENCE,
@@ -137,7 +179,8 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     streams.close();
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
+    await spool?.close();
   };
-  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, spool, spoolState, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
   return services;
 }

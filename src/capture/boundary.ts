@@ -3,7 +3,9 @@
 //
 // Write timing, the rule: synchronous exactly where the other side can retry. A webhook's sender
 // retries, so its events are written (writeNow) before it is answered, and a failed write answers
-// 503 + Retry-After; every other door's events go to the background writer after the answer.
+// 503 + Retry-After; every other door's events go to the background writer, durable in its spool
+// (the request before the handler runs, the answer before it is returned); a spool that cannot
+// take them (SPOOL_UNAVAILABLE) is answered 503 + Retry-After too.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Response as AdapterResponse } from '@whatwg-node/server';
 import { currentGrant } from '../auth/current.ts';
@@ -224,7 +226,7 @@ export function useOutboundCapture(services: BoundaryServices, excludeOrigins: s
   };
 }
 
-/** A DomainError for a door to answer when a synchronous write failed: 503 + Retry-After. */
+/** A DomainError for a door to answer when a write failed (a synchronous one, or the spool): 503 + Retry-After. */
 export function isRetryable(error: unknown): error is DomainError {
-  return error instanceof DomainError && error.code === ErrorCode.DATABASE_UNAVAILABLE;
+  return error instanceof DomainError && (error.code === ErrorCode.DATABASE_UNAVAILABLE || error.code === ErrorCode.SPOOL_UNAVAILABLE);
 }

@@ -20,6 +20,7 @@ import { ReadStream } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
+import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
 import { currentInvocation, eventFields, type Invocation } from './context.ts';
@@ -84,7 +85,22 @@ export function installOutboundCapture(options: OutboundCaptureOptions): Outboun
       failed(error);
       return dispatch(opts, handler);
     }
-    return dispatch({ ...opts, body: exchange.tapBody(opts.body) as Dispatcher.DispatchOptions['body'] }, exchange.handler(handler));
+    const sent = { ...opts, body: exchange.tapBody(opts.body) as Dispatcher.DispatchOptions['body'] };
+    const wrapped = exchange.handler(handler);
+    // A body known now: its REQUEST/OUT is recorded before the first byte leaves; a spool that cannot take it fails the request unsent.
+    const recorded = exchange.recordBeforeSending();
+    if (!recorded) return dispatch(sent, wrapped);
+    recorded.then(
+      () => {
+        try {
+          dispatch(sent, wrapped);
+        } catch (error) {
+          handler.onResponseError?.(refusedController(error as Error), error as Error);
+        }
+      },
+      (error: Error) => handler.onResponseError?.(refusedController(error), error),
+    );
+    return true;
   };
 
   setGlobalDispatcher(base.compose(interceptor));
@@ -200,7 +216,28 @@ class Exchange {
     };
   }
 
-  private recordRequest(): void {
+  /**
+   * For a body known before sending (none, bytes, or one undici serialises): records the REQUEST/OUT
+   * now and resolves once it is recorded (durable, with the spool). Rejects only with
+   * SPOOL_UNAVAILABLE; any other capture failure is counted and the request goes on. Undefined for
+   * a streamed body, whose REQUEST/OUT is recorded when it has been sent.
+   */
+  recordBeforeSending(): Promise<void> | undefined {
+    if (!this.requestDone || this.requestRecorded) return undefined;
+    let pending: Promise<void> | void;
+    try {
+      pending = this.recordRequest(true);
+    } catch (error) {
+      this.failed(error);
+      return undefined;
+    }
+    return pending?.catch((error: unknown) => {
+      if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) throw error;
+      this.failed(error);
+    });
+  }
+
+  private recordRequest(raw = false): Promise<void> | void {
     if (this.requestRecorded) return;
     this.requestRecorded = true;
     const payload: EventInput['payload'] =
@@ -211,7 +248,9 @@ class Exchange {
         : this.bodyKind === 'UNREADABLE'
           ? { state: 'MISSING' }
           : this.requestBody.payload(this.requestDone ? 'COMPLETE' : 'PARTIAL');
-    this.emit({ ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload });
+    const event: EventInput = { ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload };
+    if (raw) return this.record(event);
+    this.emit(event);
   }
 
   /** At the response's start: publish its chunks when the request was a runner's MCP `tools/call` and the door streams. */
@@ -306,6 +345,11 @@ class Exchange {
       },
     };
   }
+}
+
+/** The controller a handler is given when its request is failed before dispatch: already aborted, nothing to pause. */
+function refusedController(reason: Error): Controller {
+  return { abort() {}, pause() {}, resume() {}, aborted: true, paused: false, reason } as unknown as Controller;
 }
 
 /** A JSON-RPC request body whose method is `tools/call` (an MCP client's tool call). */

@@ -4,7 +4,9 @@
 // sender gets 503 + Retry-After and sends again: writeNow), and nowhere else (enqueue: no response
 // waits on the database).
 //
-// What a crash can lose: every event enqueued and not yet committed, which is `stats().queued` at
+// With a spool (DIRLEDGER_SPOOL=durable, the default) enqueue resolves once the events are on disk
+// and a crash loses nothing enqueued: the next start replays them. Without one (memory):
+// what a crash can lose is every event enqueued and not yet committed, which is `stats().queued` at
 // the moment of the crash (the batch in flight may or may not have committed; its ids make a
 // replay harmless). Nothing else: a full queue slows callers instead of dropping, a failed append
 // is retried with the same ids, and stop() flushes within its grace and counts what it abandoned.
@@ -16,6 +18,7 @@ import type { AppendResult } from '../ledger/ledger.ts';
 import type { BatchInput } from '../ledger/input.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import type { Spool } from '../ledger/spool.ts';
 
 /** The one thing the writer needs of the Ledger. */
 export type AppendTarget = { append(batch: BatchInput): Promise<AppendResult> };
@@ -36,6 +39,11 @@ export type LedgerWriterOptions = {
   /** writeNow gives up (DATABASE_UNAVAILABLE) after this long. */
   writeNowTimeoutMs?: number;
   logger?: Logger;
+  /**
+   * Durable mode: enqueue resolves once the events are on disk in the spool, which bounds what
+   * is held (back-pressure) and lets a segment go once its events committed.
+   */
+  spool?: Spool;
 };
 
 export type LedgerWriterStats = {
@@ -81,6 +89,7 @@ export class LedgerWriter {
   readonly collector: string;
   private readonly options: typeof defaults;
   private readonly logger?: Logger;
+  private readonly spool?: Spool;
   private readonly buffer: EventInput[] = [];
   private readonly waiters: Pending[] = [];
   private readonly flushWaiters: { target: number; resolve: () => void }[] = [];
@@ -112,7 +121,8 @@ export class LedgerWriter {
     private readonly target: AppendTarget,
     options: LedgerWriterOptions = {},
   ) {
-    const { collector, logger, ...rest } = options;
+    const { collector, logger, spool, ...rest } = options;
+    this.spool = spool;
     this.options = { ...defaults, ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) };
     this.collector = collector ?? `capture:${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.logger = logger;
@@ -140,6 +150,7 @@ export class LedgerWriter {
     }
     if (this.stopped) return Promise.reject(new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger writer has stopped; nothing more is accepted.'));
     if (list.length === 0) return Promise.resolve();
+    if (this.spool) return this.spool.append(list, (durable) => this.admit(durable));
     if (this.waiters.length === 0 && this.hasRoomFor(list.length)) {
       this.admit(list);
       return Promise.resolve();
@@ -207,8 +218,14 @@ export class LedgerWriter {
     }
   }
 
+  /** Events a spool replay found on disk: moved to the Ledger before anything new (they are already durable). */
+  recover(events: EventInput[]): void {
+    if (events.length) this.admit(events);
+  }
+
   private finished(count: number): void {
     this.done += count;
+    this.spool?.release(count);
     for (let i = this.flushWaiters.length - 1; i >= 0; i--) {
       if (this.flushWaiters[i]!.target <= this.done) this.flushWaiters.splice(i, 1)[0]!.resolve();
     }
@@ -295,9 +312,16 @@ export class LedgerWriter {
     if (!expired) return 0;
     this.abandoned = true;
     this.clearTimer();
-    const lost = this.buffer.length + this.inFlight + this.waiters.reduce((n, w) => n + w.events.length, 0);
-    this.counters.dropped += lost;
+    const unwritten = this.buffer.length + this.inFlight + this.waiters.reduce((n, w) => n + w.events.length, 0);
     this.buffer.length = 0;
+    if (this.spool) {
+      // Durable: nothing is lost, the spool keeps them for the next start.
+      this.wakeSleeper?.();
+      this.logger?.warn({ collector: this.collector, unwritten }, 'ledger writer stopped with events unwritten; the spool replays them at the next start');
+      return 0;
+    }
+    const lost = unwritten;
+    this.counters.dropped += lost;
     const refusal = new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger writer stopped before these events could be written.');
     for (const waiter of this.waiters.splice(0)) waiter.reject(refusal);
     for (const waiter of this.flushWaiters.splice(0)) waiter.resolve();

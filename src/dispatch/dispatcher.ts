@@ -18,6 +18,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { SecretRedactor } from '../ledger/redact.ts';
 import type { Logger } from '../logger.ts';
+import { DomainError, ErrorCode } from '../errors.ts';
 import { checkArgs } from './args.ts';
 import { builtins } from './builtins.ts';
 import type { StdioWire } from './mcp-stdio.ts';
@@ -467,10 +468,12 @@ class EventSink {
     ];
   }
 
+  /** Resolves once the events are recorded (durable, with the spool); throws SPOOL_UNAVAILABLE when they cannot be, so nothing goes on unrecorded. */
   private async emit(events: EventInput[]): Promise<void> {
     try {
       await this.options.record(events);
     } catch (error) {
+      if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) throw error;
       this.options.logger?.error({ err: error, actionId: this.actionId }, 'recording a dispatch event failed');
     }
   }
@@ -502,6 +505,10 @@ class EventSink {
     index?: number,
     stream?: StreamOptions,
   ): Promise<DispatchResult> {
+    const extra = { args: this.args, ...(index && { step: index }) };
+    const call = { ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) };
+    // Recorded before the first byte leaves (and before the timeout runs): a call the upstream received always has its TOOL_CALL.
+    await this.emit([call]);
     // One controller and one timer per step (AbortSignal.any is slow and long-lived on Node 20).
     const controller = new AbortController();
     const timeout = { aborted: false };
@@ -526,8 +533,6 @@ class EventSink {
     if (callerSignal?.aborted) onCaller();
     else callerSignal?.addEventListener('abort', onCaller, { once: true });
     const signal = controller.signal;
-    const extra = { args: this.args, ...(index && { step: index }) };
-    const call = { ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) };
     let answer: StepAnswer;
     try {
       answer = await send(signal, () => (cutoffReached ? 'CUTOFF' : undefined));
@@ -549,7 +554,6 @@ class EventSink {
       const safe = this.options.redactor.text(message, new Set());
       const size = (error as { size?: number }).size;
       await this.emit([
-        call,
         ...this.stdioEvents((error as { wire?: StdioWire }).wire, extra, contract, false),
         {
           ...this.base('TOOL_RESULT', 'IN', { ...extra, code, message: safe }),
@@ -562,12 +566,11 @@ class EventSink {
     }
     clearTimeout(cutoff);
     callerSignal?.removeEventListener('abort', onCaller);
-    if (answer.body && stream) return this.streamed(base, answer as StepAnswer & { body: ReadableStream<Uint8Array> }, call, extra, contract, stream, { timer, timeout }, callerSignal);
+    if (answer.body && stream) return this.streamed(base, answer as StepAnswer & { body: ReadableStream<Uint8Array> }, extra, contract, stream, { timer, timeout }, callerSignal);
     clearTimeout(timer);
     const ok = answer.ok ?? (step.kind === 'http' ? answer.status < 400 : answer.status === 0);
     const payload: PayloadInput = answer.bytes ? bytesPayload(answer.bytes) : { state: 'NONE' };
     await this.emit([
-      call,
       ...this.stdioEvents(answer.wire, extra, contract, true),
       {
         ...this.base('TOOL_RESULT', 'IN', { ...extra, ...(answer.meta ?? {}), ...(keepAfterCaller > 0 && callerSignal?.aborted && { clientDisconnected: true }) }),
@@ -590,21 +593,19 @@ class EventSink {
   }
 
   /**
-   * A streamed answer: the call OUT is recorded now; the upstream is teed, the ledger's branch reads
+   * A streamed answer (its call OUT already recorded): the upstream is teed, the ledger's branch reads
    * on its own (after a client disconnect, up to the cut-off) and the response IN is recorded when it
    * ends. The timeout still bounds the whole call: past it the upstream is aborted (PARTIAL).
    */
   private async streamed(
     base: ResultBase,
     answer: StepAnswer & { body: ReadableStream<Uint8Array> },
-    call: EventInput,
     extra: Record<string, unknown>,
     contract: { form: string; sha256: string } | undefined,
     stream: StreamOptions,
     clock: { timer: NodeJS.Timeout; timeout: { aborted: boolean } },
     clientSignal?: AbortSignal,
   ): Promise<DispatchResult> {
-    await this.emit([call]);
     const tee = teeStream(answer.body, {
       cutoffMs: stream.cutoffMs,
       payloadMaxBytes: Math.min(stream.payloadMaxBytes, this.options.responseMaxBytes),

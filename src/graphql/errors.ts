@@ -16,7 +16,11 @@ export function maskError(logger: Logger, redact: (text: string) => string): Yog
       return createGraphQLError(redact(original.message), {
         nodes: g?.nodes,
         path: g?.path,
-        extensions: JSON.parse(redact(JSON.stringify({ code: original.code, ...original.details }))),
+        extensions: {
+          ...JSON.parse(redact(JSON.stringify({ code: original.code, ...original.details }))),
+          // Nothing ran because nothing could be recorded: the HTTP answer says retry, as the other doors' do.
+          ...(original.code === ErrorCode.SPOOL_UNAVAILABLE && { http: { status: 503, headers: { 'retry-after': String(original.details.retryAfterSeconds ?? 1) } } }),
+        },
       });
     }
     if (original instanceof GraphQLError && typeof original.extensions?.code === 'string' && codePattern.test(original.extensions.code)) {

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
+import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/dispatcher.ts';
 import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
@@ -97,11 +97,22 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
       const invalid = invalidParams(body as Buffer);
       if (invalid) return invalid;
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      const server = createMcpServer(services, 'MCP_HTTP');
+      // The SDK turns a handler's throw into a JSON-RPC answer; a call the spool could not record is the HTTP 503 instead.
+      let unrecorded: DomainError | undefined;
+      const dispatcher = {
+        dispatch: (call: Parameters<Services['dispatcher']['dispatch']>[0]) =>
+          services.dispatcher.dispatch(call).catch((error: unknown) => {
+            if (isRetryable(error)) unrecorded = error;
+            throw error;
+          }),
+      };
+      const server = createMcpServer({ ...services, dispatcher }, 'MCP_HTTP');
       await server.connect(transport);
       try {
         const bytes = body as Buffer;
-        return await transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: bytes.byteLength ? new Uint8Array(bytes) : null }));
+        const answer = await transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: bytes.byteLength ? new Uint8Array(bytes) : null }));
+        if (unrecorded) return errorResponse(unrecorded);
+        return answer;
       } finally {
         await server.close();
       }

@@ -12,6 +12,7 @@ import { runInInvocation, withoutOutboundCapture } from '../../src/capture/conte
 import { installOutboundCapture, normaliseHeaders, type OutboundCapture } from '../../src/capture/outbound.ts';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
+import { DomainError, ErrorCode } from '../../src/errors.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';
 import { rawSql } from '../helpers/sql.ts';
@@ -261,6 +262,45 @@ describe('outbound capture through the global dispatcher', () => {
     expect(done).toBe(false);
     release();
     expect(await call).toBe('wait');
+  });
+
+  // fetch hands undici a body as a stream: its REQUEST/OUT is recorded once sent, so these calls send bytes or nothing.
+  it('sends a request whose body is known only once its REQUEST/OUT is recorded, and not at all when the spool refuses it', async () => {
+    const arrivals: string[] = [];
+    const target = await startServer(async (request, response) => {
+      arrivals.push(`${request.url} ${(await readBody(request)).toString()}`);
+      response.end('ok');
+    });
+    try {
+      let release!: () => void;
+      const durable = new Promise<void>((resolve) => (release = resolve));
+      sink = (event) => {
+        recorded.push(event);
+        return event.kind === 'REQUEST' ? durable : undefined;
+      };
+      const call = invoke('act-before', async () => (await undiciRequest(`${target.origin}/first`, { method: 'POST', body: 'one' })).body.text());
+      await until(() => exchangeOf('act-before').length === 1, 'the request event');
+      await sleep(50);
+      expect(arrivals).toEqual([]);
+      release();
+      expect(await call).toBe('ok');
+      expect(arrivals).toEqual(['/first one']);
+
+      sink = (event) => {
+        recorded.push(event);
+        return Promise.reject(new DomainError(ErrorCode.SPOOL_UNAVAILABLE, 'ENOSPC', { retryAfterSeconds: 1 }));
+      };
+      const refused = await invoke('act-refused', () => fetch(`${target.origin}/second`)).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(TypeError);
+      expect(((refused as TypeError).cause as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+      const viaRequest = await invoke('act-refused-2', () => undiciRequest(`${target.origin}/third`, { method: 'PUT', body: Buffer.from('three') })).catch((e: unknown) => e);
+      expect((viaRequest as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+      await sleep(50);
+      expect(arrivals).toEqual(['/first one']);
+      expect(exchangeOf('act-refused').map((e) => e.kind)).toEqual(['REQUEST']);
+    } finally {
+      await target.stop();
+    }
   });
 
   it('normalises every header shape undici passes', () => {

@@ -8,6 +8,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/logger.ts';
+import type { SpoolIo } from '../../src/ledger/spool.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './database.ts';
 
 export type TestApp = {
@@ -33,13 +34,13 @@ export type TestApp = {
 };
 
 /** `logTo`: the server's log lines (at LOG_LEVEL, secrets redacted as in production) go there instead of nowhere. */
-export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}, options: { logTo?: DestinationStream } = {}): Promise<TestApp> {
+export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}, options: { logTo?: DestinationStream; spoolIo?: SpoolIo } = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-app-'));
   // Per-token rate limits are tested on their own; elsewhere one admin token makes many calls.
   const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0', ...env });
   const db = await createTestDatabase(kind);
   const logger = options.logTo ? createLogger(config.LOG_LEVEL, config.secrets, 1, options.logTo) : createLogger('silent');
-  const app = await buildApp(config, { db, logger });
+  const app = await buildApp(config, { db, logger, ...(options.spoolIo && { spoolIo: options.spoolIo }) });
   const { url, port } = await app.start(0, '127.0.0.1');
   const origin = `http://127.0.0.1:${port}`;
   const mint = (...caveats: string[]) => app.services.authority.mintToken(caveats);

@@ -14,7 +14,7 @@ describe('the server', () => {
     const response = await fetch(`${t.origin}/healthz`);
     expect(response.status).toBe(200);
     const health = await response.json();
-    expect(health).toMatchObject({ ok: true, database: 'pglite' });
+    expect(health).toMatchObject({ ok: true, database: 'pglite', spool: { mode: 'durable', events: 0, bytes: 0, oldestAgeMs: 0 } });
     expect(health.memory.rssBytes).toBeGreaterThan(health.memory.heapUsedBytes);
     expect(health.memory.heapUsedBytes).toBeGreaterThan(0);
     expect(health.disk.databaseBytes).toBeGreaterThan(1_000_000);

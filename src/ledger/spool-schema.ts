@@ -1,0 +1,33 @@
+// GraphQL: ledgerSpool, what is captured and not yet in the Ledger (the same as /healthz's `spool`).
+// An operator's field: it needs a token that may read the whole ledger.
+import { DomainError, ErrorCode } from '../errors.ts';
+import { builder } from '../graphql/builder.ts';
+import type { SpoolState } from '../services.ts';
+import { ledgerScope } from './read-scope.ts';
+
+const SpoolModeEnum = builder.enumType('SpoolMode', {
+  description: 'DURABLE: captured events are on disk before the step they record goes on. MEMORY: held in memory until committed.',
+  values: ['DURABLE', 'MEMORY'] as const,
+});
+
+const LedgerSpoolRef = builder.objectRef<SpoolState>('LedgerSpool').implement({
+  description: 'Events captured and not yet committed to the Ledger.',
+  fields: (t) => ({
+    mode: t.field({ type: SpoolModeEnum, resolve: (s) => (s.mode === 'durable' ? 'DURABLE' : 'MEMORY') }),
+    events: t.exposeInt('events'),
+    bytes: t.exposeFloat('bytes', { nullable: true, description: 'Their bytes in the spool; null in MEMORY mode.' }),
+    oldestAgeMs: t.exposeFloat('oldestAgeMs', { nullable: true, description: 'Age of the oldest of them; 0 when none, null in MEMORY mode.' }),
+  }),
+});
+
+builder.queryField('ledgerSpool', (t) =>
+  t.field({
+    type: LedgerSpoolRef,
+    description: 'What is captured and not yet in the Ledger. Needs a token that may read the whole ledger (read = all).',
+    resolve: async (_root, _args, ctx) => {
+      const scope = await ledgerScope(ctx, 'ledgerSpool');
+      if (scope.kind !== 'all') throw new DomainError(ErrorCode.FORBIDDEN, 'ledgerSpool needs a token that may read the whole ledger; this one reads one task.', { limit: 'read' });
+      return ctx.services.spoolState();
+    },
+  }),
+);

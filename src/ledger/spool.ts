@@ -1,0 +1,378 @@
+// The durable spool in front of the Ledger: a write-ahead log of captured events in local segment
+// files. append() returns once its events are on disk (fdatasync), one sync serving every append
+// that waited for it (group commit); the background writer then moves them to the Ledger, whose
+// append is idempotent by event id, and release() lets a segment go once all its events committed.
+//
+// Record framing: u32 LE length, u32 LE crc32 of the body, the body (the event as JSON). A record
+// that is short or fails its checksum ends its segment on replay (a torn last write), never a crash.
+import { open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { crc32 } from 'node:zlib';
+import { DomainError, ErrorCode } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { parseEvent, type EventInput } from './input.ts';
+
+/** The file operations the spool makes; a test replaces them to inject a full disk or a failing sync. */
+export type SpoolIo = {
+  write(file: FileHandle, bytes: Buffer): Promise<void>;
+  sync(file: FileHandle): Promise<void>;
+};
+
+export type SpoolOptions = {
+  dir: string;
+  /** Bytes and events spooled and not yet committed, at most; past either, append waits. */
+  maxBytes: number;
+  maxEvents: number;
+  /** A segment is closed (and a new one begun) once it holds this many bytes. */
+  segmentBytes?: number;
+  /** An append that waits this long for room is refused (SPOOL_UNAVAILABLE) instead. */
+  waitMs?: number;
+  logger?: Logger;
+  io?: SpoolIo;
+};
+
+export type SpoolStats = {
+  /** Events on disk not yet committed to the Ledger, and their bytes. */
+  events: number;
+  bytes: number;
+  /** Age of the oldest of them; 0 when there is none. */
+  oldestAgeMs: number;
+  segments: number;
+  /** Syncs made, appends they served, appends refused because the disk failed or room never came. */
+  syncs: number;
+  appends: number;
+  refused: number;
+  /** Callers waiting for room now. */
+  waiting: number;
+};
+
+type Segment = { name: string; file: FileHandle | undefined; bytes: number; firstSeq: number; endSeq: number };
+type Group = { endSeq: number; bytes: number; at: number };
+type Pending = { records: Buffer[]; events: EventInput[]; bytes: number; resolve: () => void; reject: (error: unknown) => void };
+type Waiter = { pending: Pending; timer: NodeJS.Timeout | undefined };
+
+const HEADER = 8;
+const segmentPattern = /^segment-(\d{12})\.spool$/;
+const segmentName = (n: number) => `segment-${String(n).padStart(12, '0')}.spool`;
+const lockName = 'spool.lock';
+
+const defaultIo: SpoolIo = {
+  async write(file, bytes) {
+    let offset = 0;
+    while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
+  },
+  sync: (file) => file.datasync(),
+};
+
+/** One event as a framed record. */
+export function frame(event: EventInput): Buffer {
+  const body = Buffer.from(JSON.stringify(event), 'utf8');
+  const record = Buffer.allocUnsafe(HEADER + body.length);
+  record.writeUInt32LE(body.length, 0);
+  record.writeUInt32LE(crc32(body), 4);
+  body.copy(record, HEADER);
+  return record;
+}
+
+/** The events of a segment's bytes, up to the first record that is torn or fails its checksum. */
+export function unframe(bytes: Buffer): { events: EventInput[]; validBytes: number; tornBytes: number } {
+  const events: EventInput[] = [];
+  let offset = 0;
+  while (offset + HEADER <= bytes.length) {
+    const length = bytes.readUInt32LE(offset);
+    const end = offset + HEADER + length;
+    if (length === 0 || end > bytes.length) break;
+    const body = bytes.subarray(offset + HEADER, end);
+    if (crc32(body) !== bytes.readUInt32LE(offset + 4)) break;
+    let parsed;
+    try {
+      parsed = parseEvent(JSON.parse(body.toString('utf8')));
+    } catch {
+      break;
+    }
+    if (!parsed.success) break;
+    events.push(parsed.data);
+    offset = end;
+  }
+  return { events, validBytes: offset, tornBytes: bytes.length - offset };
+}
+
+export const spoolUnavailable = (message: string) => new DomainError(ErrorCode.SPOOL_UNAVAILABLE, message, { retryAfterSeconds: 1 });
+
+export class Spool {
+  private readonly io: SpoolIo;
+  private readonly segmentBytes: number;
+  private readonly waitMs: number;
+  private readonly segments: Segment[] = [];
+  private readonly groups: Group[] = [];
+  private groupHead = 0;
+  private readonly queue: Pending[] = [];
+  private readonly waiters: Waiter[] = [];
+  /** Next sequence number to assign, and how many (from 0, in order) have been released. */
+  private nextSeq = 0;
+  private releasedSeq = 0;
+  private nextSegment = 1;
+  /** Counted at admission, so queued appends hold their room. */
+  private heldEvents = 0;
+  private heldBytes = 0;
+  private flushing: Promise<void> | undefined;
+  private closed = false;
+  private readonly counters = { syncs: 0, appends: 0, refused: 0 };
+
+  private constructor(private readonly options: SpoolOptions) {
+    this.io = options.io ?? defaultIo;
+    this.segmentBytes = options.segmentBytes ?? 4 * 1024 * 1024;
+    this.waitMs = options.waitMs ?? 10_000;
+  }
+
+  /**
+   * Takes the folder (a second process on it fails at once, naming the holder) and reads every
+   * segment left by an earlier run. The recovered events count as the first ones appended: the
+   * caller hands them to the Ledger and releases them like any other.
+   */
+  static async open(options: SpoolOptions): Promise<{ spool: Spool; recovered: EventInput[] }> {
+    mkdirSync(options.dir, { recursive: true });
+    await takeLock(options.dir);
+    const spool = new Spool(options);
+    const names = (await readdir(options.dir)).filter((n) => segmentPattern.test(n)).sort();
+    const recovered: EventInput[] = [];
+    const now = Date.now();
+    for (const name of names) {
+      const bytes = await readFile(path.join(options.dir, name));
+      const { events, validBytes, tornBytes } = unframe(bytes);
+      if (tornBytes > 0) options.logger?.warn({ segment: name, validBytes, tornBytes, events: events.length }, 'spool segment ends in a torn or corrupt record; the rest is ignored');
+      const firstSeq = spool.nextSeq;
+      spool.nextSeq += events.length;
+      spool.segments.push({ name, file: undefined, bytes: validBytes, firstSeq, endSeq: spool.nextSeq });
+      if (events.length) spool.groups.push({ endSeq: spool.nextSeq, bytes: validBytes, at: now });
+      spool.heldEvents += events.length;
+      spool.heldBytes += validBytes;
+      spool.nextSegment = Number(segmentPattern.exec(name)![1]) + 1;
+      recovered.push(...events);
+    }
+    // Segments with nothing to replay go now; the others once their events are released.
+    await spool.deleteReleased();
+    return { spool, recovered };
+  }
+
+  stats(): SpoolStats {
+    const oldest = this.groups[this.groupHead];
+    return {
+      events: this.heldEvents,
+      bytes: this.heldBytes,
+      oldestAgeMs: oldest ? Date.now() - oldest.at : 0,
+      segments: this.segments.length,
+      ...this.counters,
+      waiting: this.waiters.length,
+    };
+  }
+
+  /**
+   * Resolves once every event is durable on disk; `admit` receives them first, synchronously and in
+   * spool order (the order release() counts in). Waits while the spool is full; rejects with
+   * SPOOL_UNAVAILABLE when the disk fails or room does not come within `waitMs`, and then nothing
+   * of it was admitted.
+   */
+  append(events: EventInput[], admit: (events: EventInput[]) => void): Promise<void> {
+    if (this.closed) return Promise.reject(spoolUnavailable('The spool is closed; nothing more is accepted.'));
+    if (events.length === 0) return Promise.resolve();
+    const records = events.map(frame);
+    const bytes = records.reduce((n, r) => n + r.length, 0);
+    return new Promise<void>((resolve, reject) => {
+      const pending: Pending = {
+        records,
+        events,
+        bytes,
+        resolve: () => {
+          admit(events);
+          resolve();
+        },
+        reject,
+      };
+      if (this.waiters.length === 0 && this.hasRoom(pending)) this.enter(pending);
+      else this.wait(pending);
+    });
+  }
+
+  /** An oversized append is let in alone, so it never waits forever. */
+  private hasRoom(p: Pending): boolean {
+    if (this.heldEvents === 0) return true;
+    return this.heldEvents + p.events.length <= this.options.maxEvents && this.heldBytes + p.bytes <= this.options.maxBytes;
+  }
+
+  private enter(p: Pending): void {
+    this.heldEvents += p.events.length;
+    this.heldBytes += p.bytes;
+    this.queue.push(p);
+    this.flushing ??= this.flush();
+  }
+
+  private wait(pending: Pending): void {
+    const waiter: Waiter = { pending, timer: undefined };
+    waiter.timer = setTimeout(() => {
+      const i = this.waiters.indexOf(waiter);
+      if (i < 0) return;
+      this.waiters.splice(i, 1);
+      this.counters.refused++;
+      pending.reject(spoolUnavailable(`The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms; nothing was recorded or run.`));
+      this.admitWaiters();
+    }, this.waitMs);
+    this.waiters.push(waiter);
+  }
+
+  private admitWaiters(): void {
+    while (this.waiters.length && this.hasRoom(this.waiters[0]!.pending)) {
+      const { pending, timer } = this.waiters.shift()!;
+      clearTimeout(timer);
+      this.enter(pending);
+    }
+  }
+
+  /** One write and one sync at a time; appends that arrive meanwhile share the next. */
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0);
+        const records = batch.flatMap((p) => p.records);
+        const bytes = batch.reduce((n, p) => n + p.bytes, 0);
+        const count = batch.reduce((n, p) => n + p.events.length, 0);
+        let segment: Segment | undefined;
+        try {
+          segment = await this.activeSegment();
+          await this.io.write(segment.file!, Buffer.concat(records, bytes));
+          await this.io.sync(segment.file!);
+        } catch (error) {
+          await this.abandonWrite(segment, error);
+          this.heldEvents -= count;
+          this.heldBytes -= bytes;
+          this.counters.refused += batch.length;
+          const refusal = spoolUnavailable(`The spool could not make the record durable (${(error as Error).message}); nothing was recorded or run.`);
+          for (const p of batch) p.reject(refusal);
+          this.admitWaiters();
+          continue;
+        }
+        segment.bytes += bytes;
+        this.nextSeq += count;
+        segment.endSeq = this.nextSeq;
+        this.groups.push({ endSeq: this.nextSeq, bytes, at: Date.now() });
+        this.counters.syncs++;
+        this.counters.appends += batch.length;
+        for (const p of batch) p.resolve();
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** The segment appends go to: a new one at start, after a failure and once the current is full. */
+  private async activeSegment(): Promise<Segment> {
+    const last = this.segments.at(-1);
+    if (last?.file && last.bytes < this.segmentBytes) return last;
+    if (last?.file) {
+      await last.file.close();
+      last.file = undefined;
+    }
+    const name = segmentName(this.nextSegment++);
+    const file = await open(path.join(this.options.dir, name), 'wx');
+    const segment: Segment = { name, file, bytes: 0, firstSeq: this.nextSeq, endSeq: this.nextSeq };
+    this.segments.push(segment);
+    // The new name must survive a crash too.
+    const dir = await open(this.options.dir, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+    return segment;
+  }
+
+  /** After a failed write or sync the file's tail is unknown: cut it back to what was durable and begin a new segment. */
+  private async abandonWrite(segment: Segment | undefined, error: unknown): Promise<void> {
+    this.options.logger?.error({ err: error, segment: segment?.name }, 'spool write failed; the appends waiting for it are refused');
+    if (!segment?.file) return;
+    const file = segment.file;
+    segment.file = undefined;
+    try {
+      await file.truncate(segment.bytes);
+      await file.sync();
+    } catch (cut) {
+      this.options.logger?.error({ err: cut, segment: segment.name }, 'could not cut a failed spool segment back; a replay may find its last records');
+    }
+    await file.close().catch(() => {});
+  }
+
+  /** `count` more events, in spool order, are committed to the Ledger (or given up by it). */
+  release(count: number): void {
+    if (count <= 0) return;
+    this.releasedSeq += count;
+    while (this.groupHead < this.groups.length && this.groups[this.groupHead]!.endSeq <= this.releasedSeq) {
+      const group = this.groups[this.groupHead++]!;
+      this.heldBytes -= group.bytes;
+    }
+    if (this.groupHead > 1024 && this.groupHead * 2 > this.groups.length) {
+      this.groups.splice(0, this.groupHead);
+      this.groupHead = 0;
+    }
+    this.heldEvents -= count;
+    void this.deleteReleased().catch((error) => this.options.logger?.error({ err: error }, 'deleting a committed spool segment failed'));
+    this.admitWaiters();
+  }
+
+  /** Deletes closed segments whose events are all released. */
+  private async deleteReleased(): Promise<void> {
+    while (this.segments.length && !this.segments[0]!.file && this.segments[0]!.endSeq <= this.releasedSeq) {
+      const segment = this.segments.shift()!;
+      await unlink(path.join(this.options.dir, segment.name));
+    }
+  }
+
+  /**
+   * Stops accepting. Segments whose events are all released are deleted (the last one too); the
+   * others stay for the next start to replay. Waiting appends are refused.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const { pending, timer } of this.waiters.splice(0)) {
+      clearTimeout(timer);
+      pending.reject(spoolUnavailable('The spool closed before there was room.'));
+    }
+    await this.flushing;
+    for (const segment of this.segments) {
+      await segment.file?.close();
+      segment.file = undefined;
+    }
+    await this.deleteReleased();
+    await unlink(path.join(this.options.dir, lockName)).catch(() => {});
+  }
+}
+
+/** The folder belongs to one process: a lock file names it; a lock left by a dead process is taken over. */
+async function takeLock(dir: string): Promise<void> {
+  const file = path.join(dir, lockName);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(file, `${process.pid}\n${process.argv.join(' ')}\n`, { flag: 'wx' });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const [pidLine = '', command = ''] = (await readFile(file, 'utf8').catch(() => '')).split('\n');
+    const pid = Number(pidLine);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      throw new DomainError(ErrorCode.SPOOL_UNAVAILABLE, `The spool folder ${dir} is in use by process ${pid} (${command.slice(0, 200)}); one process per spool folder.`);
+    }
+    await unlink(file).catch(() => {});
+  }
+  throw new DomainError(ErrorCode.SPOOL_UNAVAILABLE, `Could not take the spool folder ${dir}: another process keeps taking it.`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

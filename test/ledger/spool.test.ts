@@ -1,0 +1,274 @@
+import { appendFile, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LedgerWriter } from '../../src/capture/writer.ts';
+import { DomainError, ErrorCode } from '../../src/errors.ts';
+import type { EventInput } from '../../src/ledger/input.ts';
+import { frame, Spool, unframe, type SpoolIo, type SpoolOptions } from '../../src/ledger/spool.ts';
+import { databaseKinds } from '../helpers/database.ts';
+import { createTestLedger } from '../helpers/ledger.ts';
+import { rawSql } from '../helpers/sql.ts';
+import { parsedEvent, until } from '../capture/helpers.ts';
+
+const events = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => parsedEvent(`${prefix}-${i}`));
+const segmentsIn = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith('.spool')).sort();
+const realIo: SpoolIo = {
+  async write(file, bytes) {
+    let offset = 0;
+    while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
+  },
+  sync: (file) => file.datasync(),
+};
+
+let dir: string;
+const opened: Spool[] = [];
+async function openSpool(options: Partial<SpoolOptions> = {}) {
+  const result = await Spool.open({ dir, maxBytes: 1 << 30, maxEvents: 1_000_000, ...options });
+  opened.push(result.spool);
+  return result;
+}
+/** What a SIGKILL leaves: the files as they are, the lock naming a process that is gone. */
+async function crash(): Promise<void> {
+  await writeFile(path.join(dir, 'spool.lock'), '2147483646\nkilled\n');
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-spool-'));
+});
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close().catch(() => {});
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('spool framing', () => {
+  it('round-trips events exactly: dates, binary payloads, astral text, deep JSON', () => {
+    const rich = parsedEvent('rich', {
+      metadata: { astral: '😀', deep: [[[{ a: null, n: 1.5 }]]] },
+      headers: { 'x-a': 'b c' },
+      payload: { state: 'COMPLETE', base64: Buffer.from([0, 0xff, 0xfe, 0x80]).toString('base64') },
+    });
+    const bytes = Buffer.concat([frame(rich), frame(parsedEvent('plain'))]);
+    const { events: back, tornBytes } = unframe(bytes);
+    expect(tornBytes).toBe(0);
+    expect(back).toEqual([rich, parsedEvent('plain')]);
+  });
+
+  it('frames NUL and lone surrogates losslessly (JSON escapes), whatever the event parser accepts', () => {
+    const text = 'nul\u0000here \ud800x\udfff';
+    const record = frame({ ...parsedEvent('raw'), metadata: { q: text } });
+    const body = record.subarray(8);
+    expect(record.readUInt32LE(0)).toBe(body.length);
+    expect(body.includes(0)).toBe(false);
+    expect(JSON.parse(body.toString('utf8')).metadata.q).toBe(text);
+  });
+
+  it('stops at a torn last record, whatever byte the write was cut at', () => {
+    const whole = Buffer.concat(events('torn', 3).map(frame));
+    const lastStart = whole.length - frame(parsedEvent('torn-2')).length;
+    for (let cut = lastStart; cut < whole.length; cut++) {
+      const { events: back, validBytes, tornBytes } = unframe(whole.subarray(0, cut));
+      expect(back.map((e) => e.id)).toEqual(['torn-0', 'torn-1']);
+      expect(validBytes).toBe(lastStart);
+      expect(tornBytes).toBe(cut - lastStart);
+    }
+  });
+
+  it('stops at a record whose checksum fails, at zeros and at garbage', () => {
+    const good = frame(parsedEvent('good'));
+    const bad = frame(parsedEvent('bad'));
+    bad[bad.length - 2] = bad[bad.length - 2]! ^ 0x01;
+    expect(unframe(Buffer.concat([good, bad, good])).events.map((e) => e.id)).toEqual(['good']);
+    expect(unframe(Buffer.concat([good, Buffer.alloc(64)])).events).toHaveLength(1);
+    const lying = Buffer.alloc(12);
+    lying.writeUInt32LE(0xffff_fff0, 0);
+    expect(unframe(Buffer.concat([good, lying])).events).toHaveLength(1);
+    expect(unframe(Buffer.from('not a spool at all')).events).toEqual([]);
+  });
+});
+
+describe('Spool', () => {
+  it('makes appends durable in order, one sync serving every append that waited for it', async () => {
+    let syncs = 0;
+    let release: (() => void) | undefined;
+    const io: SpoolIo = {
+      write: realIo.write,
+      async sync(file) {
+        syncs++;
+        // The first sync is held until every append has arrived, so they must share the second.
+        if (syncs === 1) await new Promise<void>((resolve) => (release = resolve));
+        await file.datasync();
+      },
+    };
+    const { spool } = await openSpool({ io });
+    const admitted: string[] = [];
+    const first = spool.append(events('g0', 1), (e) => admitted.push(...e.map((x) => x.id)));
+    await until(() => release !== undefined, 'the first sync');
+    const rest = Array.from({ length: 40 }, (_, i) => spool.append(events(`g${i + 1}`, 2), (e) => admitted.push(...e.map((x) => x.id))));
+    release!();
+    await Promise.all([first, ...rest]);
+    expect(syncs).toBe(2);
+    expect(spool.stats()).toMatchObject({ events: 81, syncs: 2, appends: 41, refused: 0 });
+    expect(admitted).toEqual(['g0-0', ...Array.from({ length: 40 }, (_, i) => [`g${i + 1}-0`, `g${i + 1}-1`]).flat()]);
+    // What is on disk is exactly what was admitted, in the same order.
+    const onDisk = unframe(await readFile(path.join(dir, (await segmentsIn(dir))[0]!)));
+    expect(onDisk.events.map((e) => e.id)).toEqual(admitted);
+  });
+
+  it('replays what an earlier run left, in order, and takes the lock of a dead process', async () => {
+    const { spool } = await openSpool({ segmentBytes: 600 });
+    for (let i = 0; i < 5; i++) await spool.append(events(`r${i}`, 3), () => {});
+    expect((await segmentsIn(dir)).length).toBeGreaterThan(1);
+    opened.pop();
+    await crash();
+    const again = await openSpool();
+    expect(again.recovered.map((e) => e.id)).toEqual(Array.from({ length: 5 }, (_, i) => [0, 1, 2].map((j) => `r${i}-${j}`)).flat());
+    expect(again.spool.stats()).toMatchObject({ events: 15 });
+    expect(again.recovered[0]).toEqual(parsedEvent('r0-0'));
+  });
+
+  it('replays up to a torn tail, then appends to a new segment', async () => {
+    const { spool } = await openSpool();
+    await spool.append(events('t', 4), () => {});
+    opened.pop();
+    await crash();
+    const [segment] = await segmentsIn(dir);
+    const file = path.join(dir, segment!);
+    await truncate(file, (await readFile(file)).length - 5);
+    await appendFile(file, Buffer.from([1, 2, 3]));
+    const again = await openSpool();
+    expect(again.recovered.map((e) => e.id)).toEqual(['t-0', 't-1', 't-2']);
+    await again.spool.append(events('after', 1), () => {});
+    const segments = await segmentsIn(dir);
+    expect(segments).toHaveLength(2);
+    expect(unframe(await readFile(path.join(dir, segments[1]!))).events.map((e) => e.id)).toEqual(['after-0']);
+  });
+
+  it('deletes a segment only once all its events are released, and keeps the rest across close', async () => {
+    const one = frame(parsedEvent('d-0')).length;
+    const { spool } = await openSpool({ segmentBytes: one * 2 });
+    for (let i = 0; i < 6; i++) await spool.append([parsedEvent(`d-${i}`)], () => {});
+    const before = await segmentsIn(dir);
+    expect(before).toHaveLength(3);
+    spool.release(3);
+    await until(async () => (await segmentsIn(dir)).length === 2, 'the first segment deleted');
+    expect(await segmentsIn(dir)).toEqual(before.slice(1));
+    expect(spool.stats()).toMatchObject({ events: 3 });
+    await spool.close();
+    // Not released: they stay for the next start.
+    expect(await segmentsIn(dir)).toEqual(before.slice(1));
+    const again = await openSpool();
+    // A segment is replayed whole: d-2 committed, but shares its segment with d-3 (a replay is idempotent).
+    expect(again.recovered.map((e) => e.id)).toEqual(['d-2', 'd-3', 'd-4', 'd-5']);
+    again.spool.release(4);
+    await again.spool.close();
+    expect(await segmentsIn(dir)).toEqual([]);
+  });
+
+  it('makes callers wait when full (never drops), and refuses after the wait with SPOOL_UNAVAILABLE', async () => {
+    const { spool } = await openSpool({ maxEvents: 3, waitMs: 60_000 });
+    await spool.append(events('full', 3), () => {});
+    const admitted: string[] = [];
+    let done = false;
+    const waiting = spool.append(events('wait', 2), (e) => admitted.push(...e.map((x) => x.id))).then(() => (done = true));
+    await until(() => spool.stats().waiting === 1, 'the caller to wait');
+    expect(done).toBe(false);
+    spool.release(1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(done).toBe(false);
+    spool.release(1);
+    await waiting;
+    expect(admitted).toEqual(['wait-0', 'wait-1']);
+    expect(spool.stats()).toMatchObject({ events: 3, waiting: 0, refused: 0 });
+  });
+
+  it('refuses after waitMs for room, admitting nothing', async () => {
+    const { spool } = await openSpool({ maxEvents: 1, waitMs: 30 });
+    await spool.append(events('a', 1), () => {});
+    let admitted = 0;
+    const refused = await spool.append(events('b', 1), () => admitted++).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+    expect((refused as DomainError).details).toMatchObject({ retryAfterSeconds: 1 });
+    expect(admitted).toBe(0);
+    expect(spool.stats()).toMatchObject({ events: 1, refused: 1 });
+  });
+
+  it('refuses the appends of a failed write or sync, admits none of them, leaves nothing to replay, and recovers', async () => {
+    let fail: 'write' | 'sync' | undefined = 'sync';
+    const io: SpoolIo = {
+      async write(file: FileHandle, bytes: Buffer) {
+        if (fail === 'write') {
+          // A full disk after half the bytes.
+          await realIo.write(file, bytes.subarray(0, bytes.length >> 1));
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        }
+        await realIo.write(file, bytes);
+      },
+      async sync(file: FileHandle) {
+        if (fail === 'sync') throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+        await file.datasync();
+      },
+    };
+    const { spool } = await openSpool({ io });
+    const admitted: string[] = [];
+    const admit = (e: EventInput[]) => admitted.push(...e.map((x) => x.id));
+    await spool.append(events('ok1', 1), admit).catch(() => {});
+    fail = undefined;
+    await spool.append(events('ok1', 1), admit);
+    fail = 'write';
+    const refusals = await Promise.all([spool.append(events('w1', 2), admit).catch((e) => e), spool.append(events('w2', 1), admit).catch((e) => e)]);
+    for (const r of refusals) expect((r as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+    fail = undefined;
+    await spool.append(events('ok2', 1), admit);
+    expect(admitted).toEqual(['ok1-0', 'ok2-0']);
+    expect(spool.stats()).toMatchObject({ events: 2 });
+    opened.pop();
+    await crash();
+    const again = await openSpool();
+    expect(again.recovered.map((e) => e.id)).toEqual(['ok1-0', 'ok2-0']);
+  });
+
+  it('refuses a second process on the same folder, naming it', async () => {
+    await writeFile(path.join(dir, 'spool.lock'), `${process.ppid}\nnode other-server\n`);
+    const refused = await Spool.open({ dir, maxBytes: 1 << 20, maxEvents: 100 }).catch((e: unknown) => e);
+    expect((refused as Error).message).toContain(`in use by process ${process.ppid} (node other-server)`);
+    expect(await segmentsIn(dir)).toEqual([]);
+  });
+});
+
+describe.each(databaseKinds)('LedgerWriter with a spool on %s', (kind) => {
+  it('moves spooled events to the Ledger, releases them, and a replay of committed events adds nothing', async () => {
+    const t = await createTestLedger(kind);
+    const sql = await rawSql(t.db);
+    try {
+      const { spool } = await openSpool({ segmentBytes: 2_000 });
+      const writer = new LedgerWriter(t.ledger, { spool, batchMaxEvents: 7, batchMaxDelayMs: 5, collector: 'spooled' });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => writer.enqueue(events(`w${i}`, 3))));
+      await writer.flush();
+      await until(() => spool.stats().events === 0, 'the spool drained');
+      expect(writer.stats()).toMatchObject({ written: 30, dropped: 0 });
+      const ids = await sql.query<{ id: string }>(`SELECT id FROM ledger_event WHERE id LIKE 'w%' ORDER BY position`);
+      expect(ids).toHaveLength(30);
+
+      // A crash right after commit and before the segments went: everything is replayed again.
+      opened.pop();
+      await crash();
+      const again = await openSpool();
+      expect(again.recovered.length).toBeGreaterThan(0);
+      const writer2 = new LedgerWriter(t.ledger, { spool: again.spool, batchMaxDelayMs: 5, collector: 'replay' });
+      writer2.recover(again.recovered);
+      await writer2.flush();
+      expect(writer2.stats()).toMatchObject({ written: again.recovered.length, duplicates: again.recovered.length, dropped: 0 });
+      expect(await sql.query(`SELECT count(*)::int AS n FROM ledger_event WHERE id LIKE 'w%'`)).toEqual([{ n: 30 }]);
+      await writer2.stop(1_000);
+      await again.spool.close();
+      expect(await segmentsIn(dir)).toEqual([]);
+      await writer.stop(1_000);
+    } finally {
+      await sql.close();
+      await t.stop();
+    }
+  });
+});
