@@ -88,7 +88,8 @@ class Matcher {
     const ordered = [...secrets].sort((a, b) => b[1].length - a[1].length);
     const names = ordered.map(([name]) => name);
     const forms = ordered.map(([, value]) => secretForms(value, domain));
-    this.values = ordered.map(([, value]) => value);
+    // As the text holds them: in bytes, each UTF-8 byte one character.
+    this.values = ordered.map(([, value]) => (domain === 'bytes' ? Buffer.from(value).toString('latin1') : value));
     this.escapes = escapeStarts(this.values);
     this.hexAnchors = forms.map((f) => f.hexAnchor);
     this.anchors = forms.flatMap((f) => f.base64Anchors);
