@@ -29,7 +29,9 @@ const BACKSLASH_RUNS = [1, 2, 3, 4];
 const PERCENT_LEVELS = [0, 1, 2];
 const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
 
-const escaped = (run: number, rest: Atom[]): Spelling => [...Array<Atom>(run).fill('\\'), ...rest];
+/** A backslash, or one percent-encoded once or twice (a JSON-escaped value put in a URL). */
+const BACKSLASHES: Atom[][] = [['\\'], ['%', '5', 'cC'], ['%', '2', '5', '5', 'cC']];
+
 const percent = (level: number, byte: number): Atom[] => ['%', ...Array.from({ length: level }, () => ['2', '5']).flat(), ...hexAtoms(byte)];
 
 /**
@@ -43,10 +45,15 @@ function charSpellings(c: string, domain: Domain): Step {
   for (const level of PERCENT_LEVELS) spellings.push(utf8.flatMap((b) => percent(level, b)));
   if (c === ' ') spellings.push(['+']);
   for (const run of BACKSLASH_RUNS) {
-    spellings.push(Array.from({ length: c.length }, (_, i) => escaped(run, ['u', ...hex4Atoms(c.charCodeAt(i))])).flat());
-    if (c.charCodeAt(0) < 0x80) spellings.push(escaped(run, ['x', ...hexAtoms(c.charCodeAt(0))]));
-    const short = SHORT_ESCAPES[c];
-    if (short) spellings.push(escaped(run, [short]));
+    for (const [b, backslash] of BACKSLASHES.entries()) {
+      const esc = (rest: Atom[]) => [...Array.from({ length: run }, () => backslash).flat(), ...rest];
+      spellings.push(Array.from({ length: c.length }, (_, i) => esc(['u', ...hex4Atoms(c.charCodeAt(i))])).flat());
+      if (c.charCodeAt(0) < 0x80) spellings.push(esc(['x', ...hexAtoms(c.charCodeAt(0))]));
+      const short = SHORT_ESCAPES[c];
+      if (short) spellings.push(esc([short]));
+      // After a percent-encoded backslash, the escape's letter or sign may be percent-encoded too (`%5C%2F`).
+      if (short && b > 0) spellings.push(esc(percent(b - 1, short.charCodeAt(0))));
+    }
   }
   return spellings;
 }
