@@ -1,18 +1,25 @@
 // The one structured logger, created at the edge and handed inward.
 import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions } from 'pino';
-import { redactTokens } from './ledger/redact.ts';
+import { SecretRedactor } from './ledger/redact.ts';
 
 export type Logger = PinoLogger;
 
 /** Secrets every logger of the process redacts, whenever it was created (the root key, loaded after some loggers exist). */
 const processSecrets = new Map<string, string>();
+let processVersion = 0;
 export function redactInEveryLog(name: string, value: string): void {
-  if (value) processSecrets.set(value, name);
+  if (value && !processSecrets.has(value)) {
+    processSecrets.set(value, name);
+    processVersion++;
+  }
 }
+const registry = (secrets: Record<string, string>): [string, string][] => [...[...processSecrets].map(([value, name]): [string, string] => [name, value]), ...Object.entries(secrets)];
 
 /** `fd` 2 writes to stderr (the stdio MCP server keeps stdout for the protocol); `destination` (tests) overrides both. */
 export function createLogger(level: string, secrets: Record<string, string> = {}, fd: 1 | 2 = 1, destination?: DestinationStream): Logger {
-  const values = Object.entries(secrets);
+  // The ledger's one rule (every registered value in every encoding, and tokens), rebuilt when a process secret joins.
+  let redactor = new SecretRedactor(registry(secrets));
+  let version = processVersion;
   const options: LoggerOptions = {
     level,
     base: undefined,
@@ -20,10 +27,11 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
     hooks: {
       // No secret value or bearer token reaches a log line, whatever field it hides in.
       streamWrite: (line) => {
-        let out = redactTokens(line);
-        for (const [name, value] of values) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
-        for (const [value, name] of processSecrets) if (out.includes(value)) out = out.split(value).join(`[${name}]`);
-        return out;
+        if (version !== processVersion) {
+          redactor = new SecretRedactor(registry(secrets));
+          version = processVersion;
+        }
+        return redactor.text(line, new Set());
       },
     },
   };

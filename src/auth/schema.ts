@@ -3,8 +3,10 @@
 import { DomainError, ErrorCode } from '../errors.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
+import { currentInvocation, eventFields } from '../capture/context.ts';
 import { inspect, type Grant } from './authority.ts';
 import { AuthDoors, Powers, ReadScopes, type AuthDoor } from './caveats.ts';
+import { checkOfflineGrant, GrantRefused, grantEvent, type GrantRecord } from './grants.ts';
 import { MalformedToken } from './macaroon.ts';
 
 export const AuthDoorEnum = builder.enumType('AuthDoor', {
@@ -92,7 +94,43 @@ builder.mutationField('issueToken', (t) =>
         await ctx.services.authority.record(issued.refusal, { actionId: crypto.randomUUID(), ...(grant.task && { task: grant.task }) });
         throw new DomainError(ErrorCode.FORBIDDEN, issued.refusal.message, { limit: issued.refusal.limit });
       }
+      // On the record before it is handed out: a grant the ledger cannot take is not given.
+      await recordGrant(ctx, { tokenId: issued.tokenId, caveats: issued.caveats, via: 'ISSUE', door, ...(ctx.grant && { issuer: ctx.grant }) });
       return { token: issued.token, tokenId: issued.tokenId, caveats: issued.caveats, limits: issued.limits };
+    },
+  }),
+);
+
+/** Writes the GRANT event now (not queued), under the current invocation's action when there is one. */
+async function recordGrant(ctx: Context, record: GrantRecord): Promise<void> {
+  const invocation = currentInvocation();
+  await ctx.services.writer.writeNow([grantEvent(record, invocation ? eventFields(invocation) : {})]);
+}
+
+const GrantViaEnum = builder.enumType('GrantVia', {
+  description: 'How a token whose grant is recorded was made offline: narrowed by a holder, or minted from the root key.',
+  values: ['NARROW', 'ADMIN'] as const,
+});
+
+builder.mutationField('recordGrant', (t) =>
+  t.field({
+    type: TokenInspectionRef,
+    description:
+      'Records the grant of a token made offline (`dirledger token narrow|admin --url`): a GRANT event with its id, caveats and issuer (the bearer), never the token. NARROW needs a narrowing of the bearer token; ADMIN an admin token presenting itself.',
+    args: { token: t.arg.string({ required: true }), via: t.arg({ type: GrantViaEnum, required: true }) },
+    resolve: async (_root, { token, via }, ctx) => {
+      const door = doorOfCaller[ctx.caller.door];
+      let record: GrantRecord;
+      try {
+        record = checkOfflineGrant(ctx.services.authority, token, via, door, ctx.grant);
+      } catch (error) {
+        if (error instanceof GrantRefused) throw new DomainError(ErrorCode.BAD_INPUT, error.message, { field: 'token' });
+        throw error;
+      }
+      await recordGrant(ctx, record);
+      const checked = ctx.services.authority.authenticate(token, door);
+      const valid = checked.ok || !['credential', 'not_before', 'expires'].includes(checked.refusal.limit);
+      return { ...inspect(token), valid, uses: null };
     },
   }),
 );

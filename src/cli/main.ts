@@ -170,10 +170,18 @@ const token = program.command('token').description('Tokens: mint an admin token 
 token
   .command('admin')
   .description('Print a new admin token, signed with the root key (DIRLEDGER_ROOT_KEY secret, else DATA_DIR/root.key, created if missing).')
-  .action(async () => {
+  .option('--url <url>', 'record the grant in that server\'s ledger first (also DIRLEDGER_URL); nothing is printed if it cannot be')
+  .action(async (opts: { url?: string }) => {
     const { withRootKey } = await import('../auth/root-key.ts');
     const { mintWithRootKey } = await import('../auth/authority.ts');
-    process.stdout.write(`${mintWithRootKey(withRootKey(config()).rootKey)}\n`);
+    const minted = mintWithRootKey(withRootKey(config()).rootKey);
+    const url = opts.url ?? process.env.DIRLEDGER_URL;
+    if (url) {
+      const { recordGrantAt } = await import('./grant.ts');
+      const code = await recordGrantAt(url, minted, minted, 'ADMIN');
+      if (code !== 0) return void (process.exitCode = code);
+    }
+    process.stdout.write(`${minted}\n`);
   });
 
 token
@@ -197,16 +205,26 @@ token
   .description('Add caveats to a token offline (no key needed; nobody can remove them again) and print the narrower token.')
   .argument('<token>', 'the token to narrow')
   .argument('<caveats...>', 'caveats such as "tools = ECHO" "uses <= 3" "expires = 2026-12-31T00:00:00Z"')
-  .action(async (text: string, caveats: string[]) => {
+  .option('--url <url>', 'record the grant in that server\'s ledger first, sending <token> as the bearer (also DIRLEDGER_URL); nothing is printed if it cannot be')
+  .action(async (text: string, caveats: string[], opts: { url?: string }) => {
     const { Authority } = await import('../auth/authority.ts');
     const { parseCaveat } = await import('../auth/caveats.ts');
+    let narrowed: string;
     try {
       for (const caveat of caveats) parseCaveat(caveat);
-      process.stdout.write(`${Authority.narrow(text, caveats)}\n`);
+      narrowed = Authority.narrow(text, caveats);
     } catch (error) {
       process.stderr.write(`dirledger token narrow: ${(error as Error).message}\n`);
       process.exitCode = 2;
+      return;
     }
+    const url = opts.url ?? process.env.DIRLEDGER_URL;
+    if (url) {
+      const { recordGrantAt } = await import('./grant.ts');
+      const code = await recordGrantAt(url, text, narrowed, 'NARROW');
+      if (code !== 0) return void (process.exitCode = code);
+    }
+    process.stdout.write(`${narrowed}\n`);
   });
 
 try {

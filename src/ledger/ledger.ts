@@ -4,7 +4,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import { sqlExecutorOf } from '../db/client.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { ByteaArray, TextArray, type SqlExecutor, type SqlQueryable } from '../db/sql.ts';
-import { DomainError, ErrorCode } from '../errors.ts';
+import { DomainError, ErrorCode, badInput } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
 import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
@@ -120,7 +120,7 @@ export class Ledger {
     // From here on only what was prepared is referenced, not `batch`: its payload text (most of a
     // batch's heap) is garbage once prepared, instead of being copied by every young-generation
     // collection while the batch waits for the database.
-    const head: BatchHead = { collector: batch.collector, position: batch.position ?? null, received: batch.events.length, bytes };
+    const head: BatchHead = { collector: this.redactor.text(batch.collector, new Set()), position: batch.position ?? null, received: batch.events.length, bytes };
     return this.write(batchId, head, blobs, events);
   }
 
@@ -150,11 +150,17 @@ export class Ledger {
   }
 
   private prepare(input: EventInput, blobs: Map<string, PreparedBlob>): { event: PreparedEvent; receivedBytes: number } {
+    // Every stored string goes through the one rule, identifiers included: an id or action id that
+    // holds a secret is stored with it replaced, like any other column.
     const found = new Set<string>();
-    // Redacted as given, then escaped where PostgreSQL cannot hold the text (storable.ts).
+    const text = (v: string | undefined) => (v === undefined ? null : this.redactor.text(v, found));
+    // Escaped where PostgreSQL cannot hold the text (storable.ts), and redacted: the escape leaves every
+    // character a secret can be spelled with as it was, so the redactor sees what is stored.
     const url = input.url === undefined ? null : encodeText(this.redactor.text(input.url, found));
-    const headers = input.headers === undefined ? null : encodeJson(this.redactor.json(input.headers, found));
-    const metadata = input.metadata === undefined ? null : encodeJson(this.redactor.json(input.metadata, found));
+    const headers = input.headers === undefined ? null : this.redactor.jsonText(encodeJson(input.headers), found);
+    const metadata = input.metadata === undefined ? null : this.redactor.jsonText(encodeJson(input.metadata), found);
+    this.refuseSecretHash(input.id, 'contract.sha256', input.contract?.sha256);
+    this.refuseSecretHash(input.id, 'payload.artifactSha256', input.payload.artifactSha256);
     const payload = input.payload;
     let state: PayloadState = payload.state;
     let sha256: string | null = null;
@@ -180,20 +186,20 @@ export class Ledger {
     return {
       receivedBytes,
       event: {
-        id: input.id,
-        kind: input.kind,
+        id: text(input.id)!,
+        kind: text(input.kind)!,
         direction: input.direction,
-        actionId: input.actionId,
-        tool: input.tool ?? null,
-        session: input.session ?? null,
-        turn: input.turn ?? null,
-        task: input.task ?? null,
-        agent: input.agent ?? null,
-        model: input.model ?? null,
-        status: input.status ?? null,
-        method: input.method ?? null,
+        actionId: text(input.actionId)!,
+        tool: text(input.tool),
+        session: text(input.session),
+        turn: text(input.turn),
+        task: text(input.task),
+        agent: text(input.agent),
+        model: text(input.model),
+        status: text(input.status),
+        method: text(input.method),
         url,
-        headers: json(headers),
+        headers,
         costUsd: input.costUsd ?? null,
         inputTokens: input.inputTokens ?? null,
         outputTokens: input.outputTokens ?? null,
@@ -202,14 +208,26 @@ export class Ledger {
         sha256,
         size,
         encoding,
-        artifactUri: artifact ? this.redactor.text(payload.artifactUri!, found) : null,
+        artifactUri: artifact ? text(payload.artifactUri) : null,
         artifactSha256: artifact ? (payload.artifactSha256 ?? null) : null,
         redacted: found.size === 0 ? '' : [...found].sort().join(','),
-        metadata: json(metadata),
-        contractForm: input.contract?.form ?? null,
+        metadata,
+        contractForm: text(input.contract?.form),
         contractSha256: input.contract?.sha256 ?? null,
       },
     };
+  }
+
+  /** A hash column holds 64 hex digits and cannot be changed: one that spells a secret (its hex form) is refused. */
+  private refuseSecretHash(id: string, field: string, hash: string | undefined): void {
+    if (hash === undefined) return;
+    const found = new Set<string>();
+    if (this.redactor.text(hash, found) === hash) return;
+    const safeId = this.redactor.text(id, new Set());
+    throw badInput(`Event ${JSON.stringify(safeId)}: ${field} holds the secret ${[...found].map((n) => `[${n}]`).join(', ')} (hex-encoded); a hash column cannot be redacted, so the batch was refused.`, {
+      field,
+      secrets: [...found],
+    });
   }
 
   /** Encodes new blobs: small ones compressed for inline rows, large ones written to the object store. */

@@ -1,8 +1,9 @@
-// The secret registry's one job in the ledger: no secret value reaches a stored byte.
-// Every registered value found in payload bytes, URLs, headers or metadata is replaced
-// by `[SECRET_NAME]` before hashing, and the names replaced are kept with the event.
-
-type Needle = { name: string; bytes: Buffer; text: string; replacement: Buffer };
+// The secret registry's one job in the ledger: no secret value reaches a stored byte, in any encoding.
+// One rule for every string and every blob: each registered value, spelled in any of the ways
+// secret-forms.ts knows (raw, JSON escapes, percent-encoding, mixed freely; hex; base64 and base64url
+// at each byte alignment), is replaced by `[SECRET_NAME]` before hashing, and the names replaced are
+// kept with the event.
+import { allPatterns, firstChars, maxLength, mayContinue, minLength, regexSource, secretForms, type Domain, type Pattern } from './secret-forms.ts';
 
 /**
  * Bearer tokens are credentials too. Every dirledger token starts with these 16 characters (the
@@ -18,23 +19,132 @@ const encodedTokenTexts = [0, 1, 2].map((k) => {
 });
 const encodedTokenStarts = encodedTokenTexts.map((t) => Buffer.from(t));
 const encodedTokenRun = new RegExp(`[A-Za-z0-9+/_=-]*(?:${encodedTokenTexts.join('|')})[A-Za-z0-9+/_=-]*`, 'g');
+const tokenStartTexts = [tokenStart, ...encodedTokenTexts];
+
+/** One kind of spelling of every registered value as one regex, a capture group per secret. */
+class Kind {
+  readonly regex: RegExp | null;
+
+  constructor(
+    /** Capture group i + 1 is the secret names[i]. */
+    private readonly names: string[],
+    patterns: Pattern[][],
+  ) {
+    this.regex = names.length ? new RegExp(patterns.map((ps) => `(${ps.map(regexSource).join('|')})`).join('|'), 'g') : null;
+  }
+
+  replace(input: string, found: Set<string>): string {
+    if (!this.regex) return input;
+    let hit = false;
+    const out = input.replace(this.regex, (...match: unknown[]) => {
+      hit = true;
+      const name = this.names[this.names.findIndex((_, g) => match[g + 1] !== undefined)]!;
+      found.add(name);
+      return `[${name}]`;
+    });
+    return hit ? out : input;
+  }
+
+  spans(text: string): [start: number, end: number][] {
+    return this.regex ? [...text.matchAll(this.regex)].map((m) => [m.index, m.index + m[0].length]) : [];
+  }
+}
+
+/** What any escaped character of these values begins with: `%`, `\u`, `\x`, a backslash run, `+` for a space, `\/`… */
+function escapeStarts(values: string[]): string[] {
+  const starts = new Set(['%', '\\u', '\\x', '\\\\']);
+  const short: Record<string, string> = { '"': '\\"', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+  for (const value of values) {
+    if (value.includes(' ')) starts.add('+');
+    for (const [c, escape] of Object.entries(short)) if (value.includes(c)) starts.add(escape);
+  }
+  return [...starts];
+}
+
+/**
+ * Every registered value in every encoding, for one domain. Each kind of spelling has its own regex
+ * behind a test native string search answers: the character-by-character one runs only where an
+ * escape of one of their characters can begin or a value appears raw; hex and base64 only where a
+ * stretch every such spelling holds appears (hex: its longest run of digits, the same in either case).
+ */
+class Matcher {
+  private readonly values: string[];
+  private readonly escapes: string[];
+  private readonly anchors: string[];
+  private readonly hexAnchors: string[];
+  private readonly charwise: Kind;
+  private readonly hex: Kind;
+  private readonly base64: Kind;
+  private readonly patterns: Pattern[];
+  /** The patterns whose spellings can begin with each character: where a stream's held ending may start. */
+  private readonly startingWith = new Map<string, Pattern[]>();
+  /** The longest spelling of any value. */
+  private readonly longest: number;
+  /** The shortest: a shorter text holds no secret (most identifier columns). */
+  private readonly shortest: number;
+
+  constructor(secrets: [name: string, value: string][], domain: Domain) {
+    // Longest first, so a secret that contains another is replaced whole.
+    const ordered = [...secrets].sort((a, b) => b[1].length - a[1].length);
+    const names = ordered.map(([name]) => name);
+    const forms = ordered.map(([, value]) => secretForms(value, domain));
+    // As the text holds them: in bytes, each UTF-8 byte one character.
+    this.values = ordered.map(([, value]) => (domain === 'bytes' ? Buffer.from(value).toString('latin1') : value));
+    this.escapes = escapeStarts(this.values);
+    this.hexAnchors = forms.map((f) => f.hexAnchor);
+    this.anchors = forms.flatMap((f) => f.base64Anchors);
+    this.charwise = new Kind(names, forms.map((f) => [f.charwise]));
+    this.hex = new Kind(names, forms.map((f) => [f.hex]));
+    this.base64 = new Kind(names, forms.map((f) => f.base64));
+    this.patterns = forms.flatMap(allPatterns);
+    for (const pattern of this.patterns) {
+      for (const c of firstChars(pattern)) this.startingWith.set(c, [...(this.startingWith.get(c) ?? []), pattern]);
+    }
+    this.longest = Math.max(0, ...this.patterns.map(maxLength));
+    this.shortest = Math.min(...this.patterns.map(minLength));
+  }
+
+  private mayHoldCharwise(text: string): boolean {
+    return this.escapes.some((e) => text.includes(e)) || this.values.some((v) => text.includes(v));
+  }
+
+  private mayHoldBase64(text: string): boolean {
+    return this.anchors.some((a) => text.includes(a));
+  }
+
+  replace(input: string, found: Set<string>): string {
+    if (input.length < this.shortest) return input;
+    let out = input;
+    if (this.mayHoldCharwise(out)) out = this.charwise.replace(out, found);
+    if (this.hexAnchors.some((a) => out.includes(a))) out = this.hex.replace(out, found);
+    if (this.mayHoldBase64(out)) out = this.base64.replace(out, found);
+    return out;
+  }
+
+  /** The spans of every complete spelling in the text. */
+  spans(text: string): [start: number, end: number][] {
+    return [...this.charwise.spans(text), ...this.hex.spans(text), ...this.base64.spans(text)];
+  }
+
+  /** The length of the longest ending of `text` that a further character could make a spelling of a value. */
+  partial(text: string): number {
+    for (let p = Math.max(0, text.length - this.longest); p < text.length; p++) {
+      if (this.startingWith.get(text[p]!)?.some((pattern) => mayContinue(pattern, text, p))) return text.length - p;
+    }
+    return 0;
+  }
+}
 
 export class SecretRedactor {
-  private readonly needles: Needle[];
-  /** What begins a secret: each value in each of its forms, and a token's fixed start (plain and encoded). */
-  private readonly starts: Buffer[];
+  private readonly text_: Matcher;
+  private readonly bytes_: Matcher;
 
-  constructor(secrets: Record<string, string>) {
-    const needles: Needle[] = [];
-    for (const [name, value] of Object.entries(secrets)) {
-      const forms = new Set([value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1), Buffer.from(value).toString('base64')]);
-      for (const form of forms) {
-        needles.push({ name, bytes: Buffer.from(form), text: form, replacement: Buffer.from(`[${name}]`) });
-      }
-    }
-    // Longest first, so a secret that contains another is replaced whole.
-    this.needles = needles.sort((a, b) => b.bytes.length - a.bytes.length);
-    this.starts = [...needles.map((n) => n.bytes), tokenStartBytes, ...encodedTokenStarts];
+  /** The registry as names to values, or as pairs (one name may then have several values). */
+  constructor(secrets: Record<string, string> | [name: string, value: string][]) {
+    const entries = (Array.isArray(secrets) ? secrets : Object.entries(secrets)).filter(([, value]) => value.length > 0);
+    this.text_ = new Matcher(entries, 'text');
+    // Bytes are read as latin1, one character a byte: an ASCII value is spelled the same in both.
+    this.bytes_ = entries.every(([, v]) => /^[\x00-\x7f]*$/.test(v)) ? this.text_ : new Matcher(entries, 'bytes');
   }
 
   /** A redactor for one stream's chunks in order (see StreamRedactor). */
@@ -49,14 +159,11 @@ export class SecretRedactor {
    * held bytes the cut is the end, and `swallow` is the alphabet of the run that goes on.
    */
   streamCut(buf: Buffer, holdMax: number): { at: number; swallow?: RegExp } {
-    let at = buf.length - this.partialStart(buf);
-    const spans: [start: number, end: number][] = [];
-    for (const needle of this.needles) {
-      for (let i = buf.indexOf(needle.bytes); i >= 0; i = buf.indexOf(needle.bytes, i + 1)) spans.push([i, i + needle.bytes.length]);
-    }
+    const text = buf.toString('latin1');
+    let at = buf.length - Math.max(partialTokenStart(text), this.bytes_.partial(text));
+    const spans = this.bytes_.spans(text);
     let openRun: RegExp | undefined;
     if (mayHoldToken(buf)) {
-      const text = buf.toString('latin1');
       for (const [run, alphabet] of [[plainTokenRun, plainTokenAlphabet], [encodedTokenRun, encodedTokenAlphabet]] as const) {
         for (const m of text.matchAll(run)) {
           const end = m.index + m[0].length;
@@ -67,7 +174,7 @@ export class SecretRedactor {
         }
       }
     }
-    // Each step only moves the cut back, so this ends; what is held stays within two values' length.
+    // Each step only moves the cut back, so this ends; what is held stays within two spellings' length.
     for (let moved = true; moved; ) {
       moved = false;
       for (const [start, end] of spans) {
@@ -81,48 +188,29 @@ export class SecretRedactor {
     return { at };
   }
 
-  /** The length of the longest ending of `buf` that is a proper beginning of a secret. */
-  private partialStart(buf: Buffer): number {
-    let longest = 0;
-    for (const start of this.starts) {
-      for (let k = Math.min(start.length - 1, buf.length); k > longest; k--) {
-        if (buf.compare(start, 0, k, buf.length - k, buf.length) === 0) {
-          longest = k;
-          break;
-        }
-      }
-    }
-    return longest;
-  }
-
   /** Replaces every secret value in the bytes; returns the same buffer when none is found. */
   bytes(input: Buffer, found: Set<string>): Buffer {
-    let out = redactTokenBytes(input, found);
-    for (const needle of this.needles) {
-      let at = out.indexOf(needle.bytes);
-      if (at < 0) continue;
-      const parts: Buffer[] = [];
-      let from = 0;
-      while (at >= 0) {
-        parts.push(out.subarray(from, at), needle.replacement);
-        from = at + needle.bytes.length;
-        at = out.indexOf(needle.bytes, from);
-      }
-      parts.push(out.subarray(from));
-      out = Buffer.concat(parts);
-      found.add(needle.name);
-    }
-    return out;
+    // latin1 maps each byte to one code unit and back, so the bytes around a secret are kept exactly.
+    const text = input.toString('latin1');
+    const out = this.bytes_.replace(redactTokenText(text, found), found);
+    return out === text ? input : Buffer.from(out, 'latin1');
   }
 
   text(input: string, found: Set<string>): string {
-    let out = redactTokenText(input, found);
-    for (const needle of this.needles) {
-      if (!out.includes(needle.text)) continue;
-      out = out.split(needle.text).join(`[${needle.name}]`);
-      found.add(needle.name);
-    }
-    return out;
+    return this.text_.replace(redactTokenText(input, found), found);
+  }
+
+  /**
+   * A JSON value as the text stored for it: every string (keys included) redacted, and then the
+   * text as a whole, in case the value spells a secret across its structure; such a value is stored
+   * as `{"redacted":"[NAME]"}`.
+   */
+  jsonText(value: unknown, found: Set<string>): string {
+    const text = JSON.stringify(this.json(value, found));
+    const across = new Set<string>();
+    if (this.text(text, across) === text) return text;
+    for (const name of across) found.add(name);
+    return JSON.stringify({ redacted: [...across].sort().map((name) => `[${name}]`).join(' ') });
   }
 
   /** Redacts every string (keys included) inside a JSON value; the value itself when nothing was replaced. */
@@ -208,12 +296,18 @@ function mayHoldToken(bytes: Buffer): boolean {
   return bytes.indexOf(tokenStartBytes) >= 0 || encodedTokenStarts.some((n) => bytes.indexOf(n) >= 0);
 }
 
-function redactTokenBytes(input: Buffer, found: Set<string>): Buffer {
-  if (!mayHoldToken(input)) return input;
-  // latin1 maps each byte to one code unit and back, so the bytes around a token are kept exactly.
-  const text = input.toString('latin1');
-  const out = redactTokenText(text, found);
-  return out === text ? input : Buffer.from(out, 'latin1');
+/** The length of the longest ending of `text` that is a proper beginning of a token's fixed start (plain or encoded). */
+function partialTokenStart(text: string): number {
+  let longest = 0;
+  for (const start of tokenStartTexts) {
+    for (let k = Math.min(start.length - 1, text.length); k > longest; k--) {
+      if (text.endsWith(start.slice(0, k))) {
+        longest = k;
+        break;
+      }
+    }
+  }
+  return longest;
 }
 
 /** Every dirledger token in the text, plain or base64-encoded, replaced by [DIRLEDGER_TOKEN] (for log lines). */
