@@ -35,6 +35,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     );
   }
   if (!app.services.authRequired) logger.warn('AUTHORITY=off: every door is open to anyone who can reach this server');
+  if (!config.LEDGER_CHAIN) logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping');
     await app.stop();

@@ -81,6 +81,11 @@ program
     process.exitCode = await find(words, { ...opts, url: serverUrl(opts.url), ...(token && { token }) });
   });
 
+function position(value: string): bigint {
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > 9_223_372_036_854_775_807n) throw new InvalidArgumentError(`expected a whole number from 0 to 2^63-1, got ${JSON.stringify(value)}`);
+  return BigInt(value);
+}
+
 const serverUrl = (url?: string) => url ?? process.env.DIRLEDGER_URL ?? `http://127.0.0.1:${process.env.PORT || 4000}`;
 
 program
@@ -140,6 +145,40 @@ program
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
     process.exitCode = await tail({ ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
+  });
+
+program
+  .command('verify')
+  .description('Recompute the ledger\'s hash chain from the rows (DATABASE_URL, else PGlite in DATA_DIR) and name what no longer matches. Exit 0 intact, 1 changed.')
+  .option('--from <position>', 'from the batch holding this position (default: the chain\'s start)', position)
+  .option('--to <position>', 'up to the batch holding this position (default: the head, with the head and collectors checked)', position)
+  .option('--limit <n>', 'problems listed at most (default 100; all are counted)', position)
+  .option('--json', 'print the verification as JSON')
+  .action(async (opts: { from?: bigint; to?: bigint; limit?: bigint; json?: boolean }) => {
+    const { runVerify } = await import('./verify.ts');
+    process.exitCode = await runVerify(config(), opts, process.stdout);
+  });
+
+const checkpoint = program.command('checkpoint').description('Signed checkpoints of the ledger\'s hash chain (Ed25519, key derived from the root key).');
+
+checkpoint
+  .command('export')
+  .description('Sign the chain\'s current head and print the checkpoint (JSON); keep it outside the database.')
+  .option('--out <file>', 'write it to this file instead of stdout')
+  .action(async (opts: { out?: string }) => {
+    const { runCheckpointExport } = await import('./verify.ts');
+    process.exitCode = await runCheckpointExport(config(), opts, process.stdout);
+  });
+
+checkpoint
+  .command('verify')
+  .description('Check a checkpoint file against the database: signed by this root key (or --public-key), and the chain up to it unchanged. Exit 0 holds, 1 does not, 2 unreadable.')
+  .argument('<file>', 'the checkpoint JSON')
+  .option('--public-key <key>', 'trust only this Ed25519 public key (base64url); default: the one derived from the root key')
+  .option('--json', 'print the check as JSON')
+  .action(async (file: string, opts: { publicKey?: string; json?: boolean }) => {
+    const { runCheckpointVerify } = await import('./verify.ts');
+    process.exitCode = await runCheckpointVerify(config(), file, opts, process.stdout);
   });
 
 const token = program.command('token').description('Tokens: mint an admin token from the root key, read or narrow any token offline.');

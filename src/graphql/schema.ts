@@ -8,6 +8,7 @@ import '../resolver/schema.ts';
 import '../live/schema.ts';
 import '../dispatch/schema.ts';
 import '../ledger/task-schema.ts';
+import '../ledger/verify-schema.ts';
 import '../auth/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

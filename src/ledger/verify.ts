@@ -53,6 +53,8 @@ export type VerifyRange = {
   from?: bigint;
   /** ... up to the batch holding this position (default: to the head, with the head and collectors checked). */
   to?: bigint;
+  /** Verify from the chain's start up to this batch (chain_seq) instead; what a checkpoint signs. */
+  throughSeq?: bigint;
   /** Problems listed at most (default 100); all are counted. */
   limit?: number;
 };
@@ -146,10 +148,11 @@ async function verifyIn(sql: SqlQueryable, range: VerifyRange): Promise<LedgerVe
         [position],
       )
     )[0]?.chain_seq ?? null;
-  const whole = range.from === undefined && range.to === undefined;
-  const toEnd = range.to === undefined;
-  const firstSeq = range.from === undefined ? 1n : await seqOf(range.from, 'first');
-  const lastSeq = toEnd ? (head && head.seq > lastStoredSeq ? head.seq : lastStoredSeq) : await seqOf(range.to!, 'last');
+  const through = range.throughSeq;
+  const whole = range.from === undefined && range.to === undefined && through === undefined;
+  const toEnd = range.to === undefined && through === undefined;
+  const firstSeq = range.from === undefined || through !== undefined ? 1n : await seqOf(range.from, 'first');
+  const lastSeq = through ?? (toEnd ? (head && head.seq > lastStoredSeq ? head.seq : lastStoredSeq) : await seqOf(range.to!, 'last'));
 
   let previous: Buffer | null = GENESIS_LINK;
   let after = genesisPosition;
