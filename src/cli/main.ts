@@ -147,6 +147,44 @@ program
     process.exitCode = await tail({ ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
   });
 
+const db = program.command('db').description('Database administration (PostgreSQL).');
+
+db.command('roles')
+  .description('Print the SQL that creates the owner role (migrations) and the server role (read and append only), or run it with --apply (DATABASE_URL as a superuser).')
+  .option('--owner <role>', 'the owner role', 'dirledger_owner')
+  .option('--server <role>', 'the server role', 'dirledger_server')
+  .option('--apply', 'run it against DATABASE_URL instead of printing it')
+  .action(async (opts: { owner: string; server: string; apply?: boolean }) => {
+    const { rolesSql } = await import('../db/roles.ts');
+    let sql: string;
+    try {
+      sql = rolesSql(opts);
+    } catch (error) {
+      process.stderr.write(`dirledger db roles: ${(error as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    if (!opts.apply) {
+      process.stdout.write(sql);
+      return;
+    }
+    const { DATABASE_URL } = config();
+    if (!DATABASE_URL) {
+      process.stderr.write('dirledger db roles --apply: expected DATABASE_URL (a PostgreSQL superuser connection); the embedded PGlite has no roles.\n');
+      process.exitCode = 2;
+      return;
+    }
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+      process.stdout.write(`roles ${opts.owner} (owner: run migrations as it) and ${opts.server} (the server) are in place; set their passwords with ALTER ROLE … PASSWORD.\n`);
+    } finally {
+      await client.end();
+    }
+  });
+
 program
   .command('verify')
   .description('Recompute the ledger\'s hash chain from the rows (DATABASE_URL, else PGlite in DATA_DIR) and name what no longer matches. Exit 0 intact, 1 changed.')
