@@ -77,9 +77,9 @@ export const netstring = (text: string | null): string => (text === null ? '-' :
 
 /** SHA-256 of an event's canonical bytes: the netstrings of its fields, in EVENT_FIELDS order. */
 export function eventDigest(fields: readonly (string | null)[]): Buffer {
-  const hash = createHash('sha256');
-  for (const field of fields) hash.update(netstring(field), 'utf8');
-  return hash.digest();
+  let canonical = '';
+  for (const field of fields) canonical += netstring(field);
+  return createHash('sha256').update(canonical, 'utf8').digest();
 }
 
 /** A batch's link: SHA-256(previous link ‖ netstrings of the batch fields ‖ its event digest entries). */

@@ -73,6 +73,7 @@ type StoredBatch = {
 
 type StoredEvent = { fields: (string | null)[]; position: bigint; id: string };
 
+const fieldKeys = EVENT_FIELDS.map((_, i) => `f${i}`);
 const eventTextsSql = EVENT_FIELDS.map((f, i) => `${f.sql} AS f${i}`).join(', ');
 const batchSelectSql = `SELECT ${batchFieldsSql('b')
   .split(', ')
@@ -99,7 +100,7 @@ class EventCursor {
       this.upTo === null ? [this.after] : [this.after, this.upTo],
     );
     this.buffer = rows.map((row) => {
-      const fields = EVENT_FIELDS.map((_, i) => row[`f${i}`] ?? null);
+      const fields = fieldKeys.map((key) => row[key] ?? null);
       return { fields, position: BigInt(fields[1]!), id: fields[0]! };
     });
     this.at = 0;
