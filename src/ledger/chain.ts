@@ -69,24 +69,42 @@ export const batchFieldsSql = (alias: string) =>
     `${alias}.chain_seq::text`,
   ].join(', ');
 
-/** A netstring in SQL: `<byte length>:<bytes>,`, and `-` for NULL (no netstring starts with `-`). */
-export const nsSql = (text: string) => `coalesce(octet_length(${text}) || ':' || ${text} || ',', '-')`;
+/** A netstring: `<byte length>:<bytes>,` (checkpoints sign these). */
+export const netstring = (text: string): string => `${Buffer.byteLength(text, 'utf8')}:${text},`;
 
-/** The same netstring in TypeScript. */
-export const netstring = (text: string | null): string => (text === null ? '-' : `${Buffer.byteLength(text, 'utf8')}:${text},`);
+/** PostgreSQL's type OID of text: every field of the canonical encoding is sent as text. */
+const TEXT_OID = 25;
 
-/** SHA-256 of an event's canonical bytes: the netstrings of its fields, in EVENT_FIELDS order. */
-export function eventDigest(fields: readonly (string | null)[]): Buffer {
-  let canonical = '';
-  for (const field of fields) canonical += netstring(field);
-  return createHash('sha256').update(canonical, 'utf8').digest();
+/**
+ * The canonical bytes of a list of fields: PostgreSQL's binary send format of a row of text values
+ * (`record_send(ROW(…))`, one C call in the append statement): the field count (int32, big-endian),
+ * then per field its type OID 25 (int32), its length in bytes (int32; -1 for NULL) and its UTF-8 bytes.
+ */
+export function canonicalFields(fields: readonly (string | null)[]): Buffer {
+  let size = 4 + 8 * fields.length;
+  const bytes = fields.map((f) => (f === null ? null : Buffer.from(f, 'utf8')));
+  for (const b of bytes) if (b) size += b.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = out.writeInt32BE(fields.length, 0);
+  for (const b of bytes) {
+    at = out.writeInt32BE(TEXT_OID, at);
+    at = out.writeInt32BE(b ? b.length : -1, at);
+    if (b) at += b.copy(out, at);
+  }
+  return out;
 }
 
-/** A batch's link: SHA-256(previous link ‖ netstrings of the batch fields ‖ its event digest entries). */
+/** The same bytes in SQL, for text expressions. */
+export const canonicalSql = (texts: readonly string[]) => `record_send(ROW(${texts.map((t) => `(${t})::text`).join(', ')}))`;
+
+/** SHA-256 of an event's canonical bytes (its fields in EVENT_FIELDS order). */
+export function eventDigest(fields: readonly (string | null)[]): Buffer {
+  return createHash('sha256').update(canonicalFields(fields)).digest();
+}
+
+/** A batch's link: SHA-256(previous link ‖ canonical bytes of the batch fields ‖ its event digest entries). */
 export function batchLink(previous: Buffer, batchFields: readonly (string | null)[], eventDigests: Buffer): Buffer {
-  const hash = createHash('sha256').update(previous);
-  for (const field of batchFields) hash.update(netstring(field), 'utf8');
-  return hash.update(eventDigests).digest();
+  return createHash('sha256').update(previous).update(canonicalFields(batchFields)).update(eventDigests).digest();
 }
 
 /** One entry of event_digests. */
@@ -122,9 +140,8 @@ export const returningTextsSql = EVENT_FIELDS.map((f, i) => `${f.sql} AS ${textN
  * follows the batch committed just before, in commit-lock order.
  */
 export function chainCtesSql(receivedAt: string): string {
-  const fields = EVENT_FIELDS.map((_, i) => `${nsSql(`i.${textName(i)}`)} AS c${i + 1}`).join(', ');
-  const canonical = EVENT_FIELDS.map((_, i) => `c${i + 1}`).join(' || ');
-  const sums = EVENT_FIELDS.map((_, i) => `coalesce(sum(hashtext(c${i + 1})), 0)`).join(', ');
+  const texts = EVENT_FIELDS.map((_, i) => `i.${textName(i)}`);
+  const sums = texts.map((t) => `coalesce(sum(hashtext(${t})), 0)`).join(', ');
   const batch = [
     '$27::uuid::text',
     '$28::text',
@@ -135,23 +152,20 @@ export function chainCtesSql(receivedAt: string): string {
     '$31::bigint::text',
     epochMs(receivedAt),
     '(h.seq + 1)::text',
-  ]
-    .map(nsSql)
-    .join(' || ');
-  return `chain_fields AS (SELECT i.position, ${fields} FROM inserted i),
-     chain_digests AS (
+  ];
+  return `chain_digests AS (
        SELECT count(*)::int AS n,
-         coalesce(string_agg(int8send(position) || sha256(convert_to(${canonical}, 'UTF8')), ''::bytea ORDER BY position), ''::bytea) AS event_digests,
+         coalesce(string_agg(int8send(i.position) || sha256(${canonicalSql(texts)}), ''::bytea ORDER BY i.position), ''::bytea) AS event_digests,
          ARRAY[${sums}]::bigint[] AS column_sums
-       FROM chain_fields
+       FROM inserted i
      ),
      chained AS (
-       UPDATE ledger_chain h SET seq = h.seq + 1, link = sha256(h.link || convert_to(${batch}, 'UTF8') || d.event_digests)
+       UPDATE ledger_chain h SET seq = h.seq + 1, link = sha256(h.link || ${canonicalSql(batch)} || d.event_digests)
        FROM chain_digests d WHERE h.id
        RETURNING h.seq, h.link
      )`;
 }
 
 /** The SQL of column_sums for stored events: to compare with a batch's, naming the columns that changed. */
-export const columnSumsSql = `SELECT ARRAY[${EVENT_FIELDS.map((f) => `coalesce(sum(hashtext(${nsSql(`(${f.sql})`)})), 0)`).join(', ')}]::bigint[]::text[] AS sums
+export const columnSumsSql = `SELECT ARRAY[${EVENT_FIELDS.map((f) => `coalesce(sum(hashtext(${f.sql})), 0)`).join(', ')}]::bigint[]::text[] AS sums
   FROM ledger_event WHERE position = ANY($1::bigint[])`;

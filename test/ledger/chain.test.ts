@@ -18,7 +18,14 @@ const documentedEventColumns = [
   'contract_form', 'contract_sha256::text',
 ];
 const documentedBatchColumns = ['id::text', 'collector', 'position::text', 'received::text', 'inserted::text', 'duplicates::text', 'bytes::text', ms('received_at'), 'chain_seq::text'];
-const ns = (v: string | null) => (v === null ? Buffer.from('-') : Buffer.concat([Buffer.from(`${Buffer.byteLength(v)}:`), Buffer.from(v, 'utf8'), Buffer.from(',')]));
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+/** Field count, then per field: OID 25 (text), byte length or -1 for NULL, the UTF-8 bytes. */
+const fieldList = (values: (string | null)[]) =>
+  Buffer.concat([int32(values.length), ...values.flatMap((v) => (v === null ? [int32(25), int32(-1)] : [int32(25), int32(Buffer.byteLength(v)), Buffer.from(v, 'utf8')]))]);
 const sha256 = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
 
 /** Recomputes every chained batch's link from the rows, as an outside auditor would. */
@@ -36,9 +43,9 @@ async function recomputeByHand(sql: RawSql): Promise<{ seq: string; link: string
     const entries = events.map((e) => {
       const position = Buffer.alloc(8);
       position.writeBigInt64BE(BigInt(e.e1!));
-      return Buffer.concat([position, sha256(...documentedEventColumns.map((_, i) => ns(e[`e${i}`] ?? null)))]);
+      return Buffer.concat([position, sha256(fieldList(documentedEventColumns.map((_, i) => e[`e${i}`] ?? null)))]);
     });
-    const link = sha256(previous, ...documentedBatchColumns.map((_, i) => ns(b[`b${i}`] ?? null)), ...entries);
+    const link = sha256(previous, fieldList(documentedBatchColumns.map((_, i) => b[`b${i}`] ?? null)), ...entries);
     out.push({ seq: b.b8!, link: link.toString('hex'), stored: Buffer.from(b.link).toString('hex') });
     previous = Buffer.from(b.link);
   }
