@@ -5,7 +5,7 @@
 import { createPrivateKey, createPublicKey, hkdfSync, sign, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { SqlExecutor } from '../db/sql.ts';
-import { netstring, parseDigests } from './chain.ts';
+import { GENESIS_LINK, netstring, parseDigests } from './chain.ts';
 import { verifyLedger, type LedgerVerification } from './verify.ts';
 
 export const CHECKPOINT_VERSION = 'dirledger-checkpoint-v1';
@@ -100,7 +100,9 @@ export async function checkCheckpoint(sql: SqlExecutor, text: string, trustedKey
   }
   const seq = BigInt(checkpoint.seq);
   const verification = await verifyLedger(sql, { throughSeq: seq });
-  const [row] = await sql.query<{ chain_link: Uint8Array | null }>('SELECT chain_link FROM ledger_batch WHERE chain_seq = $1', [seq]);
+  // Batch 0 is the chain before its first batch: its link is the genesis link.
+  const [row] =
+    seq === 0n ? [{ chain_link: GENESIS_LINK }] : await sql.query<{ chain_link: Uint8Array | null }>('SELECT chain_link FROM ledger_batch WHERE chain_seq = $1', [seq]);
   if (!row) return fail(`Batch ${seq}, whose link the checkpoint signs, is no longer in the ledger.`, verification);
   if (!Buffer.from(row.chain_link ?? []).equals(Buffer.from(checkpoint.link, 'hex'))) {
     return fail(`Batch ${seq}'s link is no longer the one signed: the history up to position ${checkpoint.position} was rewritten.`, verification);

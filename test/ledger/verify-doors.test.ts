@@ -42,6 +42,12 @@ describe.each(databaseKinds)('verifying the ledger through its doors on %s', (ki
     return { code, output: child.output() };
   };
 
+  it('checks a checkpoint of the chain before its first batch', async () => {
+    const { data } = await t.gql(`query { ledgerCheckpoint { seq json } }`);
+    expect(data.ledgerCheckpoint.seq).toBe('0');
+    expect((await t.gql(checkQuery, { c: data.ledgerCheckpoint.json })).data.verifyLedgerCheckpoint).toMatchObject({ ok: true });
+  });
+
   it('answers intact for a ledger written through the doors, and refuses a token with caveats (recorded)', async () => {
     await ingest('col', 2, ['e1', 'e2']);
     const call = await fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify({ tool: 'ECHO', args: { text: 'hi' } }) });
@@ -119,5 +125,5 @@ describe.each(databaseKinds)('verifying the ledger through its doors on %s', (ki
       const unreadable = await cli(['checkpoint', 'verify', path.join(dir, 'absent.json')]);
       expect(unreadable.code).toBe(2);
     }
-  });
+  }, 240_000); // five CLI processes on PostgreSQL, each starting tsx
 });
