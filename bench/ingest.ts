@@ -1,6 +1,10 @@
 // Ledger ingest: POST /ledger/batches on a server child process vs a bare INSERT ceiling (PostgreSQL and PGlite).
 //
-//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite]
+//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite] [--chain-ab]
+//
+// --chain-ab: what the hash chain costs. Each repetition ingests the same rows twice, into two fresh
+// databases, through a server with LEDGER_CHAIN=off and one with it on, the order alternating
+// between repetitions; prints each pair's throughput and the ratio on/off (no ceiling). PostgreSQL only.
 //
 // Each repetition, for each database (--db, default both, interleaved), creates a fresh database
 // (BENCH_DATABASE_URL, default the machine's PostgreSQL; or a fresh PGlite data folder, the embedded
@@ -21,7 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger-workload.ts';
-import { benchBaseUrl } from './lib/postgres.ts';
+import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
 import { type BenchDbKind, type BenchTarget, createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { type CpuSplit, cpuSplit } from './lib/cpu.ts';
 import { sampleRss } from './lib/rss.ts';
@@ -77,6 +81,7 @@ export async function run(args: string[]): Promise<void> {
       repeat: { type: 'string', default: '1' },
       seed: { type: 'string', default: '1' },
       db: { type: 'string', default: 'both' },
+      'chain-ab': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -114,6 +119,7 @@ export async function run(args: string[]): Promise<void> {
   const root = process.env.BENCH_SERVER_ROOT || repoRoot;
   const entry = await benchServerEntry(root, 'ingest');
   console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts under tsx`}`);
+  if (values['chain-ab']) return chainAb(root, entry, options, prepared, senders, repeat);
   const reps: Repetition[] = [];
   for (let i = 0; i < repeat; i++) {
     for (const kind of kinds) {
@@ -145,6 +151,54 @@ export async function run(args: string[]): Promise<void> {
   }
   for (const kind of kinds) printSummary(reps.filter((r) => r.kind === kind), options);
   if (kinds.length === 2) printComparison(reps, repeat);
+}
+
+/** One ingest through a server with the chain on or off, on a fresh database. */
+async function ingestOnce(root: string, entry: Awaited<ReturnType<typeof benchServerEntry>>, chain: boolean, o: WorkloadOptions, p: Prepared, senders: number): Promise<Ingest> {
+  const db = await createBenchDatabase('chain');
+  try {
+    const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const server = await startServer(
+      { DATABASE_URL: db.url, DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0', LEDGER_CHAIN: chain ? 'on' : 'off' },
+      { nodeArgs, root, entry },
+    );
+    try {
+      return await measureIngest(server.origin, server.pid, o, p, senders);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+async function chainAb(root: string, entry: Awaited<ReturnType<typeof benchServerEntry>>, o: WorkloadOptions, p: Prepared, senders: number, repeat: number): Promise<void> {
+  const ratios: number[] = [];
+  const on: number[] = [];
+  const off: number[] = [];
+  const pgOn: number[] = [];
+  const pgOff: number[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const order = i % 2 === 0 ? [false, true] : [true, false];
+    const pair: Record<string, Ingest> = {};
+    for (const chain of order) pair[chain ? 'on' : 'off'] = await ingestOnce(root, entry, chain, o, p, senders);
+    const ratio = pair.on!.eventsPerSecond / pair.off!.eventsPerSecond;
+    ratios.push(ratio);
+    on.push(pair.on!.eventsPerSecond);
+    off.push(pair.off!.eventsPerSecond);
+    pgOn.push((pair.on!.cpu.postgres * 1e6) / o.events);
+    pgOff.push((pair.off!.cpu.postgres * 1e6) / o.events);
+    console.log(
+      row(`pair ${i + 1} (${order.map((c) => (c ? 'on' : 'off')).join(' then ')})`, `off ${int(pair.off!.eventsPerSecond)} events/s`, `on ${int(pair.on!.eventsPerSecond)} events/s`, `on/off ${fixed(ratio, 3)}`),
+    );
+    console.log(row('  postgres* CPU µs per event off / on', fixed(pgOff.at(-1)!, 1), fixed(pgOn.at(-1)!, 1)));
+  }
+  const cost = 1 - median(ratios);
+  console.log(`\n== chain cost (median of ${repeat} interleaved pairs, each pair side by side)`);
+  console.log(row('ingest, chain off / on', `${int(median(off))} events/s`, `${int(median(on))} events/s`));
+  console.log(row('postgres* CPU µs per event off / on', fixed(median(pgOff), 1), fixed(median(pgOn), 1)));
+  console.log(target('throughput lost to the chain', `${fixed(cost * 100, 1)}%`, '≤ 5%', cost <= 0.05));
+  console.log(footnote);
 }
 
 type Prepared = {

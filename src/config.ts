@@ -149,6 +149,10 @@ export const settings = {
     schema: z.enum(['required', 'off']).default('required'),
     doc: 'required: every door but /healthz and GraphiQL\'s page needs a token. off opens every door (benchmarks only; logged loudly).',
   },
+  LEDGER_CHAIN: {
+    schema: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
+    doc: 'on: every appended batch takes the next link of the hash chain. off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
+  },
   AUTH_AUDIENCE: {
     schema: z.string().regex(/^[^\s,=<>]{1,200}$/, 'a name without spaces, commas or operators').default('dirledger'),
     doc: 'This server\'s name for `audience` caveats: a token for another audience is refused here.',

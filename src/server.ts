@@ -45,6 +45,11 @@ export async function serve(env: Record<string, string | undefined> = process.en
     );
   }
   if (!app.services.authRequired) logger.warn('AUTHORITY=off: every door is open to anyone who can reach this server');
+  if (app.services.db.kind === 'postgres') {
+    const { privilegeWarnings } = await import('./db/roles.ts');
+    for (const warning of await privilegeWarnings(app.services.db.sql)) logger.warn(warning);
+  }
+  if (!config.LEDGER_CHAIN) logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping');
     await app.stop();

@@ -20,6 +20,7 @@ import { Authority } from './auth/authority.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
 import type { Logger } from './logger.ts';
+import { checkpointKey, type CheckpointKey } from './ledger/checkpoint.ts';
 
 export type Services = {
   config: Config;
@@ -47,6 +48,8 @@ export type Services = {
   streams: StreamRegistry;
   /** Verifies tokens, counts uses, records refusals. `required` false only with AUTHORITY=off. */
   authority: Authority;
+  /** Signs ledger checkpoints: Ed25519, derived from the root key (src/ledger/checkpoint.ts). */
+  checkpointKey: CheckpointKey;
   /** False with AUTHORITY=off: every door open (benchmarks only). */
   authRequired: boolean;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
@@ -102,6 +105,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   const ledger = new Ledger(database.prisma, objects, redactor, {
     inlineMaxBytes: config.INLINE_MAX_BYTES,
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
+    chain: config.LEDGER_CHAIN,
   });
   const directory = new Directory(database.prisma, logger, {
     dir: path.resolve(config.DIRECTORY_DIR ?? demoDirectoryDir),
@@ -181,6 +185,6 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     if (objects instanceof S3ObjectStore) objects.close();
     await spool?.close();
   };
-  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, spool, spoolState, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, spool, spoolState, dispatcher, authority, checkpointKey: checkpointKey(rootKey), authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
   return services;
 }

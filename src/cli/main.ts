@@ -83,6 +83,12 @@ program
     process.exitCode = await find(words, { ...opts, url: serverUrl(opts.url), ...(token && { token }) });
   });
 
+function position(value: string): bigint {
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > 9_223_372_036_854_775_807n) throw new InvalidArgumentError(`expected a whole number from 0 to 2^63-1, got ${JSON.stringify(value)}`);
+  return BigInt(value);
+}
+
+
 /**
  * The server a client command talks to: --url, else DIRLEDGER_URL, else the server holding this data
  * folder (its lock file records the URL it serves), else 127.0.0.1:PORT.
@@ -163,6 +169,78 @@ program
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
     process.exitCode = await tail({ ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
+  });
+
+const db = program.command('db').description('Database administration (PostgreSQL).');
+
+db.command('roles')
+  .description('Print the SQL that creates the owner role (migrations) and the server role (read and append only), or run it with --apply (DATABASE_URL as a superuser).')
+  .option('--owner <role>', 'the owner role', 'dirledger_owner')
+  .option('--server <role>', 'the server role', 'dirledger_server')
+  .option('--apply', 'run it against DATABASE_URL instead of printing it')
+  .action(async (opts: { owner: string; server: string; apply?: boolean }) => {
+    const { rolesSql } = await import('../db/roles.ts');
+    let sql: string;
+    try {
+      sql = rolesSql(opts);
+    } catch (error) {
+      process.stderr.write(`dirledger db roles: ${(error as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    if (!opts.apply) {
+      process.stdout.write(sql);
+      return;
+    }
+    const { DATABASE_URL } = config();
+    if (!DATABASE_URL) {
+      process.stderr.write('dirledger db roles --apply: expected DATABASE_URL (a PostgreSQL superuser connection); the embedded PGlite has no roles.\n');
+      process.exitCode = 2;
+      return;
+    }
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+      process.stdout.write(`roles ${opts.owner} (owner: run migrations as it) and ${opts.server} (the server) are in place; set their passwords with ALTER ROLE … PASSWORD.\n`);
+    } finally {
+      await client.end();
+    }
+  });
+
+program
+  .command('verify')
+  .description('Recompute the ledger\'s hash chain from the rows (DATABASE_URL, else PGlite in DATA_DIR) and name what no longer matches. Exit 0 intact, 1 changed.')
+  .option('--from <position>', 'from the batch holding this position (default: the chain\'s start)', position)
+  .option('--to <position>', 'up to the batch holding this position (default: the head, with the head and collectors checked)', position)
+  .option('--limit <n>', 'problems listed at most (default 100; all are counted)', position)
+  .option('--json', 'print the verification as JSON')
+  .action(async (opts: { from?: bigint; to?: bigint; limit?: bigint; json?: boolean }) => {
+    const { runVerify } = await import('./verify.ts');
+    process.exitCode = await runVerify(config(), opts, process.stdout);
+  });
+
+const checkpoint = program.command('checkpoint').description('Signed checkpoints of the ledger\'s hash chain (Ed25519, key derived from the root key).');
+
+checkpoint
+  .command('export')
+  .description('Sign the chain\'s current head and print the checkpoint (JSON); keep it outside the database.')
+  .option('--out <file>', 'write it to this file instead of stdout')
+  .action(async (opts: { out?: string }) => {
+    const { runCheckpointExport } = await import('./verify.ts');
+    process.exitCode = await runCheckpointExport(config(), opts, process.stdout);
+  });
+
+checkpoint
+  .command('verify')
+  .description('Check a checkpoint file against the database: signed by this root key (or --public-key), and the chain up to it unchanged. Exit 0 holds, 1 does not, 2 unreadable.')
+  .argument('<file>', 'the checkpoint JSON')
+  .option('--public-key <key>', 'trust only this Ed25519 public key (base64url); default: the one derived from the root key')
+  .option('--json', 'print the check as JSON')
+  .action(async (file: string, opts: { publicKey?: string; json?: boolean }) => {
+    const { runCheckpointVerify } = await import('./verify.ts');
+    process.exitCode = await runCheckpointVerify(config(), file, opts, process.stdout);
   });
 
 const token = program.command('token').description('Tokens: mint an admin token from the root key, read or narrow any token offline.');

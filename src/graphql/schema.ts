@@ -9,6 +9,7 @@ import '../live/schema.ts';
 import '../dispatch/schema.ts';
 import '../ledger/task-schema.ts';
 import '../ledger/spool-schema.ts';
+import '../ledger/verify-schema.ts';
 import '../auth/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

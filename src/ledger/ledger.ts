@@ -9,9 +9,15 @@ import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
 import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
 import type { SecretRedactor } from './redact.ts';
+import { chainCtesSql, returningTextsSql } from './chain.ts';
 import { encodeJson, encodeText } from './storable.ts';
 
-export type LedgerLimits = { inlineMaxBytes: number; payloadMaxBytes: number };
+export type LedgerLimits = {
+  inlineMaxBytes: number;
+  payloadMaxBytes: number;
+  /** Chain each batch (default). Off only to measure what the chain costs (bench); such batches fail verification. */
+  chain?: boolean;
+};
 
 export type AppendResult = {
   batchId: string;
@@ -129,7 +135,7 @@ export class Ledger {
       const blobRows = await this.storeBlobs([...blobs.values()]);
       // One statement, so one transaction and one round trip: the commit lock, the blobs, the events,
       // the batch row and the collector's position. The lock is held only while it executes.
-      const appended = await appendStatement(this.sql, batchId, head, blobRows, events);
+      const appended = await appendStatement(this.sql, this.limits.chain !== false, batchId, head, blobRows, events);
       for (const row of blobRows) this.rememberBlob(row.sha256);
       const result: AppendResult = {
         batchId,
@@ -329,30 +335,23 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
 const asText = (v: unknown): string | null =>
   v === null || v === undefined ? null : typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : String(v);
 
+/** The batch row's received_at, named once: the chain hashes exactly the value stored. */
+const RECEIVED_AT = 'now()::timestamptz(3)';
+
 /**
  * The whole batch as one statement. The blobs are written first, outside the commit lock: they carry
  * no position, and while one batch holds the lock the others store their blobs on the other core.
  * The commit lock is a MATERIALIZED CTE that reads every blob row first (so it is taken after them),
  * joined to the event rows and to the final SELECT, so it is taken before the first nextval and held
- * until commit: positions become visible in commit order.
+ * until commit: positions become visible in commit order. Chained, the batch row also takes the next
+ * link of the hash chain (src/ledger/chain.ts), computed from the event rows as stored.
  *
  * No deadlock: a blob insert may wait for another transaction's uncommitted blob of the same hash,
  * but only before taking the lock; under the lock a batch writes only rows no other open
- * transaction can hold (new events, its batch row, its collector), and its events reference blobs
- * that are committed or its own. Blobs go in hash order, so two batches never wait on each other.
+ * transaction can hold (new events, its batch row, its collector, the chain head), and its events
+ * reference blobs that are committed or its own. Blobs go in hash order, so two batches never wait on each other.
  */
-async function appendStatement(
-  sql: SqlQueryable,
-  batchId: string,
-  head: BatchHead,
-  blobs: BlobRow[],
-  events: PreparedEvent[],
-): Promise<{ events: { id: string; position: bigint }[]; collectorPosition: bigint | null }> {
-  // Every column travels as a binary text[] (TextArray); the statement casts what is not text.
-  const col = (f: (e: PreparedEvent) => unknown) => new TextArray(events.map((e) => asText(f(e))));
-  const blobCol = (f: (b: BlobRow) => unknown) => new TextArray(blobs.map((b) => asText(f(b))));
-  const rows = await sql.query<{ id: string | null; position: bigint | null; collector_position: bigint | null }>(
-    `WITH stored_blobs AS (
+const appendSql = (chain: boolean) => `WITH stored_blobs AS (
        INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
        SELECT b.sha256, b.size::bigint, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size::bigint,
          b.data, b.object_key
@@ -386,11 +385,21 @@ async function appendStatement(
          contract_form, contract_sha256
        FROM commit_lock, input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
-       RETURNING id, position
+       RETURNING id, position${chain ? `, ${returningTextsSql}` : ''}
      ),
-     accounted AS (
+     ${chain ? `${chainCtesSql(RECEIVED_AT)},` : ''}
+     accounted AS (${
+       chain
+         ? `
+       INSERT INTO ledger_batch (id, collector, position, received, inserted, duplicates, bytes, received_at, chain_seq, chain_link,
+         event_digests, column_sums)
+       SELECT $27::uuid, $28, $29::bigint, $30::int, d.n, $30::int - d.n, $31::bigint, ${RECEIVED_AT}, c.seq, c.link,
+         d.event_digests, d.column_sums
+       FROM chain_digests d, chained c`
+         : `
        INSERT INTO ledger_batch (id, collector, position, received, inserted, duplicates, bytes)
-       SELECT $27::uuid, $28, $29::bigint, $30::int, count(*), $30::int - count(*), $31::bigint FROM inserted
+       SELECT $27::uuid, $28, $29::bigint, $30::int, count(*), $30::int - count(*), $31::bigint FROM inserted`
+     }
      ),
      delivered AS (
        INSERT INTO collector AS c (id, delivered_position)
@@ -401,7 +410,25 @@ async function appendStatement(
      )
      SELECT i.id, i.position, (SELECT delivered_position FROM delivered) AS collector_position
      FROM commit_lock LEFT JOIN inserted i ON true
-     ORDER BY i.position`,
+     ORDER BY i.position`;
+
+const appendChainedSql = appendSql(true);
+const appendUnchainedSql = appendSql(false);
+
+/** Runs the append statement; every column travels as a binary text[] (TextArray). */
+async function appendStatement(
+  sql: SqlQueryable,
+  chain: boolean,
+  batchId: string,
+  head: BatchHead,
+  blobs: BlobRow[],
+  events: PreparedEvent[],
+): Promise<{ events: { id: string; position: bigint }[]; collectorPosition: bigint | null }> {
+  // Every column travels as a binary text[] (TextArray); the statement casts what is not text.
+  const col = (f: (e: PreparedEvent) => unknown) => new TextArray(events.map((e) => asText(f(e))));
+  const blobCol = (f: (b: BlobRow) => unknown) => new TextArray(blobs.map((b) => asText(f(b))));
+  const rows = await sql.query<{ id: string | null; position: bigint | null; collector_position: bigint | null }>(
+    chain ? appendChainedSql : appendUnchainedSql,
     [
       col((e) => e.id),
       col((e) => e.kind),
@@ -445,7 +472,7 @@ async function appendStatement(
       new ByteaArray(blobs.map((r) => (r.storage === 'INLINE' ? r.data : null))),
       blobCol((r) => r.objectKey),
     ],
-    { prepared: 'ledger_append' },
+    { prepared: chain ? 'ledger_append_chained' : 'ledger_append' },
   );
   return {
     events: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, position: r.position! })),

@@ -1,0 +1,148 @@
+// The hash chain on real databases: every appended batch is linked under the commit lock, the link
+// can be recomputed from the rows by anyone following docs/ARCHITECTURE.md (done here by hand, without
+// src/ledger/chain.ts), and verifyLedger names each change a superuser makes behind the triggers.
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.ts';
+import { databaseKinds } from '../helpers/database.ts';
+import { batch, createTestLedger, event, type TestLedger } from '../helpers/ledger.ts';
+import { rawSql, type RawSql } from '../helpers/sql.ts';
+
+// The documented canonical form, written out independently of src/ledger/chain.ts.
+const ms = (c: string) => `(extract(epoch FROM ${c}) * 1000)::bigint::text`;
+const documentedEventColumns = [
+  'id', 'position::text', 'kind', 'direction::text', 'action_id', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status',
+  'method', 'url', 'headers::text', 'cost_usd::text', 'input_tokens::text', 'output_tokens::text', ms('occurred_at'),
+  ms('recorded_at'), 'batch_id::text', 'payload_state::text', 'payload_sha256::text', 'payload_size::text',
+  'payload_encoding::text', 'artifact_uri', 'artifact_sha256::text', 'redacted_secrets::text', 'metadata::text',
+  'contract_form', 'contract_sha256::text',
+];
+const documentedBatchColumns = ['id::text', 'collector', 'position::text', 'received::text', 'inserted::text', 'duplicates::text', 'bytes::text', ms('received_at'), 'chain_seq::text'];
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+/** Field count, then per field: OID 25 (text), byte length or -1 for NULL, the UTF-8 bytes. */
+const fieldList = (values: (string | null)[]) =>
+  Buffer.concat([int32(values.length), ...values.flatMap((v) => (v === null ? [int32(25), int32(-1)] : [int32(25), int32(Buffer.byteLength(v)), Buffer.from(v, 'utf8')]))]);
+const sha256 = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
+
+/** Recomputes every chained batch's link from the rows, as an outside auditor would. */
+async function recomputeByHand(sql: RawSql): Promise<{ seq: string; link: string; stored: string }[]> {
+  const batches = await sql.query<Record<string, string | null> & { link: Uint8Array }>(
+    `SELECT ${documentedBatchColumns.map((c, i) => `${c} AS b${i}`).join(', ')}, chain_link AS link FROM ledger_batch WHERE chain_seq IS NOT NULL ORDER BY chain_seq`,
+  );
+  let previous = sha256(Buffer.from('dirledger-chain-v1'));
+  const out = [];
+  for (const b of batches) {
+    const events = await sql.query<Record<string, string | null>>(
+      `SELECT ${documentedEventColumns.map((c, i) => `${c} AS e${i}`).join(', ')} FROM ledger_event WHERE batch_id = $1 ORDER BY position`,
+      [b.b0],
+    );
+    const entries = events.map((e) => {
+      const position = Buffer.alloc(8);
+      position.writeBigInt64BE(BigInt(e.e1!));
+      return Buffer.concat([position, sha256(fieldList(documentedEventColumns.map((_, i) => e[`e${i}`] ?? null)))]);
+    });
+    const link = sha256(previous, fieldList(documentedBatchColumns.map((_, i) => b[`b${i}`] ?? null)), ...entries);
+    out.push({ seq: b.b8!, link: link.toString('hex'), stored: Buffer.from(b.link).toString('hex') });
+    previous = Buffer.from(b.link);
+  }
+  return out;
+}
+
+describe.each(databaseKinds)('the hash chain on %s', (kind) => {
+  let t: TestLedger;
+  let sql: RawSql;
+  beforeAll(async () => {
+    t = await createTestLedger(kind);
+    sql = await rawSql(t.db);
+  });
+  afterAll(async () => {
+    await sql?.close();
+    await t?.stop();
+  });
+
+  it('links every batch in commit order, and the links recompute by hand from the documented bytes', async () => {
+    await t.ledger.append(batch('c1', [event('a1'), event('a2', { tool: 'ECHO', metadata: { b: 1, a: [true, null, 'x'] } })], 2));
+    // Awkward values: NULL next to empty strings, non-ASCII, a number the column normalises, a whole duplicate batch.
+    await t.ledger.append(
+      batch('c1', [
+        event('a3', { tool: 'ECHO', metadata: { empty: '', none: null }, session: 'sé ssion ✓', costUsd: '0.5', inputTokens: 7, headers: { 'x-k': 'v' }, payload: { state: 'NONE' } }),
+        event('a4', { payload: { state: 'ARTIFACT', artifactUri: 'file:///x', artifactSha256: 'a'.repeat(64) } }),
+      ], 4),
+    );
+    await t.ledger.append(batch('c1', [event('a1')], 1));
+    await Promise.all([1, 2, 3].map((n) => t.ledger.append(batch(`c${n + 1}`, [event(`p${n}a`), event(`p${n}b`)], 2))));
+    const byHand = await recomputeByHand(sql);
+    expect(byHand.map((b) => b.seq)).toEqual(['1', '2', '3', '4', '5', '6']);
+    for (const b of byHand) expect(b.link).toBe(b.stored);
+    const [head] = await sql.query<{ seq: string; link: Uint8Array }>('SELECT seq::text, link FROM ledger_chain');
+    expect(head!.seq).toBe('6');
+    expect(Buffer.from(head!.link).toString('hex')).toBe(byHand.at(-1)!.stored);
+
+    const verified = await verifyLedger(t.db.sql);
+    expect(verified).toMatchObject({ ok: true, batches: 6, events: 10, problemCount: 0, firstSeq: 1n, lastSeq: 6n });
+    expect(verified.lastLink!.toString('hex')).toBe(byHand.at(-1)!.stored);
+    // A range: the batches holding positions 3..4.
+    const ranged = await verifyLedger(t.db.sql, { from: 3n, to: 4n });
+    expect(ranged).toMatchObject({ ok: true, batches: 1, events: 2, firstSeq: 2n, lastSeq: 2n });
+  });
+
+  it('stays one unbroken chain under concurrent writers (the link follows commit order)', async () => {
+    await Promise.all(
+      [0, 1, 2, 3].map(async (w) => {
+        for (let b = 0; b < 10; b++) await t.ledger.append(batch(`w${w}`, [event(`w${w}-${b}-1`), event(`w${w}-${b}-2`)], b + 1));
+      }),
+    );
+    const verified = await verifyLedger(t.db.sql);
+    expect(verified).toMatchObject({ ok: true, batches: 46, events: 90 });
+    for (const b of await recomputeByHand(sql)) expect(b.link).toBe(b.stored);
+  });
+
+  it('refuses to move the head other than one batch forward, and to delete it or a collector', async () => {
+    expect((await sql.refused('UPDATE ledger_chain SET seq = seq + 2')).message).toMatch(/one batch forward/);
+    expect((await sql.refused('UPDATE ledger_chain SET seq = seq - 1')).message).toMatch(/one batch forward/);
+    expect((await sql.refused('DELETE FROM ledger_chain')).message).toMatch(/append-only/);
+    expect((await sql.refused("DELETE FROM collector WHERE id = 'c1'")).message).toMatch(/collector is append-only: DELETE refused/);
+    expect((await sql.refused('TRUNCATE collector')).message).toMatch(/append-only/);
+    expect((await verifyLedger(t.db.sql)).ok).toBe(true);
+  });
+
+  it('names a changed column, a deleted event, a rewound collector, a changed batch row and a deleted last batch', async () => {
+    await t.ledger.append(batch('tamper', [event('t1', { tool: 'ECHO' }), event('t2'), event('t3')], 3));
+    await t.ledger.append(batch('tamper', [event('t4'), event('t5')], 5));
+    const positions = Object.fromEntries(
+      (await sql.query<{ id: string; position: string }>("SELECT id, position::text FROM ledger_event WHERE id LIKE 't%'")).map((r) => [r.id, r.position]),
+    );
+    // As a superuser: the triggers off for this session, then rewrite history.
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET tool = 'TAMPERED' WHERE id = 't1';
+      DELETE FROM ledger_event WHERE id = 't4';
+      DELETE FROM collector WHERE id = 'tamper';
+      INSERT INTO collector (id, delivered_position) VALUES ('tamper', 1);
+      SET session_replication_role = origin;`);
+    const after = await verifyLedger(t.db.sql);
+    expect(after.ok).toBe(false);
+    const byKind = (k: string) => after.problems.filter((p) => p.kind === k);
+    expect(byKind('EVENT_CHANGED')).toEqual([expect.objectContaining({ eventId: 't1', position: BigInt(positions.t1!), columns: ['tool'] })]);
+    expect(byKind('EVENT_MISSING')).toEqual([expect.objectContaining({ position: BigInt(positions.t4!) })]);
+    expect(byKind('COLLECTOR_REWOUND')).toEqual([expect.objectContaining({ collector: 'tamper' })]);
+    expect(byKind('COLLECTOR_REWOUND')[0]!.message).toMatch(/at 1, but its batches delivered up to 5/);
+    expect(after.problems[0]).toMatchObject({ kind: 'EVENT_CHANGED', eventId: 't1' });
+    expect(after.problemCount).toBe(3);
+
+    await sql.exec(`ALTER TABLE ledger_batch DISABLE TRIGGER ledger_batch_append_only;
+      UPDATE ledger_batch SET collector = 'elsewhere' WHERE chain_seq = 1;
+      DELETE FROM ledger_batch WHERE chain_seq = (SELECT max(chain_seq) FROM ledger_batch);
+      ALTER TABLE ledger_batch ENABLE TRIGGER ledger_batch_append_only;`);
+    const later = await verifyLedger(t.db.sql);
+    const kinds = later.problems.map((p) => p.kind);
+    expect(kinds).toContain('BATCH_CHANGED');
+    expect(later.problems.find((p) => p.kind === 'BATCH_CHANGED')).toMatchObject({ chainSeq: 1n });
+    expect(later.problems.find((p) => p.kind === 'HEAD_MISMATCH')!.message).toMatch(/batches at the end were deleted/);
+    // The deleted batch's remaining event is now in no chained batch.
+    expect(later.problems.filter((p) => p.kind === 'EVENT_UNCHAINED').map((p) => p.eventId)).toEqual(['t5']);
+  });
+});
