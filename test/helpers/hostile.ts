@@ -19,11 +19,18 @@ function withJson(answer: Omit<Answer, 'json'>): Answer {
 /** One HTTP request with the admin token; fails after `timeoutMs` instead of hanging. */
 export async function send(t: TestApp, path: string, init: { method?: string; body?: string | Buffer; headers?: Record<string, string> } = {}, timeoutMs = 10_000): Promise<Answer> {
   const started = performance.now();
-  const response = await fetch(`${t.origin}${path}`, {
-    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-    headers: { 'content-type': 'application/json', accept: 'application/json', ...t.auth, ...init.headers },
-    ...(init.body !== undefined && { body: typeof init.body === 'string' ? init.body : new Uint8Array(init.body) }),
-    signal: AbortSignal.timeout(timeoutMs),
+  const request = () =>
+    fetch(`${t.origin}${path}`, {
+      method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...t.auth, ...init.headers },
+      ...(init.body !== undefined && { body: typeof init.body === 'string' ? init.body : new Uint8Array(init.body) }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  // A pooled keep-alive socket the server closed as idle (a busy machine stretches the gaps) resets
+  // before any answer: sent again once on a fresh socket. A server that resets every time still fails.
+  const response = await request().catch((error: Error & { cause?: { code?: string } }) => {
+    if (error.cause?.code === 'ECONNRESET' || error.cause?.code === 'UND_ERR_SOCKET') return request();
+    throw error;
   });
   const text = await response.text();
   return withJson({ status: response.status, text, ms: performance.now() - started });
