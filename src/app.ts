@@ -25,7 +25,7 @@ import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath
 import { errorResponse, json } from './http/respond.ts';
 import { captureExchange, invocationFromHeaders, useOutboundCapture } from './capture/boundary.ts';
 import type { Door } from './capture/context.ts';
-import { graphqlRequestRecorded } from './capture/recording.ts';
+import { graphqlDocumentRecorded, graphqlRequestRecorded } from './capture/recording.ts';
 import { DomainError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { callerOf, type CallerDoor } from './live/caller.ts';
@@ -162,6 +162,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return notFound(request, path);
   }
 
+  /** A graphql-ws query or mutation; one that touches more than the Ledger is recorded (door GRAPHQL_WS). */
+  async function executeOverWs(args: any): Promise<any> {
+    if (!graphqlDocumentRecorded(args.document, args.operationName)) return args.rootValue.execute(args);
+    let result: unknown;
+    const body = Buffer.from(JSON.stringify({ query: args.query, variables: args.variableValues ?? undefined, operationName: args.operationName ?? undefined }));
+    await captureExchange(services, { door: 'GRAPHQL_WS', request: { method: 'EXECUTE', url: 'graphql-ws:execute', headers: {}, body } }, async () => {
+      result = await args.rootValue.execute(args);
+      return new Response(JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json' } });
+    });
+    return result;
+  }
+
   /** Records one door exchange at the boundary (src/capture/recording.ts decides which are). */
   async function recordExchange(door: Door, request: Request, body: Buffer | null, handler: () => Promise<Response>): Promise<Response> {
     try {
@@ -253,7 +265,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     const ws = useServer(
       {
-        execute: (args: any) => runWithGrant(args.contextValue.grant, () => args.rootValue.execute(args)),
+        execute: (args: any) => runWithGrant(args.contextValue.grant, () => executeOverWs(args)),
         subscribe: (args: any) => runWithGrant(args.contextValue.grant, () => args.rootValue.subscribe(args)),
         onConnect: async (ctx) => {
           const checked = await admitUpgrade(ctx.extra.request, new URL(ctx.extra.request.url ?? '/', 'http://localhost'), 'GRAPHQL_WS', ctx.connectionParams);
@@ -283,6 +295,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       });
       const args = {
         schema,
+        query: params.query,
         operationName: params.operationName,
         document: parse(params.query),
         variableValues: params.variables,

@@ -92,6 +92,12 @@ function rootFields(document: DocumentNode, operationName: string | undefined): 
   return fields;
 }
 
+/** Whether a parsed operation is recorded (graphql-ws, which parses before it executes). */
+export function graphqlDocumentRecorded(document: DocumentNode, operationName?: string | null): boolean {
+  const fields = [...rootFields(document, operationName ?? undefined)];
+  return fields.length === 0 || isRecorded(fields.map((f) => graphqlFieldTouches[f] ?? 'DIRECTORY'));
+}
+
 const decisions = new Map<string, boolean>();
 const decisionsMax = 1_000;
 
@@ -108,8 +114,7 @@ export function graphqlOperationRecorded(query: unknown, operationName?: unknown
   if (cached !== undefined) return cached;
   let recorded: boolean;
   try {
-    const fields = [...rootFields(parse(query, { noLocation: true }), name)];
-    recorded = fields.length === 0 || isRecorded(fields.map((f) => graphqlFieldTouches[f] ?? 'DIRECTORY'));
+    recorded = graphqlDocumentRecorded(parse(query, { noLocation: true }), name);
   } catch {
     recorded = true;
   }

@@ -7,6 +7,7 @@ import { graphqlFieldTouches, graphqlOperationRecorded } from '../../src/capture
 import { schema } from '../../src/graphql/schema.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
+import { wsClient } from '../live/helpers.ts';
 
 describe('the recording rule', () => {
   it('classifies every root field of the schema (a new field must be placed in the table)', () => {
@@ -80,6 +81,34 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
     expect(get.status).toBe(200);
     await t.app.services.writer.flush();
     expect(await t.app.services.db.prisma.ledgerEvent.count()).toBe(before);
+  });
+
+  it('graphql-ws: a Directory query is recorded (door GRAPHQL_WS), a Ledger read is not', async () => {
+    const client = wsClient(t.url, t.token);
+    const run = (query: string) =>
+      new Promise<any>((resolve, reject) => {
+        let value: any;
+        client.subscribe({ query }, { next: (r) => (value = r), error: reject, complete: () => resolve(value) });
+      });
+    const doorEvents = async () => {
+      await t.app.services.writer.flush();
+      return t.app.services.db.prisma.ledgerEvent.findMany({ where: { metadata: { path: ['door'], equals: 'GRAPHQL_WS' } }, orderBy: { position: 'asc' } });
+    };
+    try {
+      const before = (await doorEvents()).length;
+      const ledgerRead = await run('{ events(first: 1) { edges { cursor } } }');
+      expect(ledgerRead.errors).toBeUndefined();
+      expect((await doorEvents()).length).toBe(before);
+      const query = `{ tool(name: "ECHO") { name } }`;
+      const directoryRead = await run(query);
+      expect(directoryRead).toEqual({ data: { tool: { name: 'ECHO' } } });
+      const events = (await doorEvents()).slice(before);
+      expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'RESPONSE/OUT']);
+      expect(JSON.parse((await text(events[0]!.payloadSha256))!)).toMatchObject({ query });
+      expect(JSON.parse((await text(events[1]!.payloadSha256))!)).toEqual(directoryRead);
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('GraphQL dispatch over HTTP is one action: the HTTP exchange around the runner\'s call', async () => {
