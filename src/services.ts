@@ -138,6 +138,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
           maxEvents: config.CAPTURE_QUEUE_MAX_EVENTS,
           waitMs: config.SPOOL_WAIT_MS,
           logger,
+          redactor,
           ...(options.spoolIo && { io: options.spoolIo }),
         })
       : undefined;

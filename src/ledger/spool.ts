@@ -12,6 +12,7 @@ import { crc32 } from 'node:zlib';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { parseEvent, type EventInput } from './input.ts';
+import type { SecretRedactor } from './redact.ts';
 
 /** The file operations the spool makes; a test replaces them to inject a full disk or a failing sync. */
 export type SpoolIo = {
@@ -30,6 +31,8 @@ export type SpoolOptions = {
   waitMs?: number;
   logger?: Logger;
   io?: SpoolIo;
+  /** Replaces secret values before an event touches the disk (the Ledger redacts again; a replayed event's redacted names are not kept). */
+  redactor?: SecretRedactor;
 };
 
 export type SpoolStats = {
@@ -73,6 +76,23 @@ export function frame(event: EventInput): Buffer {
   record.writeUInt32LE(crc32(body), 4);
   body.copy(record, HEADER);
   return record;
+}
+
+/** The event with every registered secret value replaced by its name, in the fields the Ledger redacts. */
+export function redactEvent(event: EventInput, redactor: SecretRedactor): EventInput {
+  const found = new Set<string>();
+  const out: EventInput = { ...event };
+  if (event.url !== undefined) out.url = redactor.text(event.url, found);
+  if (event.headers !== undefined) out.headers = redactor.json(event.headers, found);
+  if (event.metadata !== undefined) out.metadata = redactor.json(event.metadata, found);
+  const p = event.payload;
+  if (p.text !== undefined || p.base64 !== undefined) {
+    const raw = p.text !== undefined ? Buffer.from(p.text, 'utf8') : Buffer.from(p.base64!, 'base64');
+    const bytes = redactor.bytes(raw, found);
+    if (bytes !== raw) out.payload = { ...p, text: undefined, base64: bytes.toString('base64') };
+  }
+  if (p.artifactUri !== undefined) out.payload = { ...out.payload, artifactUri: redactor.text(p.artifactUri, found) };
+  return found.size ? out : event;
 }
 
 /** The events of a segment's bytes, up to the first record that is torn or fails its checksum. */
@@ -177,7 +197,8 @@ export class Spool {
   append(events: EventInput[], admit: (events: EventInput[]) => void): Promise<void> {
     if (this.closed) return Promise.reject(spoolUnavailable('The spool is closed; nothing more is accepted.'));
     if (events.length === 0) return Promise.resolve();
-    const records = events.map(frame);
+    const redactor = this.options.redactor;
+    const records = events.map((e) => frame(redactor ? redactEvent(e, redactor) : e));
     const bytes = records.reduce((n, r) => n + r.length, 0);
     return new Promise<void>((resolve, reject) => {
       const pending: Pending = {

@@ -218,7 +218,7 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(down.body).toMatchObject({ outcome: 'ERROR', error: { code: 'UPSTREAM_ERROR' } });
     expect(down.body.error.message).toMatch(/^The call failed: /);
     const downEvents = await app.events(down.body.actionId);
-    expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
     // The initialize POST that found nobody: no byte of its body crossed the wire (PARTIAL, empty), and its response IN says ERROR.
     const [attempt] = wireExchanges(downEvents);
     expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'PARTIAL', payloadSize: 0n, metadata: { via: 'MCP' } });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
+import { SecretRedactor } from '../../src/ledger/redact.ts';
 import { frame, Spool, unframe, type SpoolIo, type SpoolOptions } from '../../src/ledger/spool.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';
@@ -228,6 +229,26 @@ describe('Spool', () => {
     await crash();
     const again = await openSpool();
     expect(again.recovered.map((e) => e.id)).toEqual(['ok1-0', 'ok2-0']);
+  });
+
+  it('never writes a registered secret value to disk, in any field', async () => {
+    const secret = 'canary-spool-s3cr3t-77';
+    const { spool } = await openSpool({ redactor: new SecretRedactor({ CANARY: secret }) });
+    const leaky = parsedEvent('leak', {
+      url: `https://x.test/?k=${secret}`,
+      headers: { authorization: `Bearer ${secret}` },
+      metadata: { args: { key: secret } },
+      payload: { state: 'COMPLETE', text: `body ${secret} body` },
+    });
+    const admitted: EventInput[] = [];
+    await spool.append([leaky, parsedEvent('bin', { payload: { state: 'COMPLETE', base64: Buffer.from(`\u0000${secret}`).toString('base64') } })], (e) => admitted.push(...e));
+    expect(admitted[0]).toBe(leaky);
+    const bytes = await readFile(path.join(dir, (await segmentsIn(dir))[0]!));
+    expect(bytes.includes(secret)).toBe(false);
+    expect(bytes.includes(Buffer.from(secret).toString('base64'))).toBe(false);
+    const back = unframe(bytes).events;
+    expect(back[0]!.url).toBe('https://x.test/?k=[CANARY]');
+    expect(Buffer.from(back[0]!.payload.base64!, 'base64').toString()).toBe('body [CANARY] body');
   });
 
   it('refuses a second process on the same folder, naming it', async () => {
