@@ -16,6 +16,7 @@ import { LedgerTail } from './live/tail.ts';
 import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Authority } from './auth/authority.ts';
+import { localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
 import type { Logger } from './logger.ts';
@@ -42,6 +43,8 @@ export type Services = {
   streams: StreamRegistry;
   /** Verifies tokens, counts uses, records refusals. `required` false only with AUTHORITY=off. */
   authority: Authority;
+  /** Revoked token ids: the append-only table, the in-memory Set every request checks, the feed between instances. */
+  revocations: Revocations;
   /** False with AUTHORITY=off: every door open (benchmarks only). */
   authRequired: boolean;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
@@ -109,6 +112,12 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   });
   const publicUrl = (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`).replace(/\/+$/, '');
   const writer = new LedgerWriter(ledger, writerOptionsFromConfig(config, logger));
+  const revocations = new Revocations(
+    database.sql,
+    config.REDIS_URL ? redisFeed(config.REDIS_URL, `${config.LIVE_CHANNEL}:revocations`, logger) : database.url ? postgresFeed(database.url, logger) : localFeed(),
+    logger,
+  );
+  await revocations.start();
   const authority = new Authority({
     rootKey,
     audience: config.AUTH_AUDIENCE,
@@ -116,6 +125,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     record: (event) => writer.enqueue(event),
     ratePerSecond: config.AUTH_RATE_PER_SECOND,
     rateBurst: config.AUTH_RATE_BURST,
+    revocations,
   });
   const dispatcher = new Dispatcher({
     authorize: callAuthorizer(authority),
@@ -134,10 +144,11 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   const close = async () => {
     await live.close();
     await signal.close();
+    await revocations.close();
     streams.close();
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
   };
-  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, authority, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, dispatcher, authority, revocations, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
   return services;
 }

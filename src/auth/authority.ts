@@ -11,6 +11,7 @@ import {
   describeCaveat,
   parseCaveat,
   pathAllowed,
+  powerWords,
   toolAllowed,
   type AuthDoor,
   type Caveat,
@@ -21,13 +22,19 @@ import {
 import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
 
 export const TOKEN_LOCATION = 'dirledger';
-const IDENTIFIER = /^dl1:([0-9a-f]{8}):([0-9a-f]{32})$/;
+/** `dl1:<key id>:<token id>`, then the id of each issuer, nearest first: revoking any of them revokes the token. */
+const IDENTIFIER = /^dl1:([0-9a-f]{8}):([0-9a-f]{32})((?::[0-9a-f]{32}){0,16})$/;
+/** Issuers an identifier may name; a token this deep issues no more tokens. */
+export const LINEAGE_MAX_ISSUERS = 16;
+const lineageOf = (id: RegExpExecArray) => [id[2]!, ...(id[3] ? id[3].slice(1).split(':') : [])];
 
 /** What a verified token lets its holder do; built once per request. */
 export type Grant = Readonly<{
   tokenId: string;
   /** Who the ledger records as the caller. */
   caller: string;
+  /** This token's id, then its issuers' ids, nearest first. */
+  lineage: readonly string[];
   /** True for a token with no caveats at all. */
   admin: boolean;
   caveats: readonly Caveat[];
@@ -43,7 +50,7 @@ export type Grant = Readonly<{
   powers: ReadonlySet<Power>;
 }>;
 
-export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate';
+export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked';
 
 export type Refusal = Readonly<{
   limit: RefusalLimit;
@@ -76,12 +83,14 @@ export type AuthorityOptions = {
   ratePerSecond: number;
   rateBurst: number;
   now?: () => Date;
+  /** Revoked token ids, checked in memory on every request (absent: nothing is ever revoked). */
+  revocations?: { revokedIn(lineage: readonly string[]): string | undefined };
 };
 
 const PLAIN = 'Missing or invalid credential.';
 
 /** A token whose signature verified and whose caveats parsed: what does not change between requests. */
-type Verified = { token: Macaroon; tokenId: string; caveats: Caveat[]; counterKeys: Map<number, string> };
+type Verified = { token: Macaroon; tokenId: string; lineage: string[]; caveats: Caveat[]; counterKeys: Map<number, string> };
 
 /** Uses taken under each counter; bpchar[] so the char(64) primary key is used (text[] would scan the table). */
 export const usesOfSql = 'SELECT counter, uses FROM token_uses WHERE counter = ANY($1::bpchar[])';
@@ -89,10 +98,11 @@ export const usesOfSql = 'SELECT counter, uses FROM token_uses WHERE counter = A
 /** The short id of a root key that every token it signs names, so a token of another key is told apart. */
 const keyIdOf = (rootKey: Buffer) => createHash('sha256').update('dirledger key id').update(rootKey).digest('hex').slice(0, 8);
 
-function mintWithId(rootKey: Buffer, keyId: string, caveats: readonly string[]): { token: string; tokenId: string } {
+function mintWithId(rootKey: Buffer, keyId: string, caveats: readonly string[], issuers: readonly string[] = []): { token: string; tokenId: string } {
   for (const caveat of caveats) parseCaveat(caveat);
   const tokenId = randomBytes(16).toString('hex');
-  return { token: serialize(mint(rootKey, TOKEN_LOCATION, `dl1:${keyId}:${tokenId}`, caveats)), tokenId };
+  const identifier = [`dl1:${keyId}`, tokenId, ...issuers].join(':');
+  return { token: serialize(mint(rootKey, TOKEN_LOCATION, identifier, caveats)), tokenId };
 }
 
 /** A token signed with the root key, without an Authority (nothing but the key is needed to mint): the CLI, benchmarks, tests. */
@@ -124,7 +134,7 @@ export class Authority {
   hookGrant(tool: string): Grant {
     const texts = [`tools = ${tool}`, 'doors = WEBHOOK', 'powers = call', 'read = none'];
     const caveats = texts.map(parseCaveat);
-    return Object.freeze({ tokenId: 'hook', caller: `hook:${tool}`.slice(0, 512), admin: false, caveats, texts, counters: [], read: 'none', powers: new Set<Power>(['call']) });
+    return Object.freeze({ tokenId: 'hook', lineage: [], caller: `hook:${tool}`.slice(0, 512), admin: false, caveats, texts, counters: [], read: 'none', powers: new Set<Power>(['call']) });
   }
 
   /** Verifies a presented token for one door: signature, time window, audience and door caveats. */
@@ -144,7 +154,12 @@ export class Authority {
         this.verified.set(text, verified);
       }
     }
-    const { token, tokenId, caveats, counterKeys } = verified;
+    const { token, tokenId, lineage, caveats, counterKeys } = verified;
+    const revoked = this.options.revocations?.revokedIn(lineage);
+    if (revoked !== undefined) {
+      const reason = revoked === tokenId ? 'the token was revoked' : `the token was issued under token ${revoked}, which was revoked`;
+      return { ok: false, refusal: { limit: 'revoked', door, reason, message: 'This token was revoked.', status: 401, tokenId } };
+    }
     let task: string | undefined;
     let agent: string | undefined;
     let read: ReadScope = 'all';
@@ -194,6 +209,7 @@ export class Authority {
     if (read === 'task' && task === undefined) read = 'none';
     const grant: Grant = Object.freeze({
       tokenId,
+      lineage,
       caller: `token:${tokenId}`,
       admin: caveats.length === 0,
       caveats,
@@ -203,7 +219,7 @@ export class Authority {
       ...(task !== undefined && { task }),
       ...(agent !== undefined && { agent }),
       read,
-      powers: powers ?? new Set<Power>(['call', 'ingest', 'issue']),
+      powers: powers ?? new Set<Power>(caveats.length === 0 ? ['call', 'ingest', 'issue', 'revoke'] : ['call', 'ingest', 'issue']),
     });
     return { ok: true, grant };
   }
@@ -232,7 +248,7 @@ export class Authority {
       }
       if (caveats[i]!.kind === 'uses') counterKeys.set(i, createHash('sha256').update(chain[i + 1]!).digest('hex'));
     }
-    return { token, tokenId, caveats, counterKeys };
+    return { token, tokenId, lineage: lineageOf(id), caveats, counterKeys };
   }
 
   /** The tool and path caveats, and the call power, for one call (before anything else about it is checked). */
@@ -271,7 +287,7 @@ export class Authority {
   requirePower(grant: Grant, power: Power, door: AuthDoor, tool?: string): Refusal | null {
     if (grant.powers.has(power)) return null;
     const i = grant.caveats.findLastIndex((c) => c.kind === 'powers');
-    const words = { call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens' }[power];
+    const words = powerWords[power];
     return { limit: 'power', caveat: grant.texts[i], door, ...(tool && { tool }), reason: `the token lacks the ${power} power`, message: `This token may not ${words}.`, status: 403, tokenId: grant.tokenId };
   }
 
@@ -368,9 +384,10 @@ export class Authority {
     } catch (error) {
       return { ok: false, invalid: `Invalid caveats: ${(error as Error).message}.` };
     }
+    if (grant.lineage.length > LINEAGE_MAX_ISSUERS) return { ok: false, invalid: `This token is the last of ${LINEAGE_MAX_ISSUERS} tokens issued one from another and may not issue more.` };
     const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
     const texts = [...inherited, ...asked];
-    return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts), caveats: texts, limits: describeLimits(texts) };
+    return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts, grant.lineage), caveats: texts, limits: describeLimits(texts) };
   }
 
   /** Narrows a token offline, as any holder can: appends caveats without the root key. */
@@ -407,10 +424,11 @@ export function describeLimits(texts: readonly string[]): string[] {
 }
 
 /** What anyone can read of a token without the key: its id and limits. Throws MalformedToken. */
-export function inspect(tokenText: string): { tokenId: string | null; caveats: string[]; limits: string[] } {
+export function inspect(tokenText: string): { tokenId: string | null; issuedBy: string[]; caveats: string[]; limits: string[] } {
   const token = parse(tokenText);
   const id = IDENTIFIER.exec(token.identifier);
-  return { tokenId: id ? id[2]! : null, caveats: token.caveats, limits: describeLimits(token.caveats) };
+  const lineage = id ? lineageOf(id) : [];
+  return { tokenId: lineage[0] ?? null, issuedBy: lineage.slice(1), caveats: token.caveats, limits: describeLimits(token.caveats) };
 }
 
 /** The REFUSAL event for a refusal, linked to its action. */

@@ -21,6 +21,8 @@ export type Database = {
   adapterFactory: SqlMigrationAwareDriverAdapterFactory;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
+  /** The connection URL, when kind is 'postgres' (for a connection of its own, such as LISTEN). */
+  url?: string;
   /** The embedded instance, when kind is 'pglite'. */
   pglite?: PGlite;
 };
@@ -39,6 +41,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       prisma,
       sql,
       kind: 'postgres',
+      url: target.url,
       adapterFactory: migrationFactory,
       // In a child process with its own connection: the schema engine's memory leaves with it.
       migrate: async () => ((await hasPendingMigrations(sql)) ? migrateInChild(target.url) : []),

@@ -53,7 +53,7 @@ export async function recordRefusal(services: Services, refusal: Refusal, grant:
 
 /** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal): Response {
-  const code = refusal.status === 401 ? 'UNAUTHENTICATED' : refusal.status === 429 ? 'RATE_LIMITED' : 'FORBIDDEN';
+  const code = refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : refusal.status === 401 ? 'UNAUTHENTICATED' : refusal.status === 429 ? 'RATE_LIMITED' : 'FORBIDDEN';
   const headers: Record<string, string> = {};
   if (refusal.status === 401) headers['www-authenticate'] = 'Bearer realm="dirledger"';
   if (refusal.retryAfterSeconds) headers['retry-after'] = String(refusal.retryAfterSeconds);
