@@ -217,7 +217,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         },
         onSubscribe: async (ctx, _id, params) => {
           const grant = (ctx.extra as { grant?: Grant }).grant;
-          const limited = grant && services.authority.rate(grant, 'GRAPHQL_WS');
+          const limited = grant && (await services.authority.rate(grant, 'GRAPHQL_WS'));
           if (limited) {
             await recordRefusal(services, limited, grant);
             return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];

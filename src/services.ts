@@ -16,6 +16,7 @@ import { LedgerTail } from './live/tail.ts';
 import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Authority } from './auth/authority.ts';
+import { redisRateLimiter } from './auth/shared-rate.ts';
 import { localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
@@ -118,6 +119,8 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     logger,
   );
   await revocations.start();
+  const sharedRate =
+    config.REDIS_URL && config.AUTH_RATE_PER_SECOND > 0 ? redisRateLimiter(config.REDIS_URL, `${config.LIVE_CHANNEL}:rate`, config.AUTH_RATE_PER_SECOND, config.AUTH_RATE_BURST, logger) : undefined;
   const authority = new Authority({
     rootKey,
     audience: config.AUTH_AUDIENCE,
@@ -126,6 +129,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     ratePerSecond: config.AUTH_RATE_PER_SECOND,
     rateBurst: config.AUTH_RATE_BURST,
     revocations,
+    ...(sharedRate && { sharedRate }),
   });
   const dispatcher = new Dispatcher({
     authorize: callAuthorizer(authority),
@@ -145,6 +149,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     await live.close();
     await signal.close();
     await revocations.close();
+    await sharedRate?.close();
     streams.close();
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();

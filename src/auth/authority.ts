@@ -19,6 +19,7 @@ import {
   type Power,
   type ReadScope,
 } from './caveats.ts';
+import type { SharedRateLimiter } from './shared-rate.ts';
 import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
 
 export const TOKEN_LOCATION = 'dirledger';
@@ -83,6 +84,8 @@ export type AuthorityOptions = {
   ratePerSecond: number;
   rateBurst: number;
   now?: () => Date;
+  /** Rate limits shared by every instance (REDIS_URL); absent: a token bucket in this process. */
+  sharedRate?: SharedRateLimiter;
   /** Revoked token ids, checked in memory on every request (absent: nothing is ever revoked). */
   revocations?: { revokedIn(lineage: readonly string[]): string | undefined };
 };
@@ -331,10 +334,14 @@ export class Authority {
     return grant.counters.map((c) => ({ caveat: c.caveat, used: used.get(c.key) ?? 0, max: c.max }));
   }
 
-  /** Per-token rate limit (token bucket, per process): a Refusal with retryAfterSeconds when over it. */
-  rate(grant: Grant, door: AuthDoor): Refusal | null {
-    const { ratePerSecond, rateBurst } = this.options;
+  /**
+   * Per-token rate limit, shared by every instance through Redis when configured, else a token bucket
+   * in this process: a Refusal with retryAfterSeconds when over it.
+   */
+  rate(grant: Grant, door: AuthDoor): Refusal | null | Promise<Refusal | null> {
+    const { ratePerSecond, rateBurst, sharedRate } = this.options;
     if (ratePerSecond <= 0) return null;
+    if (sharedRate) return sharedRate.take(grant.tokenId).then((verdict) => (verdict.ok ? null : this.overRate(door, grant.tokenId, verdict.retryAfterSeconds)));
     const now = this.now().getTime();
     const bucket = this.buckets.get(grant.tokenId) ?? { tokens: rateBurst, at: now };
     bucket.tokens = Math.min(rateBurst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
@@ -345,8 +352,12 @@ export class Authority {
       bucket.tokens -= 1;
       return null;
     }
-    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond));
-    return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId: grant.tokenId };
+    return this.overRate(door, grant.tokenId, Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond)));
+  }
+
+  private overRate(door: AuthDoor, tokenId: string, retryAfterSeconds: number): Refusal {
+    const { ratePerSecond, rateBurst } = this.options;
+    return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId };
   }
 
   /** Records a refusal as a REFUSAL event of its action (background writer; a failure is the caller's to log). */

@@ -26,7 +26,7 @@ export function credentialOfParams(params: Readonly<Record<string, unknown>> | u
 /** Authenticates a door request and applies the per-token rate limit; refusals are recorded. */
 export async function admit(services: Services, door: AuthDoor, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
   const checked = services.authority.authenticate(token, door);
-  const refusal = checked.ok ? services.authority.rate(checked.grant, door) : checked.refusal;
+  const refusal = checked.ok ? await services.authority.rate(checked.grant, door) : checked.refusal;
   if (!refusal) return checked;
   await recordRefusal(services, refusal, checked.ok ? checked.grant : undefined, request);
   return { ok: false, refusal };

@@ -1,19 +1,12 @@
 // Revocation: by token id, of every token narrowed or issued from it; append-only (table + a
 // REVOCATION ledger event); effective on every instance within 1 s (PostgreSQL LISTEN/NOTIFY, or
 // Redis pub/sub), re-read from the table whenever the feed reconnects; inspectToken shows it.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.ts';
 import { Authority, inspect } from '../../src/auth/authority.ts';
 import { feedConnectionName } from '../../src/auth/revocations.ts';
-import { parseConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/db/client.ts';
-import { createLogger } from '../../src/logger.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { twoInstances } from '../helpers/instances.ts';
 import { runCli } from '../helpers/process.ts';
 
 const revokeMutation = `mutation ($tokenId: String!, $reason: String!) {
@@ -149,18 +142,6 @@ const pgUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!pgUrl) process.stdout.write('test/auth/revocation.test.ts (two instances) skipped: TEST_DATABASE_URL is not set\n');
 const feeds = !pgUrl ? [] : redisUrl ? (['postgres', 'redis'] as const) : (['postgres'] as const);
-
-/** Two instances of the app on one PostgreSQL database, signing with one root key. */
-export async function twoInstances(env: Record<string, string>): Promise<{ a: TestApp; b: { app: App; origin: string; url: string; stop(): Promise<void> }; stop(): Promise<void> }> {
-  const shared = { DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: randomBytes(32).toString('hex'), ...env };
-  const a = await startTestApp('postgres', shared);
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-app-b-'));
-  const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0', ...shared });
-  const app = await buildApp(config, { db: await openDatabase({ url: a.db.url! }), logger: createLogger('silent') });
-  const { url, port } = await app.start(0, '127.0.0.1');
-  const b = { app, url, origin: `http://127.0.0.1:${port}`, stop: async () => (await app.stop(), await rm(dataDir, { recursive: true, force: true })) };
-  return { a, b, stop: async () => (await b.stop(), await a.stop()) };
-}
 
 describe.each(feeds)('two instances on PostgreSQL, revocations carried by %s', (feed) => {
   let pair: Awaited<ReturnType<typeof twoInstances>>;
