@@ -27,6 +27,7 @@ import { createServices, type Services } from './services.ts';
 import type { Checked, Grant } from './auth/authority.ts';
 import type { AuthDoor } from './auth/caveats.ts';
 import { currentGrant, runWithGrant } from './auth/current.ts';
+import { lapseCode } from './live/lease.ts';
 import { admit, credentialOf, credentialOfParams, recordRefusal, refusalResponse } from './http/authenticate.ts';
 import { hookSignature, verifyHookSignature } from './http/hook-signature.ts';
 
@@ -217,6 +218,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         },
         onSubscribe: async (ctx, _id, params) => {
           const grant = (ctx.extra as { grant?: Grant }).grant;
+          // The socket's token was checked at connection_init; it may have expired or been revoked since.
+          const lapsed = grant && services.authority.recheck(grant, 'GRAPHQL_WS');
+          if (lapsed) {
+            await recordRefusal(services, lapsed, grant);
+            return [new GraphQLError(lapsed.message, { extensions: { code: lapseCode(lapsed) } })];
+          }
           const limited = grant && (await services.authority.rate(grant, 'GRAPHQL_WS'));
           if (limited) {
             await recordRefusal(services, limited, grant);

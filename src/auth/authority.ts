@@ -227,6 +227,29 @@ export class Authority {
     return { ok: true, grant };
   }
 
+  /** The earliest `expires` of a grant, if it has one. */
+  expiryOf(grant: Grant): Date | undefined {
+    let at: Date | undefined;
+    for (const caveat of grant.caveats) if (caveat.kind === 'expires' && (!at || caveat.at < at)) at = caveat.at;
+    return at;
+  }
+
+  /** What can change about a verified grant while a connection stays open: its expiry and revocation. */
+  recheck(grant: Grant, door: AuthDoor): Refusal | null {
+    const revoked = this.options.revocations?.revokedIn(grant.lineage);
+    if (revoked !== undefined) {
+      const reason = revoked === grant.tokenId ? 'the token was revoked' : `the token was issued under token ${revoked}, which was revoked`;
+      return { limit: 'revoked', door, reason, message: 'This token was revoked.', status: 401, tokenId: grant.tokenId };
+    }
+    const now = this.now();
+    for (const [i, caveat] of grant.caveats.entries()) {
+      if (caveat.kind === 'expires' && now >= caveat.at) {
+        return { limit: 'expires', caveat: grant.texts[i], door, reason: `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`, message: `This token expired at ${caveat.at.toISOString()}.`, status: 403, tokenId: grant.tokenId };
+      }
+    }
+    return null;
+  }
+
   /** Signature and caveat syntax: everything about a token that does not depend on when or where it is used. */
   private verify(text: string): Verified | { reason: string; tokenId?: string } {
     let token: Macaroon;
