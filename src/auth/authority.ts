@@ -63,7 +63,7 @@ export type Refusal = Readonly<{
   reason: string;
   /** What the caller is told: plain for a bad credential, the limit for a caveat. */
   message: string;
-  status: 401 | 403 | 429;
+  status: 400 | 401 | 403 | 429;
   retryAfterSeconds?: number;
   tokenId?: string;
 }>;
