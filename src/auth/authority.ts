@@ -400,11 +400,7 @@ export class Authority {
    * new token also carries every limit of the issuer except its powers and use counts, so it is
    * never wider than the issuer in tools, doors, time, task, agent, folders, audience or reads.
    */
-  issue(
-    grant: Grant,
-    door: AuthDoor,
-    input: unknown,
-  ): { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string } {
+  issue(grant: Grant, door: AuthDoor, input: unknown, extra: readonly string[] = []): Issue {
     const refusal = this.requirePower(grant, 'issue', door);
     if (refusal) return { ok: false, refusal };
     const parsed = CaveatInput.safeParse(input);
@@ -420,8 +416,33 @@ export class Authority {
     }
     if (grant.lineage.length > LINEAGE_MAX_ISSUERS) return { ok: false, invalid: `This token is the last of ${LINEAGE_MAX_ISSUERS} tokens issued one from another and may not issue more.` };
     const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
-    const texts = [...inherited, ...asked];
+    const texts = [...inherited, ...asked, ...extra];
     return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts, grant.lineage), caveats: texts, limits: describeLimits(texts) };
+  }
+
+  /**
+   * Issues a token as the issueToken mutation does: a `uses` issuer spends one use per token issued
+   * (consumeUse: exact under concurrency) and the new token gets at most the uses the issuer had
+   * left; only a holder of the revoke power may pass it on. Time, tools and every other limit are
+   * inherited (issue()), so they are never wider than the issuer's.
+   */
+  async issueCounted(grant: Grant, door: AuthDoor, input: unknown): Promise<Issue> {
+    const power = this.requirePower(grant, 'issue', door);
+    if (power) return { ok: false, refusal: power };
+    const asked = (input && typeof input === 'object' ? input : {}) as { uses?: unknown; powers?: unknown };
+    if (Array.isArray(asked.powers) && asked.powers.includes('revoke') && !grant.powers.has('revoke')) {
+      return { ok: false, refusal: { ...this.requirePower(grant, 'revoke', door)!, reason: 'the token lacks the revoke power it asked to pass on' } };
+    }
+    if (grant.counters.length === 0) return this.issue(grant, door, input);
+    const left = Math.min(...(await this.usesOf(grant)).map((u) => u.max - u.used));
+    if (typeof asked.uses === 'number' && asked.uses > left) {
+      const counter = grant.counters[0]!;
+      return { ok: false, refusal: { limit: 'uses', caveat: counter.caveat, door, reason: `asked to issue a token with ${asked.uses} uses, ${left} left`, message: `This token has ${left} use${left === 1 ? '' : 's'} left and may not issue a token with more.`, status: 403, tokenId: grant.tokenId } };
+    }
+    const issued = this.issue(grant, door, input, left > 0 && asked.uses === undefined ? [`uses <= ${left}`] : []);
+    if (!issued.ok) return issued;
+    const spent = await this.consumeUse(grant, door);
+    return spent ? { ok: false, refusal: { ...spent, reason: `${spent.reason}: no token issued` } } : issued;
   }
 
   /** Narrows a token offline, as any holder can: appends caveats without the root key. */
@@ -435,6 +456,8 @@ export class Authority {
     return this.options.now?.() ?? new Date();
   }
 }
+
+export type Issue = { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string };
 
 class Exhausted extends Error {
   constructor(readonly counter: { key: string; max: number; caveat: string }) {

@@ -94,7 +94,7 @@ function grantOf(ctx: Context): Grant {
 builder.mutationField('issueToken', (t) =>
   t.field({
     type: IssuedTokenRef,
-    description: 'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses.',
+    description: 'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
     args: { input: t.arg({ type: IssueTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const door = doorOfCaller[ctx.caller.door];
@@ -102,7 +102,7 @@ builder.mutationField('issueToken', (t) =>
       const plain = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
       if (plain.read) plain.read = String(plain.read).toLowerCase();
       if (plain.powers) plain.powers = (plain.powers as string[]).map((p) => p.toLowerCase());
-      const issued = ctx.services.authority.issue(grant, door, plain);
+      const issued = await ctx.services.authority.issueCounted(grant, door, plain);
       if (!issued.ok) {
         if ('invalid' in issued) throw new DomainError(ErrorCode.BAD_INPUT, issued.invalid);
         await ctx.services.authority.record(issued.refusal, { actionId: crypto.randomUUID(), ...(grant.task && { task: grant.task }) });
