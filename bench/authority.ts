@@ -1,6 +1,10 @@
 // Authority: verification cost per request (authenticate + allowsTool) for tokens of 1, 5 and 20 caveats, and the dispatch latency it adds (authority on against off, same run).
 //
-//   npm run bench -- authority [--iterations 20000] [--sequential 3000] [--cpu-calls 2000] [--seconds 5] [--concurrency 16]
+//   npm run bench -- authority [--iterations 20000] [--sequential 3000] [--cpu-calls 2000] [--seconds 5] [--concurrency 16] [--in-process]
+//
+// Part 1b: the revocation check (the in-memory Set of revoked ids, 10,000 of them, against a token's
+// id and its issuers'), two Authorities side by side, with it and without, blocks interleaved.
+// --in-process stops after part 1 (no servers).
 //
 // Part 1 runs in this process: an Authority with a fixed root key verifies a token and checks one
 // tool, timed one request at a time after a warm-up. Part 2 starts two dirledger servers on fresh
@@ -17,6 +21,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { Authority } from '../src/auth/authority.ts';
+import { localFeed, Revocations } from '../src/auth/revocations.ts';
+import { createLogger } from '../src/logger.ts';
 import type { SqlExecutor } from '../src/db/sql.ts';
 import { onCleanup } from './lib/cleanup.ts';
 import { processCpuSeconds } from './lib/cpu.ts';
@@ -120,6 +126,7 @@ export async function run(args: string[]): Promise<void> {
       'cpu-calls': { type: 'string', default: '2000' },
       seconds: { type: 'string', default: '5' },
       concurrency: { type: 'string', default: '16' },
+      'in-process': { type: 'boolean', default: false },
     },
   });
   const iterations = Math.max(20_000, Number(values.iterations));
@@ -156,6 +163,51 @@ export async function run(args: string[]): Promise<void> {
     targets.push(target(`verify p50, ${count} caveat${count === 1 ? '' : 's'}, first use`, ms(firstP50), '≤ 0.1 ms', firstP50 <= 0.1));
   }
   process.stdout.write(`${[...lines, '', ...targets].join('\n')}\n\n`);
+
+  // Part 1b: the revocation check, with it and without, same token, blocks interleaved.
+  const revokedIds = Array.from({ length: 10_000 }, () => randomBytes(16).toString('hex'));
+  const table: SqlExecutor = { ...noDatabase, query: async () => revokedIds.map((id) => ({ token_id: id })) as never };
+  const revocations = new Revocations(table, localFeed(), createLogger('silent'));
+  await revocations.start();
+  const checking = new Authority({ rootKey, audience: 'dirledger', sql: noDatabase, record: () => {}, ratePerSecond: 0, rateBurst: 1, revocations });
+  // A token two issues down (its identifier names two issuers), 5 caveats: three ids to check.
+  const grantOf = (a: Authority, token: string) => {
+    const checked = a.authenticate(token, 'REST');
+    if (!checked.ok) throw new Error(checked.refusal.reason);
+    return checked.grant;
+  };
+  const issuing = authority.mintToken(['powers = issue,call', 'tools = BENCH_UP']);
+  const middle = authority.issue(grantOf(authority, issuing), 'REST', {});
+  if (!middle.ok) throw new Error('issue failed');
+  const leaf = authority.issue(grantOf(authority, middle.token), 'REST', { doors: ['REST'], expires: future });
+  if (!leaf.ok) throw new Error('issue failed');
+  const blocks = 20;
+  const per = Math.max(2_000, Math.floor(iterations / blocks));
+  const withoutCheck: number[] = [];
+  const withCheck: number[] = [];
+  verificationCost(authority, leaf.token, per, per);
+  verificationCost(checking, leaf.token, per, per);
+  for (let b = 0; b < blocks; b++) {
+    withoutCheck.push(...verificationCost(authority, leaf.token, 0, per).times);
+    withCheck.push(...verificationCost(checking, leaf.token, 0, per).times);
+  }
+  const offP50 = percentile(withoutCheck, 0.5);
+  const onP50 = percentile(withCheck, 0.5);
+  const added = onP50 - offP50;
+  process.stdout.write(
+    `${[
+      `revocation check: ${int(revocations.size)} revoked ids in memory; a token with 2 issuers (3 ids checked); ${int(withCheck.length)} requests each, ${blocks} interleaved blocks`,
+      '',
+      row('', 'p50', 'p99', 'mean', ''),
+      row('without revocations', us(offP50), us(percentile(withoutCheck, 0.99)), us(withoutCheck.reduce((a, v) => a + v, 0) / withoutCheck.length), ''),
+      row('with revocations', us(onP50), us(percentile(withCheck, 0.99)), us(withCheck.reduce((a, v) => a + v, 0) / withCheck.length), ''),
+      row('added by the check', us(added), '', '', ''),
+      '',
+      target('revocation check, p50 added', ms(added), '≤ 0.01 ms', added <= 0.01),
+    ].join('\n')}\n\n`,
+  );
+  await revocations.close();
+  if (values['in-process']) return;
 
   // Part 2: dispatch through a server with authority on against one with it off.
   const upstream = await startUpstream();

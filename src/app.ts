@@ -33,7 +33,9 @@ import { createServices, type ServiceOptions, type Services } from './services.t
 import type { Checked, Grant } from './auth/authority.ts';
 import type { AuthDoor } from './auth/caveats.ts';
 import { currentGrant, runWithGrant } from './auth/current.ts';
-import { admit, credentialOf, credentialOfParams, recordRefusal, refusalResponse } from './http/authenticate.ts';
+import { lapseCode } from './live/lease.ts';
+import { admit, credentialOf, credentialOfParams, credentialOfProtocols, noQueryTokenDoors, recordRefusal, refusalResponse, tokenInUrl } from './http/authenticate.ts';
+import { TokenParam } from './directory/forms.ts';
 import { hookSignature, verifyHookSignature } from './http/hook-signature.ts';
 import { healthReporter } from './health.ts';
 
@@ -112,6 +114,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (isGraphiqlPage(request, path)) return yoga.fetch(request, {});
     const door = doorOfRequest(request, path);
     if (!door) return notFound(request, path);
+    if (noQueryTokenDoors.has(door) && url.searchParams.has(TokenParam)) {
+      const refusal = tokenInUrl(door);
+      await recordRefusal(services, refusal, undefined, request);
+      return refusalResponse(refusal);
+    }
     if (!services.authRequired) return doors(request, url, path);
     let grant: Grant;
     if (door === 'WEBHOOK' && !credentialOf(request.headers, url) && hookSignature(request.headers)) {
@@ -225,13 +232,28 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   }
 
-  /** A WebSocket upgrade's token: connection params, else the Authorization header or ?token=. Null when authority is off. */
-  async function admitUpgrade(request: IncomingMessage, url: URL, door: AuthDoor, params?: Readonly<Record<string, unknown>>): Promise<Checked | null> {
-    if (!services.authRequired) return null;
+  const headersOf = (request: IncomingMessage) => {
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(name, value);
-    const token = credentialOfParams(params) ?? credentialOf(headers, url);
-    return admit(services, door, token, { method: 'GET', url: url.href, headers });
+    return headers;
+  };
+
+  /** A WebSocket upgrade's token: connection params, else the Authorization header, else a `dirledger.token.` subprotocol. Null when authority is off. */
+  async function admitUpgrade(request: IncomingMessage, url: URL, door: AuthDoor, params?: Readonly<Record<string, unknown>>, token?: string): Promise<Checked | null> {
+    if (!services.authRequired) return null;
+    const headers = headersOf(request);
+    const presented = token ?? credentialOfParams(params) ?? credentialOf(headers) ?? credentialOfProtocols(request.headers['sec-websocket-protocol']);
+    return admit(services, door, presented, { method: 'GET', url: url.href, headers });
+  }
+
+  /** Answers an upgrade that carried ?token= with 400 TOKEN_IN_URL (recorded) and true; false when it did not. */
+  function refuseUrlToken(request: IncomingMessage, url: URL, door: AuthDoor, socket: import('node:stream').Duplex): boolean {
+    if (!url.searchParams.has(TokenParam)) return false;
+    const refusal = tokenInUrl(door);
+    void recordRefusal(services, refusal, undefined, { method: 'GET', url: url.href, headers: headersOf(request) });
+    const body = JSON.stringify({ error: { code: 'TOKEN_IN_URL', message: refusal.message } });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    return true;
   }
 
   let server: Server | undefined;
@@ -247,9 +269,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     wsDoor = createWsDoor(services);
     server.on('upgrade', (request, socket, head) => {
       const upgradeUrl = new URL(request.url ?? '/', 'http://localhost');
-      // graphql-ws checks its token in connection_init (or the upgrade's header / ?token=), below.
-      if (upgradeUrl.pathname === graphqlPath) wsServer!.handleUpgrade(request, socket, head, (ws) => wsServer!.emit('connection', ws, request));
-      else if (upgradeUrl.pathname === wsDoorPath) {
+      // graphql-ws checks its token in connection_init (or the upgrade's Authorization header), below.
+      if (upgradeUrl.pathname === graphqlPath) {
+        if (!refuseUrlToken(request, upgradeUrl, 'GRAPHQL_WS', socket)) wsServer!.handleUpgrade(request, socket, head, (ws) => wsServer!.emit('connection', ws, request));
+      } else if (upgradeUrl.pathname === wsDoorPath) {
+        if (refuseUrlToken(request, upgradeUrl, 'WEBSOCKET', socket)) return;
+        // No token at the upgrade (a browser): the first message must carry it.
+        if (services.authRequired && !credentialOf(headersOf(request)) && !credentialOfProtocols(request.headers['sec-websocket-protocol'])) {
+          return wsDoor!.handleUpgrade(request, socket, head, undefined, (token) => admitUpgrade(request, upgradeUrl, 'WEBSOCKET', undefined, token ?? '') as Promise<Checked>);
+        }
         void admitUpgrade(request, upgradeUrl, 'WEBSOCKET').then(
           (checked) => {
             if (checked === null || checked.ok) return wsDoor!.handleUpgrade(request, socket, head, checked?.grant);
@@ -281,7 +309,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
     async function subscribeOne(ctx: WsContext<Record<string, unknown>, Extra>, params: SubscribePayload) {
       const grant = (ctx.extra as { grant?: Grant }).grant;
-      const limited = grant && services.authority.rate(grant, 'GRAPHQL_WS');
+      // The socket's token was checked at connection_init; it may have expired or been revoked since.
+      const lapsed = grant && services.authority.recheck(grant, 'GRAPHQL_WS');
+      if (lapsed) {
+        await recordRefusal(services, lapsed, grant);
+        return [new GraphQLError(lapsed.message, { extensions: { code: lapseCode(lapsed) } })];
+      }
+      const limited = grant && (await services.authority.rate(grant, 'GRAPHQL_WS'));
       if (limited) {
         await recordRefusal(services, limited, grant);
         return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];

@@ -18,6 +18,12 @@ export const ErrorCode = {
   RATE_LIMITED: 'RATE_LIMITED',
   /** A live subscription fell too far behind and was closed; `extensions.cursor` (or `sequence`) says where to resume. */
   SUBSCRIBER_TOO_SLOW: 'SUBSCRIBER_TOO_SLOW',
+  /** The token, or a token it was issued under, was revoked (a live subscription ends with it too). */
+  TOKEN_REVOKED: 'TOKEN_REVOKED',
+  /** The token's `expires` time passed while a live subscription was open. */
+  TOKEN_EXPIRED: 'TOKEN_EXPIRED',
+  /** A token was sent as `?token=` on a door that takes it in a header or connection_init. */
+  TOKEN_IN_URL: 'TOKEN_IN_URL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -47,4 +53,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   RATE_LIMITED: 429,
   SUBSCRIBER_TOO_SLOW: 429,
+  TOKEN_REVOKED: 401,
+  TOKEN_EXPIRED: 401,
+  TOKEN_IN_URL: 400,
 };

@@ -17,6 +17,8 @@ import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
 import { Spool, type SpoolIo } from './ledger/spool.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Authority } from './auth/authority.ts';
+import { redisRateLimiter } from './auth/shared-rate.ts';
+import { localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
 import type { Logger } from './logger.ts';
@@ -50,6 +52,8 @@ export type Services = {
   authority: Authority;
   /** Signs ledger checkpoints: Ed25519, derived from the root key (src/ledger/checkpoint.ts). */
   checkpointKey: CheckpointKey;
+  /** Revoked token ids: the append-only table, the in-memory Set every request checks, the feed between instances. */
+  revocations: Revocations;
   /** False with AUTHORITY=off: every door open (benchmarks only). */
   authRequired: boolean;
   /** This server's base URL as written into contract forms (PUBLIC_URL, else set when the server listens). */
@@ -156,6 +160,14 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     const { events, bytes, oldestAgeMs } = spool.stats();
     return { mode: 'durable', events, bytes, oldestAgeMs };
   };
+  const revocations = new Revocations(
+    database.sql,
+    config.REDIS_URL ? redisFeed(config.REDIS_URL, `${config.LIVE_CHANNEL}:revocations`, logger) : database.url ? postgresFeed(database.url, logger) : localFeed(),
+    logger,
+  );
+  await revocations.start();
+  const sharedRate =
+    config.REDIS_URL && config.AUTH_RATE_PER_SECOND > 0 ? redisRateLimiter(config.REDIS_URL, `${config.LIVE_CHANNEL}:rate`, config.AUTH_RATE_PER_SECOND, config.AUTH_RATE_BURST, logger) : undefined;
   const authority = new Authority({
     rootKey,
     audience: config.AUTH_AUDIENCE,
@@ -163,6 +175,8 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     record: (event) => writer.enqueue(event),
     ratePerSecond: config.AUTH_RATE_PER_SECOND,
     rateBurst: config.AUTH_RATE_BURST,
+    revocations,
+    ...(sharedRate && { sharedRate }),
   });
   const dispatcher = new Dispatcher({
     authorize: callAuthorizer(authority),
@@ -181,11 +195,13 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   const close = async () => {
     await live.close();
     await signal.close();
+    await revocations.close();
+    await sharedRate?.close();
     streams.close();
     await directory.close();
     if (objects instanceof S3ObjectStore) objects.close();
     await spool?.close();
   };
-  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, spool, spoolState, dispatcher, authority, checkpointKey: checkpointKey(rootKey), authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, spool, spoolState, dispatcher, authority, checkpointKey: checkpointKey(rootKey), revocations, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
   return services;
 }

@@ -11,6 +11,7 @@ import {
   describeCaveat,
   parseCaveat,
   pathAllowed,
+  powerWords,
   toolAllowed,
   type AuthDoor,
   type Caveat,
@@ -18,16 +19,23 @@ import {
   type Power,
   type ReadScope,
 } from './caveats.ts';
+import type { SharedRateLimiter } from './shared-rate.ts';
 import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
 
 export const TOKEN_LOCATION = 'dirledger';
-const IDENTIFIER = /^dl1:([0-9a-f]{8}):([0-9a-f]{32})$/;
+/** `dl1:<key id>:<token id>`, then the id of each issuer, nearest first: revoking any of them revokes the token. */
+const IDENTIFIER = /^dl1:([0-9a-f]{8}):([0-9a-f]{32})((?::[0-9a-f]{32}){0,16})$/;
+/** Issuers an identifier may name; a token this deep issues no more tokens. */
+export const LINEAGE_MAX_ISSUERS = 16;
+const lineageOf = (id: RegExpExecArray) => [id[2]!, ...(id[3] ? id[3].slice(1).split(':') : [])];
 
 /** What a verified token lets its holder do; built once per request. */
 export type Grant = Readonly<{
   tokenId: string;
   /** Who the ledger records as the caller. */
   caller: string;
+  /** This token's id, then its issuers' ids, nearest first. */
+  lineage: readonly string[];
   /** True for a token with no caveats at all. */
   admin: boolean;
   caveats: readonly Caveat[];
@@ -43,7 +51,7 @@ export type Grant = Readonly<{
   powers: ReadonlySet<Power>;
 }>;
 
-export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate';
+export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked';
 
 export type Refusal = Readonly<{
   limit: RefusalLimit;
@@ -55,7 +63,7 @@ export type Refusal = Readonly<{
   reason: string;
   /** What the caller is told: plain for a bad credential, the limit for a caveat. */
   message: string;
-  status: 401 | 403 | 429;
+  status: 400 | 401 | 403 | 429;
   retryAfterSeconds?: number;
   tokenId?: string;
 }>;
@@ -76,12 +84,16 @@ export type AuthorityOptions = {
   ratePerSecond: number;
   rateBurst: number;
   now?: () => Date;
+  /** Rate limits shared by every instance (REDIS_URL); absent: a token bucket in this process. */
+  sharedRate?: SharedRateLimiter;
+  /** Revoked token ids, checked in memory on every request (absent: nothing is ever revoked). */
+  revocations?: { revokedIn(lineage: readonly string[]): string | undefined };
 };
 
 const PLAIN = 'Missing or invalid credential.';
 
 /** A token whose signature verified and whose caveats parsed: what does not change between requests. */
-type Verified = { token: Macaroon; tokenId: string; caveats: Caveat[]; counterKeys: Map<number, string> };
+type Verified = { token: Macaroon; tokenId: string; lineage: string[]; caveats: Caveat[]; counterKeys: Map<number, string> };
 
 /** Uses taken under each counter; bpchar[] so the char(64) primary key is used (text[] would scan the table). */
 export const usesOfSql = 'SELECT counter, uses FROM token_uses WHERE counter = ANY($1::bpchar[])';
@@ -89,10 +101,11 @@ export const usesOfSql = 'SELECT counter, uses FROM token_uses WHERE counter = A
 /** The short id of a root key that every token it signs names, so a token of another key is told apart. */
 const keyIdOf = (rootKey: Buffer) => createHash('sha256').update('dirledger key id').update(rootKey).digest('hex').slice(0, 8);
 
-function mintWithId(rootKey: Buffer, keyId: string, caveats: readonly string[]): { token: string; tokenId: string } {
+function mintWithId(rootKey: Buffer, keyId: string, caveats: readonly string[], issuers: readonly string[] = []): { token: string; tokenId: string } {
   for (const caveat of caveats) parseCaveat(caveat);
   const tokenId = randomBytes(16).toString('hex');
-  return { token: serialize(mint(rootKey, TOKEN_LOCATION, `dl1:${keyId}:${tokenId}`, caveats)), tokenId };
+  const identifier = [`dl1:${keyId}`, tokenId, ...issuers].join(':');
+  return { token: serialize(mint(rootKey, TOKEN_LOCATION, identifier, caveats)), tokenId };
 }
 
 /** A token signed with the root key, without an Authority (nothing but the key is needed to mint): the CLI, benchmarks, tests. */
@@ -124,7 +137,7 @@ export class Authority {
   hookGrant(tool: string): Grant {
     const texts = [`tools = ${tool}`, 'doors = WEBHOOK', 'powers = call', 'read = none'];
     const caveats = texts.map(parseCaveat);
-    return Object.freeze({ tokenId: 'hook', caller: `hook:${tool}`.slice(0, 512), admin: false, caveats, texts, counters: [], read: 'none', powers: new Set<Power>(['call']) });
+    return Object.freeze({ tokenId: 'hook', lineage: [], caller: `hook:${tool}`.slice(0, 512), admin: false, caveats, texts, counters: [], read: 'none', powers: new Set<Power>(['call']) });
   }
 
   /** Verifies a presented token for one door: signature, time window, audience and door caveats. */
@@ -144,7 +157,12 @@ export class Authority {
         this.verified.set(text, verified);
       }
     }
-    const { token, tokenId, caveats, counterKeys } = verified;
+    const { token, tokenId, lineage, caveats, counterKeys } = verified;
+    const revoked = this.options.revocations?.revokedIn(lineage);
+    if (revoked !== undefined) {
+      const reason = revoked === tokenId ? 'the token was revoked' : `the token was issued under token ${revoked}, which was revoked`;
+      return { ok: false, refusal: { limit: 'revoked', door, reason, message: 'This token was revoked.', status: 401, tokenId } };
+    }
     let task: string | undefined;
     let agent: string | undefined;
     let read: ReadScope = 'all';
@@ -195,6 +213,7 @@ export class Authority {
     if (read === 'task' && task === undefined) read = 'none';
     const grant: Grant = Object.freeze({
       tokenId,
+      lineage,
       caller: `token:${tokenId}`,
       admin: caveats.length === 0,
       caveats,
@@ -204,9 +223,32 @@ export class Authority {
       ...(task !== undefined && { task }),
       ...(agent !== undefined && { agent }),
       read,
-      powers: powers ?? new Set<Power>(['call', 'ingest', 'issue']),
+      powers: powers ?? new Set<Power>(caveats.length === 0 ? ['call', 'ingest', 'issue', 'revoke'] : ['call', 'ingest', 'issue']),
     });
     return { ok: true, grant };
+  }
+
+  /** The earliest `expires` of a grant, if it has one. */
+  expiryOf(grant: Grant): Date | undefined {
+    let at: Date | undefined;
+    for (const caveat of grant.caveats) if (caveat.kind === 'expires' && (!at || caveat.at < at)) at = caveat.at;
+    return at;
+  }
+
+  /** What can change about a verified grant while a connection stays open: its expiry and revocation. */
+  recheck(grant: Grant, door: AuthDoor): Refusal | null {
+    const revoked = this.options.revocations?.revokedIn(grant.lineage);
+    if (revoked !== undefined) {
+      const reason = revoked === grant.tokenId ? 'the token was revoked' : `the token was issued under token ${revoked}, which was revoked`;
+      return { limit: 'revoked', door, reason, message: 'This token was revoked.', status: 401, tokenId: grant.tokenId };
+    }
+    const now = this.now();
+    for (const [i, caveat] of grant.caveats.entries()) {
+      if (caveat.kind === 'expires' && now >= caveat.at) {
+        return { limit: 'expires', caveat: grant.texts[i], door, reason: `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`, message: `This token expired at ${caveat.at.toISOString()}.`, status: 403, tokenId: grant.tokenId };
+      }
+    }
+    return null;
   }
 
   /** Signature and caveat syntax: everything about a token that does not depend on when or where it is used. */
@@ -233,7 +275,7 @@ export class Authority {
       }
       if (caveats[i]!.kind === 'uses') counterKeys.set(i, createHash('sha256').update(chain[i + 1]!).digest('hex'));
     }
-    return { token, tokenId, caveats, counterKeys };
+    return { token, tokenId, lineage: lineageOf(id), caveats, counterKeys };
   }
 
   /** The tool and path caveats, and the call power, for one call (before anything else about it is checked). */
@@ -295,7 +337,7 @@ export class Authority {
   requirePower(grant: Grant, power: Power, door: AuthDoor, tool?: string): Refusal | null {
     if (grant.powers.has(power)) return null;
     const i = grant.caveats.findLastIndex((c) => c.kind === 'powers');
-    const words = { call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens' }[power];
+    const words = powerWords[power];
     return { limit: 'power', caveat: grant.texts[i], door, ...(tool && { tool }), reason: `the token lacks the ${power} power`, message: `This token may not ${words}.`, status: 403, tokenId: grant.tokenId };
   }
 
@@ -339,10 +381,14 @@ export class Authority {
     return grant.counters.map((c) => ({ caveat: c.caveat, used: used.get(c.key) ?? 0, max: c.max }));
   }
 
-  /** Per-token rate limit (token bucket, per process): a Refusal with retryAfterSeconds when over it. */
-  rate(grant: Grant, door: AuthDoor): Refusal | null {
-    const { ratePerSecond, rateBurst } = this.options;
+  /**
+   * Per-token rate limit, shared by every instance through Redis when configured, else a token bucket
+   * in this process: a Refusal with retryAfterSeconds when over it.
+   */
+  rate(grant: Grant, door: AuthDoor): Refusal | null | Promise<Refusal | null> {
+    const { ratePerSecond, rateBurst, sharedRate } = this.options;
     if (ratePerSecond <= 0) return null;
+    if (sharedRate) return sharedRate.take(grant.tokenId).then((verdict) => (verdict.ok ? null : this.overRate(door, grant.tokenId, verdict.retryAfterSeconds)));
     const now = this.now().getTime();
     const bucket = this.buckets.get(grant.tokenId) ?? { tokens: rateBurst, at: now };
     bucket.tokens = Math.min(rateBurst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
@@ -353,8 +399,12 @@ export class Authority {
       bucket.tokens -= 1;
       return null;
     }
-    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond));
-    return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId: grant.tokenId };
+    return this.overRate(door, grant.tokenId, Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond)));
+  }
+
+  private overRate(door: AuthDoor, tokenId: string, retryAfterSeconds: number): Refusal {
+    const { ratePerSecond, rateBurst } = this.options;
+    return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId };
   }
 
   /** Records a refusal as a REFUSAL event of its action (background writer; a failure is the caller's to log). */
@@ -374,11 +424,7 @@ export class Authority {
    * new token also carries every limit of the issuer except its powers and use counts, so it is
    * never wider than the issuer in tools, doors, time, task, agent, folders, audience or reads.
    */
-  issue(
-    grant: Grant,
-    door: AuthDoor,
-    input: unknown,
-  ): { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string } {
+  issue(grant: Grant, door: AuthDoor, input: unknown, extra: readonly string[] = []): Issue {
     const refusal = this.requirePower(grant, 'issue', door);
     if (refusal) return { ok: false, refusal };
     const parsed = CaveatInput.safeParse(input);
@@ -392,9 +438,35 @@ export class Authority {
     } catch (error) {
       return { ok: false, invalid: `Invalid caveats: ${(error as Error).message}.` };
     }
+    if (grant.lineage.length > LINEAGE_MAX_ISSUERS) return { ok: false, invalid: `This token is the last of ${LINEAGE_MAX_ISSUERS} tokens issued one from another and may not issue more.` };
     const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
-    const texts = [...inherited, ...asked];
-    return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts), caveats: texts, limits: describeLimits(texts) };
+    const texts = [...inherited, ...asked, ...extra];
+    return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts, grant.lineage), caveats: texts, limits: describeLimits(texts) };
+  }
+
+  /**
+   * Issues a token as the issueToken mutation does: a `uses` issuer spends one use per token issued
+   * (consumeUse: exact under concurrency) and the new token gets at most the uses the issuer had
+   * left; only a holder of the revoke power may pass it on. Time, tools and every other limit are
+   * inherited (issue()), so they are never wider than the issuer's.
+   */
+  async issueCounted(grant: Grant, door: AuthDoor, input: unknown): Promise<Issue> {
+    const power = this.requirePower(grant, 'issue', door);
+    if (power) return { ok: false, refusal: power };
+    const asked = (input && typeof input === 'object' ? input : {}) as { uses?: unknown; powers?: unknown };
+    if (Array.isArray(asked.powers) && asked.powers.includes('revoke') && !grant.powers.has('revoke')) {
+      return { ok: false, refusal: { ...this.requirePower(grant, 'revoke', door)!, reason: 'the token lacks the revoke power it asked to pass on' } };
+    }
+    if (grant.counters.length === 0) return this.issue(grant, door, input);
+    const left = Math.min(...(await this.usesOf(grant)).map((u) => u.max - u.used));
+    if (typeof asked.uses === 'number' && asked.uses > left) {
+      const counter = grant.counters[0]!;
+      return { ok: false, refusal: { limit: 'uses', caveat: counter.caveat, door, reason: `asked to issue a token with ${asked.uses} uses, ${left} left`, message: `This token has ${left} use${left === 1 ? '' : 's'} left and may not issue a token with more.`, status: 403, tokenId: grant.tokenId } };
+    }
+    const issued = this.issue(grant, door, input, left > 0 && asked.uses === undefined ? [`uses <= ${left}`] : []);
+    if (!issued.ok) return issued;
+    const spent = await this.consumeUse(grant, door);
+    return spent ? { ok: false, refusal: { ...spent, reason: `${spent.reason}: no token issued` } } : issued;
   }
 
   /** Narrows a token offline, as any holder can: appends caveats without the root key. */
@@ -408,6 +480,8 @@ export class Authority {
     return this.options.now?.() ?? new Date();
   }
 }
+
+export type Issue = { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string };
 
 class Exhausted extends Error {
   constructor(readonly counter: { key: string; max: number; caveat: string }) {
@@ -431,10 +505,11 @@ export function describeLimits(texts: readonly string[]): string[] {
 }
 
 /** What anyone can read of a token without the key: its id and limits. Throws MalformedToken. */
-export function inspect(tokenText: string): { tokenId: string | null; caveats: string[]; limits: string[] } {
+export function inspect(tokenText: string): { tokenId: string | null; issuedBy: string[]; caveats: string[]; limits: string[] } {
   const token = parse(tokenText);
   const id = IDENTIFIER.exec(token.identifier);
-  return { tokenId: id ? id[2]! : null, caveats: token.caveats, limits: describeLimits(token.caveats) };
+  const lineage = id ? lineageOf(id) : [];
+  return { tokenId: lineage[0] ?? null, issuedBy: lineage.slice(1), caveats: token.caveats, limits: describeLimits(token.caveats) };
 }
 
 /** The REFUSAL event for a refusal, linked to its action. */

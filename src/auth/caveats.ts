@@ -11,7 +11,8 @@
 //   folders = docs/,src/          file rows and path arguments only inside these folders
 //   audience = dirledger          only at the server that calls itself this
 //   read = none|task|all          what the holder may read of the ledger
-//   powers = call,ingest,issue    what else the holder may do (absent: everything)
+//   powers = call,ingest,issue,revoke  what else the holder may do (absent: call, ingest, issue; an
+//                                 admin token, with no caveats at all, also revoke)
 //   collector = agent-7           which collectors' batches (and positions) it may append
 import path from 'node:path';
 import { z } from 'zod';
@@ -20,7 +21,7 @@ export const AuthDoors = ['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'G
 export type AuthDoor = (typeof AuthDoors)[number];
 export const ReadScopes = ['none', 'task', 'all'] as const;
 export type ReadScope = (typeof ReadScopes)[number];
-export const Powers = ['call', 'ingest', 'issue'] as const;
+export const Powers = ['call', 'ingest', 'issue', 'revoke'] as const;
 export type Power = (typeof Powers)[number];
 
 export type Caveat =
@@ -162,7 +163,7 @@ export function describeCaveat(caveat: Caveat): string {
     case 'read':
       return caveat.scope === 'none' ? 'Reads nothing of the ledger.' : caveat.scope === 'task' ? "Reads only its own task's events." : 'Reads the whole ledger.';
     case 'powers':
-      return `May only ${caveat.powers.map((p) => ({ call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens' })[p]).join(', ')}.`;
+      return `May only ${caveat.powers.map((p) => powerWords[p]).join(', ')}.`;
     case 'collector': {
       const names = caveat.names.filter((n) => !n.endsWith('*'));
       const prefixes = caveat.names.filter((n) => n.endsWith('*')).map((n) => n.slice(0, -1));
@@ -171,6 +172,9 @@ export function describeCaveat(caveat: Caveat): string {
     }
   }
 }
+
+/** What each power lets the holder do, in words. */
+export const powerWords: Record<Power, string> = { call: 'call tools', ingest: 'append ledger batches', issue: 'issue tokens', revoke: 'revoke tokens' };
 
 /** A tool name against a `tools` caveat's names and prefixes. */
 export function toolAllowed(names: readonly string[], tool: string): boolean {

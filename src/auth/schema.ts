@@ -8,6 +8,7 @@ import { inspect, type Grant } from './authority.ts';
 import { AuthDoors, Powers, ReadScopes, type AuthDoor } from './caveats.ts';
 import { checkOfflineGrant, GrantRefused, grantEvent, type GrantRecord } from './grants.ts';
 import { MalformedToken } from './macaroon.ts';
+import type { Revocation } from './revocations.ts';
 
 export const AuthDoorEnum = builder.enumType('AuthDoor', {
   description: 'A door a token may be limited to.',
@@ -18,8 +19,8 @@ const ReadScopeEnum = builder.enumType('ReadScope', {
   values: ReadScopes.map((s) => s.toUpperCase()) as ['NONE', 'TASK', 'ALL'],
 });
 const PowerEnum = builder.enumType('Power', {
-  description: 'What a token may do besides reading: call tools, append ledger batches, issue tokens.',
-  values: Powers.map((p) => p.toUpperCase()) as ['CALL', 'INGEST', 'ISSUE'],
+  description: 'What a token may do besides reading: call tools, append ledger batches, issue tokens, revoke tokens.',
+  values: Powers.map((p) => p.toUpperCase()) as ['CALL', 'INGEST', 'ISSUE', 'REVOKE'],
 });
 
 const IssueTokenInput = builder.inputType('IssueTokenInput', {
@@ -51,7 +52,19 @@ export const IssuedTokenRef = builder.objectRef<Issued>('IssuedToken').implement
   }),
 });
 
-type Inspection = { tokenId: string | null; caveats: string[]; limits: string[]; valid: boolean; uses: { caveat: string; used: number; max: number }[] | null };
+const TokenRevocationRef = builder.objectRef<Revocation & { already?: boolean }>('TokenRevocation').implement({
+  description: 'A revocation, as recorded (append-only): the id revoked, by whom, when and why.',
+  fields: (t) => ({
+    tokenId: t.exposeString('tokenId', { description: 'The revoked id: the token itself, or a token it was issued under.' }),
+    reason: t.exposeString('reason'),
+    revokedBy: t.exposeString('revokedBy', { description: 'The caller that revoked it (`token:<id>`).' }),
+    revokedAt: t.expose('revokedAt', { type: 'DateTime' }),
+    actionId: t.exposeString('actionId', { description: 'The action under which the REVOCATION ledger event is filed.' }),
+    already: t.boolean({ description: 'On revokeToken: true when the id had been revoked before (this is that first revocation).', resolve: (r) => r.already ?? false }),
+  }),
+});
+
+type Inspection = { tokenId: string | null; issuedBy: string[]; caveats: string[]; limits: string[]; valid: boolean; uses: { caveat: string; used: number; max: number }[] | null; revocation: Revocation | null };
 const TokenUseRef = builder.objectRef<{ caveat: string; used: number; max: number }>('TokenUse').implement({
   description: 'Uses taken under one `uses <= N` caveat.',
   fields: (t) => ({ caveat: t.exposeString('caveat'), used: t.exposeInt('used'), max: t.exposeInt('max') }),
@@ -60,10 +73,13 @@ const TokenInspectionRef = builder.objectRef<Inspection>('TokenInspection').impl
   description: "What anyone can read of a token: its id and limits. `valid` and `uses` only say whether this server's key signed it.",
   fields: (t) => ({
     tokenId: t.exposeString('tokenId', { nullable: true }),
+    issuedBy: t.exposeStringList('issuedBy', { description: 'The ids of the tokens it was issued under, nearest first; revoking any of them revokes it.' }),
     caveats: t.exposeStringList('caveats'),
     limits: t.exposeStringList('limits'),
     valid: t.exposeBoolean('valid', { description: 'This server signed it and it is usable now (not expired, not for another audience).' }),
     uses: t.field({ type: [TokenUseRef], nullable: true, description: 'Per `uses` caveat, the uses spent so far (when valid).', resolve: (i) => i.uses }),
+    revoked: t.boolean({ description: 'It, or a token it was issued under, was revoked.', resolve: (i) => i.revocation !== null }),
+    revocation: t.field({ type: TokenRevocationRef, nullable: true, description: 'When revoked: which id, by whom, when and why.', resolve: (i) => i.revocation }),
   }),
 });
 
@@ -80,7 +96,7 @@ function grantOf(ctx: Context): Grant {
 builder.mutationField('issueToken', (t) =>
   t.field({
     type: IssuedTokenRef,
-    description: 'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses.',
+    description: 'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
     args: { input: t.arg({ type: IssueTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const door = doorOfCaller[ctx.caller.door];
@@ -88,7 +104,7 @@ builder.mutationField('issueToken', (t) =>
       const plain = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
       if (plain.read) plain.read = String(plain.read).toLowerCase();
       if (plain.powers) plain.powers = (plain.powers as string[]).map((p) => p.toLowerCase());
-      const issued = ctx.services.authority.issue(grant, door, plain);
+      const issued = await ctx.services.authority.issueCounted(grant, door, plain);
       if (!issued.ok) {
         if ('invalid' in issued) throw new DomainError(ErrorCode.BAD_INPUT, issued.invalid);
         await ctx.services.authority.record(issued.refusal, { actionId: crypto.randomUUID(), ...(grant.task && { task: grant.task }) });
@@ -130,7 +146,9 @@ builder.mutationField('recordGrant', (t) =>
       await recordGrant(ctx, record);
       const checked = ctx.services.authority.authenticate(token, door);
       const valid = checked.ok || !['credential', 'not_before', 'expires'].includes(checked.refusal.limit);
-      return { ...inspect(token), valid, uses: null };
+      const read = inspect(token);
+      const revocation = read.tokenId ? await ctx.services.revocations.find([read.tokenId, ...read.issuedBy]) : null;
+      return { ...read, valid, uses: null, revocation };
     },
   }),
 );
@@ -150,9 +168,77 @@ builder.queryField('inspectToken', (t) =>
       }
       const checked = ctx.services.authority.authenticate(token, doorOfCaller[ctx.caller.door]);
       // Signed here and inside its time window and audience; a door or tool caveat does not make it invalid.
-      const valid = checked.ok || !['credential', 'not_before', 'expires'].includes(checked.refusal.limit);
+      const valid = checked.ok || !['credential', 'not_before', 'expires', 'revoked'].includes(checked.refusal.limit);
       const uses = checked.ok ? await ctx.services.authority.usesOf(checked.grant) : null;
-      return { ...read, valid, uses };
+      // Only a token this server signed names a lineage worth looking up.
+      const signed = checked.ok || checked.refusal.limit !== 'credential' || checked.refusal.reason.startsWith('the token is for audience');
+      const revocation = signed && read.tokenId ? await ctx.services.revocations.find([read.tokenId, ...read.issuedBy]) : null;
+      return { ...read, valid, uses, revocation };
+    },
+  }),
+);
+
+const TOKEN_ID = /^[0-9a-f]{32}$/;
+const REASON_MAX_CHARS = 1_000;
+
+/** A token id, or a whole token (its id is read from it). */
+function tokenIdOf(value: string): string {
+  const lower = value.trim().toLowerCase();
+  if (TOKEN_ID.test(lower)) return lower;
+  try {
+    const id = inspect(value.trim()).tokenId;
+    if (id) return id;
+  } catch {
+    // answered below
+  }
+  throw new DomainError(ErrorCode.BAD_INPUT, `Expected a token id (32 hexadecimal characters) or a dirledger token, got ${JSON.stringify(value.slice(0, 40))}.`, { field: 'tokenId' });
+}
+
+function reasonOf(value: string): string {
+  const reason = value.trim();
+  if (!reason) throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a reason for the revocation, got an empty one.', { field: 'reason' });
+  if (reason.length > REASON_MAX_CHARS) throw new DomainError(ErrorCode.BAD_INPUT, `Expected a reason of at most ${REASON_MAX_CHARS} characters, got ${reason.length}.`, { field: 'reason' });
+  if (!reason.isWellFormed() || reason.includes('\0')) throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a reason without NUL characters or lone surrogates.', { field: 'reason' });
+  return reason;
+}
+
+builder.mutationField('revokeToken', (t) =>
+  t.field({
+    type: TokenRevocationRef,
+    description:
+      'Revokes a token by its id, and with it every token narrowed or issued from it (needs the revoke power; an admin token has it). Recorded append-only, as a REVOCATION ledger event; every instance refuses the token within a second, and its live subscriptions end with TOKEN_REVOKED.',
+    args: {
+      tokenId: t.arg.string({ required: true, description: 'The token id (from inspectToken or a refusal), or the whole token.' }),
+      reason: t.arg.string({ required: true, description: 'Why, in words (recorded).' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const door = doorOfCaller[ctx.caller.door];
+      const grant = grantOf(ctx);
+      const actionId = currentInvocation()?.actionId ?? crypto.randomUUID();
+      const refusal = ctx.services.authority.requirePower(grant, 'revoke', door);
+      if (refusal) {
+        await ctx.services.authority.record(refusal, { actionId, ...(grant.task && { task: grant.task }) });
+        throw new DomainError(ErrorCode.FORBIDDEN, refusal.message, { limit: refusal.limit });
+      }
+      const tokenId = tokenIdOf(args.tokenId);
+      const reason = reasonOf(args.reason);
+      const { revocation, already } = await ctx.services.revocations.revoke({ tokenId, reason, revokedBy: grant.caller, actionId });
+      // The table makes it effective; the ledger event is its record. Its id is fixed per token, so a retry after a failed write adds it once.
+      await ctx.services.writer.writeNow([
+        {
+          id: `revocation:${tokenId}`,
+          actionId: revocation.actionId,
+          kind: 'REVOCATION',
+          direction: 'IN',
+          status: 'REVOKED',
+          ...(grant.task && { task: grant.task }),
+          ...(grant.agent && { agent: grant.agent }),
+          occurredAt: revocation.revokedAt,
+          payload: { state: 'NONE' },
+          metadata: { capture: 'authority', tokenId, reason: revocation.reason, revokedBy: revocation.revokedBy, door },
+        },
+      ]);
+      return { ...revocation, already };
     },
   }),
 );

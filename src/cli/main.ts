@@ -279,6 +279,21 @@ token
   });
 
 token
+  .command('revoke')
+  .description('Revoke a token, and every token narrowed or issued from it, on a running server (the caller\'s token needs the revoke power). Recorded as a REVOCATION ledger event.')
+  .argument('<token-id>', 'the token id (32 hex characters), or the whole token')
+  .requiredOption('--reason <words>', 'why (recorded with the revocation)')
+  .option('--url <url>', 'the server (default $DIRLEDGER_URL, else http://127.0.0.1:$PORT)')
+  .option('--token <token>', "the caller's token, sent as authorization: Bearer <token>")
+  .option('--json', 'print the revocation as JSON')
+  .addHelpText('after', `\n${tokenHelp}`)
+  .action(async (id: string, opts: { reason: string; url?: string; token?: string; json?: boolean }) => {
+    const { revoke } = await import('./revoke.ts');
+    const caller = resolveToken(opts.token);
+    process.exitCode = await revoke(id, { reason: opts.reason, url: serverUrl(opts.url), ...(caller && { token: caller }), ...(opts.json && { json: true }) });
+  });
+
+token
   .command('narrow')
   .description('Add caveats to a token offline (no key needed; nobody can remove them again) and print the narrower token.')
   .argument('<token>', 'the token to narrow')

@@ -43,7 +43,7 @@ function line(e: TailEvent): string {
 
 /** graphql-ws closes a connection whose connection_init it refuses with 4403 (or 4401 before one arrives). */
 const refusedClose = (error: unknown) => [4401, 4403, 4429].includes((error as { code?: unknown } | null)?.code as number);
-const refusalCodes = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED']);
+const refusalCodes = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TOKEN_EXPIRED', 'TOKEN_REVOKED']);
 
 /** Prints events until interrupted (or `limit`); returns the exit code (0, 2 refused as bad input, 3 unreachable, 4 refused for its credential). */
 export async function tail(opts: TailOptions, out = process.stdout, err = process.stderr, signal?: AbortSignal): Promise<number> {

@@ -26,6 +26,8 @@ export type Database = {
   /** Bytes the database takes on disk: its data folder for embedded PGlite, pg_database_size on PostgreSQL. */
   sizeBytes(): Promise<number>;
   close(): Promise<void>;
+  /** The connection URL, when kind is 'postgres' (for a connection of its own, such as LISTEN). */
+  url?: string;
   /** The embedded instance, when kind is 'pglite'. */
   pglite?: PGlite;
   /** The data folder's lock, when PGlite keeps its data in a folder (one process per folder). */
@@ -46,6 +48,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       prisma,
       sql,
       kind: 'postgres',
+      url: target.url,
       adapterFactory: migrationFactory,
       // In a child process with its own connection: the schema engine's memory leaves with it.
       migrate: async () => ((await hasPendingMigrations(sql)) ? migrateInChild({ url: target.url }) : []),

@@ -324,9 +324,12 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
         'WEBSOCKET',
         'javascript',
         [
-          // Browsers cannot set headers on a WebSocket: the token goes in the URL.
-          `const ws = new WebSocket(${JSON.stringify(`${wsBase}/api/ws?token=${TokenPlaceholder}`)});`,
-          `ws.onopen = () => ws.send(JSON.stringify({ type: 'call', id: crypto.randomUUID(), ...${canonicalJson} }));`,
+          // Browsers cannot set headers on a WebSocket, and a URL is kept by proxies: the token goes in the first message.
+          `const ws = new WebSocket(${JSON.stringify(`${wsBase}/api/ws`)});`,
+          `ws.onopen = () => {`,
+          `  ws.send(JSON.stringify({ type: 'auth', token: ${JSON.stringify(TokenPlaceholder)} }));`,
+          `  ws.send(JSON.stringify({ type: 'call', id: crypto.randomUUID(), ...${canonicalJson} }));`,
+          `};`,
           `ws.onmessage = (event) => { console.log(event.data); ws.close(); };`,
         ].join('\n'),
       ),

@@ -8,7 +8,37 @@ import { TokenParam } from '../directory/forms.ts';
 import type { Services } from '../services.ts';
 import { json } from './respond.ts';
 
-/** `Authorization: Bearer …`, else the `token` query parameter (links, webhooks, browser WebSockets). */
+/**
+ * Doors that take their token in a header, a subprotocol, connection_init or a first message, and
+ * answer a `?token=` with 400 TOKEN_IN_URL (proxies and browser history keep URLs). The query token
+ * stays on the doors the seed's one-line URL and credential-free links need: GET/POST
+ * /api/tools/:name (LINK_URL, LINK_REST), /mcp (LINK_MCP), webhooks (/hooks/:name, whose senders
+ * often cannot set a header) and the rest of the plain HTTP doors.
+ */
+export const noQueryTokenDoors: ReadonlySet<AuthDoor> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
+
+/** The refusal of a token sent in the URL of a door that does not take it there (recorded; the ledger redacts the token). */
+export function tokenInUrl(door: AuthDoor): Refusal {
+  return {
+    limit: 'credential',
+    door,
+    reason: 'a token was sent as ?token= in the URL, which this door does not take',
+    message: `The ${door} door does not take a token in the URL (?token=), where proxies and browser history keep it: send it as \`Authorization: Bearer …\`${door === 'GRAPHQL_WS' ? ' or in the connection_init payload' : door === 'WEBSOCKET' ? ', a `dirledger.token.<token>` subprotocol, or a first message {"type":"auth","token":…}' : ''}.`,
+    status: 400,
+  };
+}
+
+/** The token in a `Sec-WebSocket-Protocol` entry `dirledger.token.<token>` (browsers cannot set headers on a WebSocket). */
+export const tokenSubprotocolPrefix = 'dirledger.token.';
+export function credentialOfProtocols(header: string | undefined): string | undefined {
+  for (const entry of (header ?? '').split(',')) {
+    const protocol = entry.trim();
+    if (protocol.startsWith(tokenSubprotocolPrefix)) return protocol.slice(tokenSubprotocolPrefix.length) || undefined;
+  }
+  return undefined;
+}
+
+/** `Authorization: Bearer …`, else the `token` query parameter (links, webhooks). */
 export function credentialOf(headers: Headers, url?: URL): string | undefined {
   const value = headers.get('authorization');
   const bearer = value ? /^Bearer\s+(\S+)\s*$/i.exec(value)?.[1] : undefined;
@@ -26,7 +56,7 @@ export function credentialOfParams(params: Readonly<Record<string, unknown>> | u
 /** Authenticates a door request and applies the per-token rate limit; refusals are recorded. */
 export async function admit(services: Services, door: AuthDoor, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
   const checked = services.authority.authenticate(token, door);
-  const refusal = checked.ok ? services.authority.rate(checked.grant, door) : checked.refusal;
+  const refusal = checked.ok ? await services.authority.rate(checked.grant, door) : checked.refusal;
   if (!refusal) return checked;
   await recordRefusal(services, refusal, checked.ok ? checked.grant : undefined, request);
   return { ok: false, refusal };
@@ -53,7 +83,7 @@ export async function recordRefusal(services: Services, refusal: Refusal, grant:
 
 /** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal): Response {
-  const code = refusal.status === 401 ? 'UNAUTHENTICATED' : refusal.status === 429 ? 'RATE_LIMITED' : 'FORBIDDEN';
+  const code = refusal.status === 400 ? 'TOKEN_IN_URL' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : refusal.status === 401 ? 'UNAUTHENTICATED' : refusal.status === 429 ? 'RATE_LIMITED' : 'FORBIDDEN';
   const headers: Record<string, string> = {};
   if (refusal.status === 401) headers['www-authenticate'] = 'Bearer realm="dirledger"';
   if (refusal.retryAfterSeconds) headers['retry-after'] = String(refusal.retryAfterSeconds);

@@ -2,6 +2,10 @@
 // path). Text frames only, one JSON message each:
 //   in:  {"type": "call", "id"?: string, "tool": NAME, "args"?: {...}, "dryRun"?: bool, "form"?: FORM}
 //        {"type": "ping", "id"?: string}
+//        {"type": "auth", "token": TOKEN}   first, when the upgrade carried no token (a browser cannot
+//                                           set a header); never recorded as an exchange
+//   A token goes in the Authorization header, a `dirledger.token.<token>` subprotocol entry (with
+//   `dirledger` beside it) or the auth message; never in the URL (?token= is 400 TOKEN_IN_URL).
 //   out: {"type": "result", "id", "result": DispatchResult}
 //        {"type": "error", "id", "error": {"code", "message"}}   (the message was not a call)
 //        {"type": "pong", "id"}
@@ -11,7 +15,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
-import type { Grant } from '../auth/authority.ts';
+import type { Checked, Grant } from '../auth/authority.ts';
 import { runWithGrant } from '../auth/current.ts';
 import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
@@ -30,9 +34,16 @@ const InMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('ping'), id: Id }),
 ]);
 
+/** How long a socket opened without a token has to send its auth message. */
+const AUTH_WAIT_MS = 10_000;
+const AuthMessage = z.strictObject({ type: z.literal('auth'), token: z.string().min(1).max(8_192) });
+
 export type WsDoor = {
-  /** `grant`: the token the upgrade presented (checked by app.ts); every call on the socket runs under it. */
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, grant?: Grant): void;
+  /**
+   * `grant`: the token the upgrade presented (checked by app.ts); every call on the socket runs under it.
+   * `authenticate`: the upgrade carried no token, so the first message must (checked and recorded by it).
+   */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, grant?: Grant, authenticate?: (token: string | undefined) => Promise<Checked>): void;
   close(): Promise<void>;
 };
 
@@ -42,14 +53,55 @@ export function createWsDoor(services: Services): WsDoor {
     maxPayload: services.config.PAYLOAD_MAX_BYTES,
     handleProtocols: (protocols) => (protocols.has(wsSubprotocol) ? wsSubprotocol : false),
   });
-  wss.on('connection', (socket: WebSocket, request: IncomingMessage, grant?: Grant) => {
+  wss.on('connection', (socket: WebSocket, request: IncomingMessage, upgradeGrant?: Grant, authenticate?: (token: string | undefined) => Promise<Checked>) => {
     const url = `ws://${request.headers.host ?? 'localhost'}${request.url ?? wsDoorPath}`;
     // An action id names one call, never a whole socket.
     const { actionId: _socketAction, ...invocation } = invocationFromHeaders(request.headers as Record<string, string>);
+    // Messages wait for the auth message's verdict, in order.
+    let admitted: Promise<Grant | undefined | null> = Promise.resolve(upgradeGrant);
+    let settle: ((grant: Grant | null) => void) | undefined;
+    if (authenticate) {
+      admitted = new Promise((resolve) => (settle = resolve));
+      const timer = setTimeout(() => refuse(4401, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`), AUTH_WAIT_MS);
+      timer.unref();
+      socket.once('close', () => clearTimeout(timer));
+    }
+    const refuse = (code: number, errorCode: string, message: string) => {
+      settle?.(null);
+      settle = undefined;
+      if (socket.readyState === socket.OPEN) {
+        socket.send(JSON.stringify({ type: 'error', error: { code: errorCode, message } }));
+        socket.close(code, errorCode);
+      }
+    };
     socket.on('message', (data: RawData, isBinary: boolean) => {
-      void runWithGrant(grant, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary))
+      if (settle) {
+        const first = settle;
+        settle = undefined;
+        let token: string | undefined;
+        try {
+          const parsed = AuthMessage.safeParse(JSON.parse(toBuffer(data).toString('utf8')));
+          if (parsed.success) token = parsed.data.token;
+        } catch {
+          // not JSON: refused below as no credential
+        }
+        void authenticate!(token).then(
+          (checked) => {
+            if (checked.ok) return first(checked.grant);
+            const { refusal } = checked;
+            refuse(refusal.status === 429 ? 4429 : refusal.status === 403 ? 4403 : 4401, refusal.status === 429 ? 'RATE_LIMITED' : refusal.status === 403 ? 'FORBIDDEN' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : 'UNAUTHENTICATED', refusal.message);
+          },
+          (error) => {
+            services.logger.error({ err: error }, 'checking a WebSocket auth message failed');
+            refuse(1011, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
+          },
+        );
+        return;
+      }
+      void admitted
+        .then((grant) => (grant === null ? undefined : runWithGrant(grant, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary))))
         .then((reply) => {
-          if (socket.readyState === socket.OPEN) socket.send(reply);
+          if (reply !== undefined && socket.readyState === socket.OPEN) socket.send(reply);
         })
         .catch((error) => {
           // The door always answers: an unexpected failure is masked, like every other door's.
@@ -60,8 +112,8 @@ export function createWsDoor(services: Services): WsDoor {
     socket.on('error', (error) => services.logger.warn({ err: error }, 'WebSocket door socket error'));
   });
   return {
-    handleUpgrade(request, socket, head, grant) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request, grant));
+    handleUpgrade(request, socket, head, grant, authenticate) {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request, grant, authenticate));
     },
     async close() {
       for (const client of wss.clients) client.close(1001, 'server stopping');

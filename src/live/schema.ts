@@ -1,6 +1,6 @@
 // The live GraphQL fields: ledgerEvents (replay from a cursor, then live) and streamCapture.
 // Both end with one error result carrying a SCREAMING_SNAKE code when they end early
-// (SUBSCRIBER_TOO_SLOW with extensions.cursor, DATABASE_UNAVAILABLE), then complete.
+// (SUBSCRIBER_TOO_SLOW with extensions.cursor, DATABASE_UNAVAILABLE, TOKEN_EXPIRED, TOKEN_REVOKED), then complete.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../graphql/builder.ts';
@@ -13,6 +13,9 @@ import { LedgerEventRef, LedgerFilterRef, PayloadStateEnum, withoutNulls } from 
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { isLiveEnd, type LiveItem } from './tail.ts';
 import type { LiveChunk } from './streams.ts';
+import { leased } from './lease.ts';
+
+const doorOfCaller = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'GRAPHQL' } as const;
 
 const StreamCutEnum = builder.enumType('StreamCut', {
   description: 'Why a stream stopped before its end.',
@@ -73,7 +76,7 @@ builder.subscriptionFields((t) => ({
       const parsed = parseFilter(withoutNulls(args.filter ?? {}));
       const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
       const filter = scopedFilter(parsed, await ledgerScope(ctx, 'ledgerEvents'));
-      return ctx.services.live.subscribe(filter, after, ctx.caller);
+      return leased(ctx.services.live.subscribe(filter, after, ctx.caller), ctx.grant, doorOfCaller[ctx.caller.door], 'ledgerEvents', ctx.services);
     },
     resolve: (item: LiveItem, _args, ctx, info) => {
       if (isLiveEnd(item)) throw item.end;
@@ -88,7 +91,7 @@ builder.subscriptionFields((t) => ({
     args: { actionId: t.arg.id({ required: true }) },
     subscribe: async (_root, args, ctx) => {
       const scope = await ledgerScope(ctx, 'streamCapture');
-      return ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined);
+      return leased(ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined), ctx.grant, doorOfCaller[ctx.caller.door], 'streamCapture', ctx.services);
     },
     resolve: (item: LiveChunk | { end: Error }) => {
       if ('end' in item) throw item.end;

@@ -107,13 +107,15 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
     await client.dispose();
   });
 
-  it('the raw WebSocket door refuses the upgrade without a token and records it', async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, { headers: { 'x-dirledger-action': `ws-refused-${kind}` } });
-      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode!));
-      ws.once('open', () => reject(new Error('opened without a token')));
-    });
-    expect(status).toBe(401);
+  it('the raw WebSocket door, upgraded without a token, takes none but a first auth message: a call first is refused (4401), recorded', async () => {
+    const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, { headers: { 'x-dirledger-action': `ws-refused-${kind}` } });
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    const replies: any[] = [];
+    ws.on('message', (data) => replies.push(JSON.parse(String(data))));
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    ws.send(JSON.stringify({ type: 'call', id: 'c', tool: 'ECHO', args: { text: 'x' } }));
+    expect(await closed).toBe(4401);
+    expect(replies).toEqual([{ type: 'error', error: { code: 'UNAUTHENTICATED', message: 'Missing or invalid credential.' } }]);
     expect((await refusals(t, { actionId: `ws-refused-${kind}` }))[0]!.metadata).toMatchObject({ door: 'WEBSOCKET', limit: 'credential' });
   });
 

@@ -155,8 +155,9 @@ describe('the contract writer', () => {
     expect(of('GRAPHQL_WS').text).toContain("connectionParams: { authorization: 'Bearer [DIRLEDGER_TOKEN]' }");
     expect(JSON.parse(of('MCP_CLIENT_CONFIG').text!.split('\n# then')[0]!).mcpServers.dirledger.headers).toEqual(bearer);
     expect((of('MCP_CLIENT_CONFIG').json as { command: string }).command).toContain("--header 'authorization: Bearer [DIRLEDGER_TOKEN]'");
-    // Browsers cannot set a WebSocket's headers: the token goes in the URL.
-    expect(of('WEBSOCKET').text).toContain('new WebSocket("ws://h:1/api/ws?token=[DIRLEDGER_TOKEN]")');
+    // Browsers cannot set a WebSocket's headers, and URLs are kept: the token goes in the first message.
+    expect(of('WEBSOCKET').text).toContain('new WebSocket("ws://h:1/api/ws")');
+    expect(of('WEBSOCKET').text).toContain(`ws.send(JSON.stringify({ type: 'auth', token: "[DIRLEDGER_TOKEN]" }));`);
     // The command lines read it from the environment.
     expect((of('CLI').json as { command: string }).command).toMatch(/^DIRLEDGER_TOKEN=\[DIRLEDGER_TOKEN\] dirledger call ECHO /);
     expect((of('NPX').json as { command: string }).command).toMatch(/^DIRLEDGER_TOKEN=\[DIRLEDGER_TOKEN\] npx --yes dirledger call ECHO /);

@@ -67,7 +67,7 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
   });
 
   it('WebSocket: a message that is not a call is answered with BAD_INPUT naming what arrived, and recorded; the socket stays open', async () => {
-    const ws = await open(`${wsUrl}?token=${t.token}`);
+    const ws = await open(wsUrl, undefined, { authorization: `Bearer ${t.token}` });
     try {
       const [notJson, unknownType, missingTool, extra, binary] = await exchange(ws, [
         '{not json',
