@@ -200,7 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const door: Door = request.headers.get('accept')?.includes('text/event-stream') ? 'GRAPHQL_SSE' : 'GRAPHQL';
     if (request.method !== 'POST') {
       const params = { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined };
-      return request.method === 'GET' && graphqlRequestRecorded(params) ? recordExchange(door, request, null, async () => yoga.fetch(request, {})) : yoga.fetch(request, {});
+      return request.method === 'GET' && graphqlRequestRecorded(params) ? recordExchange(door, request, null, async () => whole(await yoga.fetch(request, {}))) : yoga.fetch(request, {});
     }
     const body = Buffer.from(await request.arrayBuffer());
     const forward = async () => yoga.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }), {});
@@ -216,7 +216,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     } catch {
       params = undefined; // yoga answers it (or it is not JSON): recorded, as anything not known to be a Ledger read
     }
-    return graphqlRequestRecorded(params) ? recordExchange(door, request, body, forward) : forward();
+    return graphqlRequestRecorded(params) ? recordExchange(door, request, body, async () => whole(await forward())) : forward();
+  }
+
+  /**
+   * A recorded operation's answer, read whole: it is a query or a mutation (every subscription field reads
+   * the Ledger and is not recorded), so over SSE it ends after its result. Yoga's event stream does not
+   * pass through the boundary's tee (it never flowed), so the tee gets the same bytes as one body.
+   */
+  async function whole(answer: Response): Promise<Response> {
+    return new Response(answer.body ? await answer.arrayBuffer() : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
   }
 
   async function fetch(request: Request): Promise<Response> {
@@ -250,9 +259,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   function refuseUrlToken(request: IncomingMessage, url: URL, door: AuthDoor, socket: import('node:stream').Duplex): boolean {
     if (!url.searchParams.has(TokenParam)) return false;
     const refusal = tokenInUrl(door);
-    void recordRefusal(services, refusal, undefined, { method: 'GET', url: url.href, headers: headersOf(request) });
     const body = JSON.stringify({ error: { code: 'TOKEN_IN_URL', message: refusal.message } });
-    socket.end(`HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    // Recorded before it is answered, like every refusal.
+    void recordRefusal(services, refusal, undefined, { method: 'GET', url: url.href, headers: headersOf(request) })
+      .catch((error: unknown) => logger.error({ err: error }, 'could not record a TOKEN_IN_URL refusal'))
+      .finally(() => socket.end(`HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`));
     return true;
   }
 

@@ -9,7 +9,8 @@ export type Touches =
   | 'DIRECTORY'
   /** The runner: a dispatched call (the door records it, the runner its TOOL_CALL and TOOL_RESULT). */
   | 'RUNNER'
-  /** Tokens: minting or inspecting one. */
+  /** Tokens: minting, inspecting, recording or revoking one. Their bytes hold tokens, so they are never stored as
+   *  exchanges: a grant and a revocation are GRANT and REVOCATION events of their own, an inspection nothing. */
   | 'AUTHORITY'
   /** Only the Ledger's own records: reviewers' reads, kept fast and unrecorded. */
   | 'LEDGER_READ'
@@ -18,9 +19,9 @@ export type Touches =
   /** The API describing itself (introspection, __typename). */
   | 'SCHEMA';
 
-const recordedTouches: ReadonlySet<Touches> = new Set(['DIRECTORY', 'RUNNER', 'AUTHORITY']);
+const recordedTouches: ReadonlySet<Touches> = new Set(['DIRECTORY', 'RUNNER']);
 
-/** The rule: an exchange is recorded unless all it touches is the Ledger's reads, its storage, or the schema. */
+/** The rule: an exchange is recorded unless all it touches is the Ledger's reads, its storage, tokens, or the schema. */
 export const isRecorded = (touches: Iterable<Touches>): boolean => {
   for (const t of touches) if (recordedTouches.has(t)) return true;
   return false;
@@ -48,7 +49,11 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   event: 'LEDGER_READ',
   events: 'LEDGER_READ',
   ledgerCounts: 'LEDGER_READ',
+  ledgerSpool: 'LEDGER_READ',
+  ledgerCheckpoint: 'LEDGER_READ',
   task: 'LEDGER_READ',
+  verifyLedger: 'LEDGER_READ',
+  verifyLedgerCheckpoint: 'LEDGER_READ',
   directory: 'DIRECTORY',
   directoryIndex: 'DIRECTORY',
   directoryStats: 'DIRECTORY',
@@ -61,6 +66,8 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   appendBatch: 'LEDGER_STORAGE',
   dispatch: 'RUNNER',
   issueToken: 'AUTHORITY',
+  recordGrant: 'AUTHORITY',
+  revokeToken: 'AUTHORITY',
   // Subscription
   ledgerEvents: 'LEDGER_READ',
   streamCapture: 'LEDGER_READ',

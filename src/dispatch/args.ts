@@ -1,4 +1,5 @@
 // Arguments are checked against the row's args schema (JSON Schema, Ajv) before anything leaves.
+import { JSON_MAX_DEPTH, valueTooDeep } from '../limits.ts';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: false });
@@ -37,28 +38,13 @@ function explain(error: ErrorObject, args: unknown): { field: string; message: s
   return { field, message: `Argument ${JSON.stringify(field)}: expected a value that ${error.message ?? 'matches the schema'}, got ${describe(at(args, error.instancePath))}.` };
 }
 
-/** How deep arguments may nest: every door's limit, checked before anything runs; up to it a call is recorded whole. */
-export const ARGS_MAX_DEPTH = 1_000;
-
-/** Whether a JSON value nests deeper than `max` objects and arrays, without recursion. */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 /** Validates (and fills defaults into a copy of) the arguments; no schema accepts any object. */
 export function checkArgs(schema: unknown, input: unknown): ArgsCheck {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, field: '(the arguments)', message: `Arguments: expected a JSON object, got ${describe(input)}.` };
   }
-  if (nestsDeeperThan(input, ARGS_MAX_DEPTH)) {
-    return { ok: false, field: '(the arguments)', message: `Arguments: expected JSON nested at most ${ARGS_MAX_DEPTH} levels deep, got deeper.` };
+  if (valueTooDeep(input)) {
+    return { ok: false, field: '(the arguments)', message: `Arguments: expected JSON nested at most ${JSON_MAX_DEPTH} levels deep, got deeper.` };
   }
   const args = structuredClone(input) as Record<string, unknown>;
   if (!schema || typeof schema !== 'object') return { ok: true, args };

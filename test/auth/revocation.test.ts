@@ -108,7 +108,12 @@ describe('revocation on one instance (PGlite)', () => {
     ];
     for (const [tokenId, reason, field] of cases) {
       const answer = await t.gql(revokeMutation, { tokenId, reason });
-      expect(answer.errors?.[0].extensions, JSON.stringify([tokenId.slice(0, 10), reason.slice(0, 10)])).toMatchObject({ code: 'BAD_INPUT', field });
+      const label = JSON.stringify([tokenId.slice(0, 10), reason.slice(0, 10)]);
+      // Text no field can hold (NUL, a lone surrogate) is refused for every String input before the resolver runs.
+      if (/\u0000|\ud800/.test(tokenId + reason)) {
+        expect(answer.errors?.[0].extensions, label).toMatchObject({ code: 'BAD_USER_INPUT' });
+        expect(answer.errors?.[0].message, label).toContain(field);
+      } else expect(answer.errors?.[0].extensions, label).toMatchObject({ code: 'BAD_INPUT', field });
     }
     expect((await door(t.origin, victim)).status).toBe(200);
     expect((await t.app.services.db.sql.query(`SELECT 1 FROM token_revocation WHERE token_id = $1`, [idOf(victim)])).length).toBe(0);

@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { databaseKinds } from '../helpers/database.ts';
-import { ARGS_MAX_DEPTH } from '../../src/dispatch/args.ts';
+import { JSON_MAX_DEPTH } from '../../src/limits.ts';
 import { decodeJson, decodeText, encodeJson, encodeText, MARK } from '../../src/ledger/storable.ts';
 
 const deep = (n: number): unknown => {
@@ -180,7 +180,7 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
 
   it('args nested to the door limit are recorded whole; deeper ones (10,000) are refused with a 400 naming the depth, the request still recorded (built and compared without recursion)', async () => {
     const call = (n: number) => `{"tool":"ECHO","args":{"text":"deep","deep":${'{"d":'.repeat(n)}"bottom\\u0000"${'}'.repeat(n)}}}`;
-    const n = ARGS_MAX_DEPTH - 1; // args itself is the first level
+    const n = JSON_MAX_DEPTH - 2; // the body and args are the first two levels of the document
     const text = call(n);
     const r = await post('/api/dispatch', text);
     const body = await r.json();
@@ -204,7 +204,7 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
     const refused = await post('/api/dispatch', tooDeep);
     const refusal = await refused.json();
     expect(refused.status).toBe(400);
-    expect(refusal).toMatchObject({ outcome: 'REFUSED', error: { code: 'ARGS_INVALID', message: expect.stringContaining(`at most ${ARGS_MAX_DEPTH} levels`) } });
+    expect(JSON.stringify(refusal)).toContain(`at most ${JSON_MAX_DEPTH} levels`);
     const recorded = await eventsOf(t, refusal.actionId, ['REQUEST/IN', 'REFUSAL/OUT', 'RESPONSE/OUT']);
     expect(recorded.some((e) => e.kind === 'TOOL_CALL')).toBe(false);
     expect(recorded.find((e) => e.kind === 'REQUEST').payload.text).toBe(tooDeep);
