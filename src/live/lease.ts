@@ -29,6 +29,7 @@ export function endOf(refusal: Refusal): DomainError {
 export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefined, door: AuthDoor, what: string, services: LeaseServices): AsyncIterableIterator<T | { end: DomainError }> {
   if (!grant) return inner;
   let ended: DomainError | undefined;
+  let recorded: Promise<unknown> | undefined;
   let finished = false;
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
@@ -41,7 +42,7 @@ export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefi
     if (ended || finished) return;
     const reason = `${refusal.reason}, ending a ${what} subscription`;
     ended = endOf(refusal);
-    void services.authority.record({ ...refusal, reason }, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) }).catch((error) => services.logger.error({ err: error }, 'recording the end of a subscription failed'));
+    recorded = services.authority.record({ ...refusal, reason }, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) }).catch((error) => services.logger.error({ err: error }, 'recording the end of a subscription failed'));
     // Wakes a consumer waiting on the inner iterator; it then receives the end.
     void inner.return?.()?.catch(() => {});
   };
@@ -71,6 +72,8 @@ export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefi
         }
       }
       cleanup();
+      // The end is recorded (durable) before the subscriber is told, like every refusal.
+      await recorded;
       return { value: { end: ended! }, done: false };
     },
     async return(value?: unknown) {
