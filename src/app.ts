@@ -14,6 +14,7 @@ import type { Database } from './db/client.ts';
 import type { Context } from './graphql/context.ts';
 import { maskError } from './graphql/errors.ts';
 import { documentTooDeep, tooDeepDocument, useInputLimits } from './graphql/input-limits.ts';
+import { jsonTextTooDeep, tooDeep, valueTooDeep } from './limits.ts';
 import { schema } from './graphql/schema.ts';
 import { listDirectory } from './http/directory-routes.ts';
 import { ingestBatch, serveBlob } from './http/ledger-routes.ts';
@@ -210,6 +211,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         json({ errors: [{ message: 'Expected a JSON body in UTF-8, got bytes that are not valid UTF-8.', extensions: { code: 'BAD_INPUT' } }] }, 400),
       );
     }
+    if (jsonTextTooDeep(body)) {
+      return recordExchange(door, request, body, async () => json({ errors: [{ message: tooDeep('the GraphQL request body').message, extensions: { code: 'BAD_USER_INPUT' } }] }, 400));
+    }
     let params: unknown;
     try {
       params = JSON.parse(body.toString('utf8'));
@@ -332,6 +336,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         return [new GraphQLError(limited.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: limited.retryAfterSeconds } })];
       }
       if (documentTooDeep(params.query)) return [new GraphQLError(tooDeepDocument, { extensions: { code: 'BAD_USER_INPUT' } })];
+      if (valueTooDeep(params.variables)) return [new GraphQLError(tooDeep('the variables').message, { extensions: { code: 'BAD_USER_INPUT' } })];
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
         ...ctx,
         req: ctx.extra.request,

@@ -189,7 +189,8 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
     await fc.assert(
       fc.asyncProperty(fc.oneof(document.map((q) => JSON.stringify({ query: q })), badBytes, anyJsonText), fc.boolean(), async (body, get) => {
         const query = typeof body === 'string' ? (JSON.parse(body) as { query?: unknown } | null)?.query : undefined;
-        const answer = get && typeof query === 'string' && query.length < 6_000
+        // A lone surrogate has no UTF-8 form, so it cannot be percent-encoded into a URL: such a query goes in a body.
+        const answer = get && typeof query === 'string' && query.length < 6_000 && query.isWellFormed()
           ? await send(t, `/graphql?query=${encodeURIComponent(query)}`, {}, BOUND_MS)
           : await send(t, '/graphql', { body }, BOUND_MS);
         wellAnswered(answer, `graphql ${String(body).slice(0, 100)}`);
