@@ -14,7 +14,7 @@ import { isPlainName, jsonTextTooDeep, parseJsonText, tooDeep } from '../limits.
 import type { Services } from '../services.ts';
 import { errorResponse, json, readBody } from './respond.ts';
 
-export const toolsPath = /^\/api\/tools\/([^/]+)$/;
+export const toolsPath = /^\/api\/tools\/([^/]*)$/;
 export const hooksPath = /^\/hooks\/([^/]+)$/;
 export const dispatchPath = '/api/dispatch';
 

@@ -34,9 +34,10 @@ describe.each(databaseKinds)('grants on the record on %s', (kind) => {
   };
   /** Every stored text of every event, for the token itself. */
   const storedText = async (): Promise<string> => {
+    await t.app.services.writer.flush(); // what earlier tests captured lands before, not during, the comparison
     const sql = await rawSql(t.db);
     try {
-      const rows = await sql.query<{ r: string }>(`SELECT row_to_json(x)::text AS r FROM ledger_event x`);
+      const rows = await sql.query<{ r: string }>(`SELECT row_to_json(x)::text AS r FROM ledger_event x ORDER BY position`);
       return rows.map((r) => r.r).join('\n');
     } finally {
       await sql.close();

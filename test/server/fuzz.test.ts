@@ -286,6 +286,7 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
     // Each refused door request is on the record: its request and its answer.
     const recorded = await prisma.ledgerEvent.groupBy({ by: ['actionId'], where: { actionId: { in: refusedActions }, kind: { in: ['REQUEST', 'RESPONSE'] } }, _count: true });
     const unrecorded = refusedActions.filter((a) => !recorded.some((r) => r.actionId === a)).map((a) => refusedWhere.get(a));
+    if (unrecorded.length) console.log("UNRECORDED", JSON.stringify(unrecorded));
     expect(unrecorded).toEqual([]);
     expect(await prisma.ledgerEvent.count({ where: { id: { in: refusedEvents } } })).toBe(0);
   });
