@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { demoDirectoryDir } from '../../src/services.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { isLedgerAppend, recordStatements, type Statement } from '../helpers/sql.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
 const SECRET_VALUE = 'sk-live-value-never-rendered';
@@ -248,29 +248,14 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
   });
 });
 
-/** Counts the SQL statements the app's database runs while `run` is in flight. */
+/** Counts the SQL statements the app's database runs while `run` is in flight, the ledger's own appends aside. */
 async function countStatements<T>(t: TestApp, run: () => Promise<T>): Promise<{ result: T; statements: number }> {
-  let statements = 0;
-  if (t.db.kind === 'pglite') {
-    const lite = t.db.pglite!;
-    const original = lite.query.bind(lite);
-    (lite as { query: unknown }).query = (...args: Parameters<typeof original>) => (statements++, original(...args));
-    try {
-      return { result: await run(), statements };
-    } finally {
-      (lite as { query: unknown }).query = original;
-    }
-  }
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    statements++;
-    return original.apply(this, args);
-  };
+  const statements: Statement[] = [];
+  const restore = recordStatements(t.db, statements);
   try {
-    return { result: await run(), statements };
+    return { result: await run(), statements: statements.filter((s) => !isLedgerAppend(s)).length };
   } finally {
-    proto.query = original;
+    restore();
   }
 }
 

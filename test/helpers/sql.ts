@@ -45,3 +45,32 @@ export async function rawSql(db: TestDatabase): Promise<RawSql> {
     },
   };
 }
+
+export type Statement = { text: string; name?: string };
+
+/** Records every statement an app's database driver sends, until the returned function is called. */
+export function recordStatements(db: Pick<TestDatabase, 'pglite'>, into: Statement[]): () => void {
+  if (db.pglite) {
+    const lite = db.pglite;
+    const original = lite.query;
+    lite.query = function (this: unknown, text: string, ...rest: unknown[]) {
+      into.push({ text });
+      return (original as (...a: unknown[]) => unknown).call(lite, text, ...rest);
+    } as typeof lite.query;
+    return () => void (lite.query = original);
+  }
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+    into.push(typeof config === 'string' ? { text: config } : { text: String((config as { text?: string }).text), name: (config as { name?: string }).name });
+    return original.call(this, config, ...rest);
+  };
+  return () => void (proto.query = original);
+}
+
+/**
+ * The ledger append's own statements (Ledger.append: the blob lookup, then one INSERT …). A read that
+ * starts at the Directory is itself recorded (docs/ARCHITECTURE.md, "What is recorded"), and that
+ * record's append may run, in the background, while the read is counted: it is not the read's.
+ */
+export const isLedgerAppend = (s: Statement): boolean => /\bINSERT\s+INTO\b|^SELECT sha256 FROM blob WHERE sha256 = ANY/i.test(s.text);

@@ -3,36 +3,15 @@
 // whether the ledger's statements are named, so PostgreSQL plans them once per connection. A
 // regression to a statement per row, or to reading payload bytes for a size and a hash, fails here.
 import { createHash } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { isLedgerAppend, recordStatements, type Statement } from '../helpers/sql.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
 const tools = ['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING', 'WEATHER_NOW', 'IMSG_SEND'];
 const big = 'x'.repeat(300_000); // past INLINE_MAX_BYTES: kept in the object store
 const contract = { method: 'POST', url: 'https://example.com/hook', headers: { 'content-type': 'application/json' }, body: { q: '{{q}}' } };
 
-type Statement = { text: string; name?: string };
-
-/** Records every statement the app's driver sends until the returned function is called. */
-function recordStatements(t: TestApp, into: Statement[]): () => void {
-  if (t.db.pglite) {
-    const lite = t.db.pglite;
-    const original = lite.query;
-    lite.query = function (this: unknown, text: string, ...rest: unknown[]) {
-      into.push({ text });
-      return (original as (...a: unknown[]) => unknown).call(lite, text, ...rest);
-    } as typeof lite.query;
-    return () => void (lite.query = original);
-  }
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
-    into.push(typeof config === 'string' ? { text: config } : { text: String((config as { text?: string }).text), name: (config as { name?: string }).name });
-    return original.call(this, config, ...rest);
-  };
-  return () => void (proto.query = original);
-}
 
 const readsPayloadBytes = (s: Statement) => /\bblob\b/.test(s.text) && /(\bp\.data\b|"data")/.test(s.text);
 
@@ -40,12 +19,9 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
   let t: TestApp;
   let contractSha: string;
 
-  // The ledger append's statements (Ledger.append: the blob lookup, then one INSERT … statement).
-  const captureWrite = /\bINSERT\s+INTO\b|^SELECT sha256 FROM blob WHERE sha256 = ANY/i;
-
   async function counted(query: string, variables: Record<string, unknown> = {}) {
     const statements: Statement[] = [];
-    const restore = recordStatements(t, statements);
+    const restore = recordStatements(t.db, statements);
     let result: { data?: any; errors?: any[] };
     try {
       result = await t.gql(query, variables);
@@ -53,9 +29,7 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
       restore();
     }
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
-    // A read that starts at the Directory (tool, tools) is itself recorded (docs/ARCHITECTURE.md, "What is
-    // recorded"): the capture's append, in the background, is not the read's.
-    return { data: result.data, statements: statements.filter((s) => !captureWrite.test(s.text)) };
+    return { data: result.data, statements: statements.filter((s) => !isLedgerAppend(s)) };
   }
 
   beforeAll(async () => {

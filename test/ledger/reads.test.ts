@@ -2,11 +2,11 @@
 // in SQL (checked against sums made here from the input), blob.events, and the
 // number of SQL statements a nested query issues.
 import { createHash } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../gql/index.ts';
 import type { LedgerFilter, LedgerGrouping, ReadBlobEventsQuery, ReadEventsQuery } from '../gql/graphql.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { recordStatements, type Statement } from '../helpers/sql.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { AppendBatch } from '../helpers/operations.ts';
 
@@ -378,13 +378,14 @@ describe.each(databaseKinds)('reading the ledger (%s)', (kind) => {
   });
 
   it('loads events → payload → batch in one SQL statement, whatever the page size', async () => {
-    const statements: string[] = [];
-    const restore = countStatements(t, statements);
+    const recorded: Statement[] = [];
+    const restore = recordStatements(t.db, recorded);
     const counts: number[] = [];
     try {
       for (const first of [3, 60]) {
-        statements.length = 0;
+        recorded.length = 0;
         const result = await t.op(NestedEvents, { first });
+        const statements = recorded.map((r) => r.text);
         expect(result.errors).toBeUndefined();
         const edges = result.data!.events.edges;
         expect(edges).toHaveLength(first);
@@ -404,26 +405,3 @@ describe.each(databaseKinds)('reading the ledger (%s)', (kind) => {
 
 const tableOf = (sql: string) => /\bFROM\s+"?(?:public"?\."?)?(\w+)/i.exec(sql)?.[1] ?? sql;
 
-/** Records every SQL statement the app's database driver sends, until the returned function is called. */
-function countStatements(t: TestApp, into: string[]): () => void {
-  if (t.db.pglite) {
-    const lite = t.db.pglite;
-    const original = lite.query;
-    lite.query = function (this: unknown, sql: string, ...rest: unknown[]) {
-      into.push(sql);
-      return (original as (...a: unknown[]) => unknown).call(lite, sql, ...rest);
-    } as typeof lite.query;
-    return () => {
-      lite.query = original;
-    };
-  }
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
-    into.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
-    return original.call(this, config, ...rest);
-  };
-  return () => {
-    proto.query = original;
-  };
-}
