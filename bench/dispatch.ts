@@ -118,7 +118,8 @@ export async function run(args: string[]): Promise<void> {
   const peerDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
   onCleanup('remove peer data', () => rm(peerDir, { recursive: true, force: true }));
   const peer = await startServer({ ...serverEnv, DATA_DIR: peerDir, ...peerDb.env, DIRLEDGER_SPOOL: 'memory' }, { nodeArgs, root, entry, timeoutMs: 180_000 });
-  const spoolMode = (await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: { mode?: string } };
+  const spoolState = async () => ((await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: { mode?: string; writes?: number | null } }).spool;
+  const spoolMode = { spool: await spoolState() };
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
@@ -134,6 +135,7 @@ export async function run(args: string[]): Promise<void> {
   const seqDirect = await sequential(agent, direct, n);
   // Durable and memory in alternating blocks, so the machine's moods fall on both alike.
   const seqMemory: number[] = [];
+  const writesBefore = (await spoolState())?.writes ?? null;
   const seqThrough = await withCpu(pids, () => n, async () => {
     const times: number[] = [];
     for (let done = 0; done < n; done += 250) {
@@ -143,6 +145,7 @@ export async function run(args: string[]): Promise<void> {
     return { times };
   });
   throughCalls += n;
+  const writesAfter = (await spoolState())?.writes ?? null;
   await peer.stop(60_000);
   const conDirect = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, direct, seconds, workers));
   const conThrough = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, through, seconds, workers));
@@ -197,7 +200,8 @@ export async function run(args: string[]): Promise<void> {
       ] as const
     ).map(([label, xs]) => `sequential ${label} tail, ms: ${tailQuantiles.map((q) => `p${q * 100} ${fixed(p(xs, q), 2)}`).join(' · ')}`),
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
-    `the spool's share (${spoolMode.spool?.mode ?? 'no'} spool − memory peer, sequential, alternating blocks of 250): p50 ${ms(spoolP50)}, p99 ${ms(spoolP99)}`,
+    `the spool's share (${spoolMode.spool?.mode ?? 'no'} spool − memory peer, sequential, alternating blocks of 250): p50 ${ms(spoolP50)}, p99 ${ms(spoolP99)}` +
+      (writesBefore !== null && writesAfter !== null ? `; durable disk writes per sequential call: ${fixed((writesAfter - writesBefore) / n, 2)}` : ''),
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
     ...(ceiling

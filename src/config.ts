@@ -145,6 +145,10 @@ export const settings = {
     schema: positiveMs.default(10_000),
     doc: 'How long a caller waits for room in a full spool before it is refused (503 + Retry-After, nothing run).',
   },
+  SPOOL_LINGER_MS: {
+    schema: positiveMs.default(2),
+    doc: 'How long an event that may wait (a request, before the call it leads to) waits to share the next durable spool write; then it is written alone.',
+  },
   AUTHORITY: {
     schema: z.enum(['required', 'off']).default('required'),
     doc: 'required: every door but /healthz and GraphiQL\'s page needs a token. off opens every door (benchmarks only; logged loudly).',

@@ -14,6 +14,7 @@ import { StreamRegistry } from './live/streams.ts';
 import { MemorySignal, RedisSignal, type LiveSignal } from './live/signal.ts';
 import { LedgerTail } from './live/tail.ts';
 import { LedgerWriter, writerOptionsFromConfig } from './capture/writer.ts';
+import { currentInvocation } from './capture/context.ts';
 import { Spool, type SpoolIo } from './ledger/spool.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Authority } from './auth/authority.ts';
@@ -70,6 +71,10 @@ export type SpoolState = {
   bytes: number | null;
   /** Age of the oldest of them (durable); null in memory mode. */
   oldestAgeMs: number | null;
+  /** Disk writes made since start, and the appends they carried and refused (durable); null in memory mode. */
+  writes: number | null;
+  appends: number | null;
+  refused: number | null;
 };
 
 /** Test hooks: the spool's file operations (to inject a full disk or a failing sync). */
@@ -141,6 +146,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
           maxBytes: config.SPOOL_MAX_BYTES,
           maxEvents: config.CAPTURE_QUEUE_MAX_EVENTS,
           waitMs: config.SPOOL_WAIT_MS,
+          lingerMs: config.SPOOL_LINGER_MS,
           logger,
           redactor,
           ...(options.spoolIo && { io: options.spoolIo }),
@@ -156,9 +162,9 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     logger.info({ events: spooled.recovered.length, duplicates: writer.stats().duplicates }, 'spool replayed');
   }
   const spoolState = (): SpoolState => {
-    if (!spool) return { mode: 'memory', events: writer.stats().queued, bytes: null, oldestAgeMs: null };
-    const { events, bytes, oldestAgeMs } = spool.stats();
-    return { mode: 'durable', events, bytes, oldestAgeMs };
+    if (!spool) return { mode: 'memory', events: writer.stats().queued, bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null };
+    const { events, bytes, oldestAgeMs, syncs, appends, refused } = spool.stats();
+    return { mode: 'durable', events, bytes, oldestAgeMs, writes: syncs, appends, refused };
   };
   const revocations = new Revocations(
     database.sql,
@@ -183,7 +189,12 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     selfOrigin: () => services.publicUrl,
     prisma: database.prisma,
     directory,
-    record: (events) => writer.enqueue(events),
+    record: (events, when) => {
+      if (when === 'now' || !currentInvocation()?.answerWaitsForRecord) return writer.enqueue(events);
+      // The door awaits writer.durable() before it answers; a failure to make them durable surfaces there.
+      void writer.stage(events).catch((error) => logger.error({ err: error }, 'staged dispatch events could not be made durable'));
+      return Promise.resolve();
+    },
     redactor,
     secrets: config.secrets,
     retired: parseRetiredTargets(config.RETIRED_HOSTS),

@@ -4,8 +4,8 @@
 // Write timing, the rule: synchronous exactly where the other side can retry. A webhook's sender
 // retries, so its events are written (writeNow) before it is answered, and a failed write answers
 // 503 + Retry-After; every other door's events go to the background writer, durable in its spool
-// (the request before the handler runs, the answer before it is returned); a spool that cannot
-// take them (SPOOL_UNAVAILABLE) is answered 503 + Retry-After too.
+// (the request with the call's first durable step, the answer and everything the call staged before
+// it is returned); a spool that cannot take them (SPOOL_UNAVAILABLE) is answered 503 + Retry-After too.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Response as AdapterResponse } from '@whatwg-node/server';
 import { currentGrant } from '../auth/current.ts';
@@ -124,7 +124,9 @@ const appStore = new AsyncLocalStorage<BoundaryServices>();
  */
 export function captureExchange(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<Response>): Promise<Response> {
   return appStore.run(services, () =>
-    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door }, () => record(services, exchange, currentInvocation()!, handler)),
+    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door, answerWaitsForRecord: true }, () =>
+      record(services, exchange, currentInvocation()!, handler),
+    ),
   );
 }
 
@@ -144,9 +146,16 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
         metadata: { capture: 'boundary', door: exchange.door, ...(invocation.caller && { caller: invocation.caller }) },
       };
       if (exchange.synchronous) await services.writer.writeNow([requestEvent]);
-      else await services.writer.enqueue(requestEvent);
+      // Durable with the call's first durable step (its TOOL_CALL) or with the answer, whichever comes first.
+      else void services.writer.stage(requestEvent).catch((error) => services.logger.error({ err: error, actionId: invocation.actionId }, 'the request event could not be made durable'));
 
-      const answer = await handler();
+      let answer: Response;
+      try {
+        answer = await handler();
+      } catch (error) {
+        await services.writer.durable();
+        throw error;
+      }
       const answerBase = {
         ...base,
         id: `${invocation.actionId}:door:answer`,
@@ -173,11 +182,14 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
             }),
           )
           .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
+        // What the call staged (its result) is durable before the first byte of the answer leaves.
+        await services.writer.durable();
         return teed.response;
       }
       const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
       const answerEvent: EventInput = { ...answerBase, occurredAt: new Date(), payload: bytes.length ? bodyPayload(bytes, maxBytes) : { state: 'NONE' } };
       if (exchange.synchronous) {
+        await services.writer.durable();
         // What the handler recorded in the background (the runner's call) commits before the answer.
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([services.writer.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);

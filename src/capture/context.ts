@@ -28,6 +28,8 @@ export const InvocationInput = z
     door: Door,
     /** False for the runner, which records its own richer exchange. Default true. */
     captureOutbound: z.boolean().optional(),
+    /** True where the door waits for everything the call recorded to be durable before it answers (the boundary). */
+    answerWaitsForRecord: z.boolean().optional(),
   })
   .strict();
 export type InvocationInput = z.input<typeof InvocationInput>;
@@ -42,6 +44,7 @@ export type Invocation = Readonly<{
   grant?: Grant;
   door: Door;
   captureOutbound: boolean;
+  answerWaitsForRecord?: boolean;
   /** Set while the runner lets a client it drives (the MCP SDK over HTTP) be captured: whose exchange it is. */
   outboundFor?: OutboundFor;
   startedAt: Date;

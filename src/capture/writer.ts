@@ -144,11 +144,39 @@ export class LedgerWriter {
   enqueue(events: EventInput | EventInput[]): Promise<void> {
     let list: EventInput[];
     try {
-      list = (Array.isArray(events) ? events : [events]).map(validate);
+      list = this.accepted(events);
     } catch (error) {
       return Promise.reject(error);
     }
-    if (this.stopped) return Promise.reject(new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger writer has stopped; nothing more is accepted.'));
+    return this.take(list);
+  }
+
+  /**
+   * Like enqueue, for events that need only be durable before the call's next durable step or its
+   * answer: with a spool they ride with the next enqueue (or `durable()`), sparing a disk sync of
+   * their own. Whoever answers the caller awaits `durable()` first. Throws (not rejects) for an
+   * event the ledger would refuse.
+   */
+  stage(events: EventInput | EventInput[]): Promise<void> {
+    const list = this.accepted(events);
+    if (list.length === 0) return Promise.resolve();
+    if (this.spool) return this.spool.append(list, (durable) => this.admit(durable), true);
+    return this.take(list);
+  }
+
+  /** Resolves once everything enqueued or staged so far is durable (at once without a spool). */
+  durable(): Promise<void> {
+    return this.spool ? this.spool.durable() : Promise.resolve();
+  }
+
+  /** The events validated; throws BAD_INPUT for one the ledger would refuse, DATABASE_UNAVAILABLE once stopped. */
+  private accepted(events: EventInput | EventInput[]): EventInput[] {
+    const list = (Array.isArray(events) ? events : [events]).map(validate);
+    if (this.stopped) throw new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger writer has stopped; nothing more is accepted.');
+    return list;
+  }
+
+  private take(list: EventInput[]): Promise<void> {
     if (list.length === 0) return Promise.resolve();
     if (this.spool) return this.spool.append(list, (durable) => this.admit(durable));
     if (this.waiters.length === 0 && this.hasRoomFor(list.length)) {

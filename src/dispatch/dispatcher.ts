@@ -119,6 +119,8 @@ export function httpStatusOfResult(result: DispatchResult): number {
   return byCode[result.error?.code ?? ''] ?? 502;
 }
 
+export type RecordWhen = 'now' | 'beforeAnswer';
+
 export type DispatcherOptions = {
   prisma: PrismaClient;
   /** This server's base URL (services.publicUrl), for contracts that reach the server itself. */
@@ -126,8 +128,11 @@ export type DispatcherOptions = {
   /** The token's say on each call (src/auth/calls.ts); absent: every call allowed. */
   authorize?: CallAuthorizer;
   directory: Directory;
-  /** Where the runner's own events go (the background writer's enqueue). */
-  record(events: EventInput[]): Promise<void>;
+  /**
+   * Where the runner's own events go (the background writer). `now`: durable before this resolves
+   * (a call before it is sent); `beforeAnswer`: durable at the latest before the caller is answered.
+   */
+  record(events: EventInput[], when: RecordWhen): Promise<void>;
   redactor: SecretRedactor;
   secrets: Record<string, string>;
   retired: RetiredTarget[];
@@ -468,10 +473,10 @@ class EventSink {
     ];
   }
 
-  /** Resolves once the events are recorded (durable, with the spool); throws SPOOL_UNAVAILABLE when they cannot be, so nothing goes on unrecorded. */
-  private async emit(events: EventInput[]): Promise<void> {
+  /** Records the events (see DispatcherOptions.record); throws SPOOL_UNAVAILABLE when they cannot be, so nothing goes on unrecorded. */
+  private async emit(events: EventInput[], when: RecordWhen = 'beforeAnswer'): Promise<void> {
     try {
-      await this.options.record(events);
+      await this.options.record(events, when);
     } catch (error) {
       if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) throw error;
       this.options.logger?.error({ err: error, actionId: this.actionId }, 'recording a dispatch event failed');
@@ -508,7 +513,7 @@ class EventSink {
     const extra = { args: this.args, ...(index && { step: index }) };
     const call = { ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) };
     // Recorded before the first byte leaves (and before the timeout runs): a call the upstream received always has its TOOL_CALL.
-    await this.emit([call]);
+    await this.emit([call], 'now');
     // One controller and one timer per step (AbortSignal.any is slow and long-lived on Node 20).
     const controller = new AbortController();
     const timeout = { aborted: false };
@@ -623,7 +628,9 @@ class EventSink {
           : r.cut === 'SOURCE_ERROR'
             ? { code: 'UPSTREAM_ERROR' as const, message: redactor.text(`The stream broke: ${r.error ?? 'unknown error'}`, new Set()) }
             : undefined;
-      await this.emit([
+      // The caller has had the answer as it streamed: nothing later waits for this, so it is made durable now.
+      await this.emit(
+        [
         {
           ...this.base('TOOL_RESULT', 'IN', { ...extra, stream: true, clientDisconnected: r.clientDisconnected, ...(r.cut && { cut: r.cut }), ...(error && { code: error.code, message: error.message }) }),
           status: String(answer.status),
@@ -631,7 +638,9 @@ class EventSink {
           payload: r.payload,
           ...(contract && { contract }),
         },
-      ]);
+        ],
+        'now',
+      );
       const stored = r.bytes === null ? null : redactor.bytes(r.bytes, new Set());
       // The hash of the bytes as stored: re-hashed only when a secret was replaced.
       const sha256 = stored === null ? null : stored === r.bytes ? r.sha256 : createHash('sha256').update(stored).digest('hex');

@@ -17,6 +17,9 @@ const LedgerSpoolRef = builder.objectRef<SpoolState>('LedgerSpool').implement({
     events: t.exposeInt('events'),
     bytes: t.exposeFloat('bytes', { nullable: true, description: 'Their bytes in the spool; null in MEMORY mode.' }),
     oldestAgeMs: t.exposeFloat('oldestAgeMs', { nullable: true, description: 'Age of the oldest of them; 0 when none, null in MEMORY mode.' }),
+    writes: t.exposeFloat('writes', { nullable: true, description: 'Durable disk writes since start (one serves every append waiting for it); null in MEMORY mode.' }),
+    appends: t.exposeFloat('appends', { nullable: true, description: 'Appends made durable since start; null in MEMORY mode.' }),
+    refused: t.exposeFloat('refused', { nullable: true, description: 'Appends refused since start (the disk failed, or room never came); null in MEMORY mode.' }),
   }),
 });
 

@@ -35,7 +35,8 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{"ok":true}');
     });
-    app = await startDispatchApp(kind, [{ name: 'UP', way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } }, args: { type: 'object', properties: { q: { type: 'string' } } } }], {}, { spoolIo: faults.io });
+    // Lingering events wait for the next durable write however slow the machine, so the writes per call are exact.
+    app = await startDispatchApp(kind, [{ name: 'UP', way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } }, args: { type: 'object', properties: { q: { type: 'string' } } } }], { SPOOL_LINGER_MS: '600000' }, { spoolIo: faults.io });
   });
   afterAll(async () => {
     await app?.stop();
@@ -131,6 +132,27 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     const state = app.app.services.spoolState();
     expect(state).toMatchObject({ mode: 'durable', events: 0 });
   });
+
+  it('makes two durable writes per dispatched call: the request rides with its TOOL_CALL, the result with the answer', async () => {
+    const writes = () => app.app.services.spoolState().writes!;
+    for (const [door, call] of [
+      ['HTTP', viaHttp],
+      ['GraphQL', viaGraphql],
+    ] as const) {
+      const before = writes();
+      const answer = await call();
+      expect(answer.status, door).toBe(200);
+      expect(writes() - before, door).toBe(2);
+    }
+    const before = writes();
+    const http = await viaHttp();
+    expect(writes() - before).toBe(2);
+    // Everything the call recorded is there, whole, in order.
+    const events = await app.events(http.body.actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    const read = await app.gql('{ ledgerSpool { writes appends refused } }');
+    expect(read.data.ledgerSpool).toMatchObject({ writes: expect.any(Number), appends: expect.any(Number), refused: expect.any(Number) });
+  });
 });
 
 describe('DIRLEDGER_SPOOL=memory', () => {
@@ -138,7 +160,7 @@ describe('DIRLEDGER_SPOOL=memory', () => {
     const app = await startDispatchApp('pglite', [], { DIRLEDGER_SPOOL: 'memory' });
     try {
       const health = (await (await fetch(`${app.origin}/healthz`)).json()) as any;
-      expect(health.spool).toEqual({ mode: 'memory', events: expect.any(Number), bytes: null, oldestAgeMs: null });
+      expect(health.spool).toEqual({ mode: 'memory', events: expect.any(Number), bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null });
       expect(app.app.services.spool).toBeUndefined();
     } finally {
       await app.stop();

@@ -1,4 +1,5 @@
-import { appendFile, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { appendFile, mkdtemp, readdir, readFile, readlink, rm, truncate, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -229,6 +230,76 @@ describe('Spool', () => {
     await crash();
     const again = await openSpool();
     expect(again.recovered.map((e) => e.id)).toEqual(['ok1-0', 'ok2-0']);
+  });
+
+  it('opens its segments O_DSYNC, so a write returns only once its bytes are durable', async () => {
+    const { spool } = await openSpool();
+    await spool.append(events('d', 1), () => {});
+    const flags: number[] = [];
+    for (const fd of await readdir('/proc/self/fd')) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+      if (!target.startsWith(dir) || !target.endsWith('.spool')) continue;
+      const info = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8');
+      flags.push(parseInt(/^flags:\s+([0-7]+)/m.exec(info)![1]!, 8));
+    }
+    expect(flags).toHaveLength(1);
+    expect(flags[0]! & constants.O_DSYNC).toBe(constants.O_DSYNC);
+    expect(flags[0]! & constants.O_APPEND).toBe(constants.O_APPEND);
+  });
+
+  it('writes a lingering append with the next durable one, in one write and in order', async () => {
+    let writes = 0;
+    const io: SpoolIo = { write: (file, bytes) => (writes++, realIo.write(file, bytes)), sync: realIo.sync };
+    const { spool } = await openSpool({ io, lingerMs: 60_000 });
+    const admitted: string[] = [];
+    const lingering = spool.append(events('linger', 2), (e) => admitted.push(...e.map((x) => x.id)), true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(writes).toBe(0);
+    expect(admitted).toEqual([]);
+    await spool.append(events('now', 1), (e) => admitted.push(...e.map((x) => x.id)));
+    await lingering;
+    expect(writes).toBe(1);
+    expect(admitted).toEqual(['linger-0', 'linger-1', 'now-0']);
+    expect(unframe(await readFile(path.join(dir, (await segmentsIn(dir))[0]!))).events.map((e) => e.id)).toEqual(admitted);
+  });
+
+  it('writes a lingering append alone after lingerMs, and at once when durable() is asked', async () => {
+    const slow = await openSpool({ lingerMs: 60_000 });
+    const staged = slow.spool.append(events('asked', 1), () => {}, true);
+    await slow.spool.durable();
+    await staged;
+    expect(slow.spool.stats()).toMatchObject({ events: 1, syncs: 1 });
+    await slow.spool.close();
+    opened.pop();
+
+    const quick = await openSpool({ lingerMs: 5 });
+    await quick.spool.append(events('timer', 1), () => {}, true);
+    expect(quick.spool.stats()).toMatchObject({ events: 2, syncs: 1 });
+    await quick.spool.durable();
+  });
+
+  it('durable() rejects with SPOOL_UNAVAILABLE when what lingered could not be made durable, and admits none of it', async () => {
+    let fail = true;
+    const io: SpoolIo = {
+      async write(file, bytes) {
+        if (fail) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        await realIo.write(file, bytes);
+      },
+      sync: realIo.sync,
+    };
+    const { spool } = await openSpool({ io, lingerMs: 60_000 });
+    const admitted: string[] = [];
+    const staged = spool.append(events('lost', 1), (e) => admitted.push(...e.map((x) => x.id)), true);
+    staged.catch(() => {});
+    const barrier = spool.durable();
+    await expect(barrier).rejects.toMatchObject({ code: ErrorCode.SPOOL_UNAVAILABLE });
+    await expect(staged).rejects.toBeInstanceOf(DomainError);
+    expect(admitted).toEqual([]);
+    fail = false;
+    const after = spool.append(events('after', 1), (e) => admitted.push(...e.map((x) => x.id)), true);
+    await expect(spool.durable()).resolves.toBeUndefined();
+    await after;
+    expect(admitted).toEqual(['after-0']);
   });
 
   it('never writes a registered secret value to disk, in any field', async () => {
