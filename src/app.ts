@@ -25,7 +25,7 @@ import { createWsDoor, wsDoorPath, type WsDoor } from './http/ws-door.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './http/dispatch-routes.ts';
 import { errorResponse, json } from './http/respond.ts';
 import { captureExchange, invocationFromHeaders, useOutboundCapture } from './capture/boundary.ts';
-import type { Door } from './capture/context.ts';
+import type { Door } from './context/request.ts';
 import { graphqlDocumentRecorded, graphqlRequestRecorded } from './capture/recording.ts';
 import { DomainError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';

@@ -1,6 +1,6 @@
 // The runner's authority hook: the grant of the invocation a call runs in decides, once per call,
 // whether its token may call this tool, reach these paths, and spend one more use.
-import { currentInvocation } from '../capture/context.ts';
+import { currentInvocation } from '../context/request.ts';
 import type { Authority, Refusal } from './authority.ts';
 import type { AuthDoor } from './caveats.ts';
 

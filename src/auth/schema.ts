@@ -3,7 +3,7 @@
 import { DomainError, ErrorCode } from '../errors.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
-import { currentInvocation, eventFields } from '../capture/context.ts';
+import { currentInvocation, eventFields } from '../context/request.ts';
 import { inspect, type Grant } from './authority.ts';
 import { AuthDoors, Powers, ReadScopes, type AuthDoor } from './caveats.ts';
 import { checkOfflineGrant, GrantRefused, grantEvent, type GrantRecord } from './grants.ts';

@@ -12,7 +12,7 @@ import { currentGrant } from '../auth/current.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
-import { currentInvocation, eventFields, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
+import { currentInvocation, eventFields, runInInvocation, type Door, type Invocation, type InvocationInput } from '../context/request.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
 import { isStreamedAnswer, teeResponse, type StreamChunk } from './tee.ts';

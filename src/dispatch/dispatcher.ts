@@ -8,7 +8,7 @@
 // and reads on its own (src/capture/tee.ts), the response IN is recorded when it ends.
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
-import { currentInvocation, withOutboundCaptureFor, withoutOutboundCapture, type Invocation, type OutboundFor } from '../capture/context.ts';
+import { currentInvocation, withOutboundCaptureFor, withoutOutboundCapture, type Invocation, type OutboundFor } from '../context/request.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { StreamPublisher, teeStream, type StreamChunk, type StreamCut, type StreamState } from '../capture/tee.ts';
 import type { Contract, StepContract } from '../directory/contracts.ts';

@@ -2,7 +2,7 @@
 // A GraphQL operation has no per-call HTTP exchange on graphql-ws, so the mutation records its own
 // boundary: the canonical call IN and the result OUT, around the runner's call OUT / response IN.
 import { captureExchange } from '../capture/boundary.ts';
-import { currentInvocation, type Door } from '../capture/context.ts';
+import { currentInvocation, type Door } from '../context/request.ts';
 import type { Contract } from '../directory/contracts.ts';
 import { loadBatched } from '../directory/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';

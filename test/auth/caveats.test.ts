@@ -7,7 +7,7 @@ import { Authority, describeLimits, inspect, type Grant } from '../../src/auth/a
 import { callAuthorizer } from '../../src/auth/calls.ts';
 import { AuthDoors, type AuthDoor } from '../../src/auth/caveats.ts';
 import { MalformedToken, mint, serialize } from '../../src/auth/macaroon.ts';
-import { currentInvocation, runInInvocation } from '../../src/capture/context.ts';
+import { currentInvocation, runInInvocation } from '../../src/context/request.ts';
 import type { SqlExecutor } from '../../src/db/sql.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/database.ts';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Grant } from '../auth/authority.ts';
 import { badInput } from '../errors.ts';
-import type { StreamChunk, StreamCut } from './tee.ts';
+import type { StreamChunk, StreamCut } from '../capture/tee.ts';
 
 /** The door an invocation came in through. */
 export const Door = z.enum(['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INGEST', 'BLOB', 'INTERNAL']);
