@@ -25,15 +25,13 @@ import { createWsDoor, wsDoorPath, type WsDoor } from './http/ws-door.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './http/dispatch-routes.ts';
 import { errorResponse, json } from './http/respond.ts';
 import { captureExchange, invocationFromHeaders, useOutboundCapture } from './capture/boundary.ts';
-import type { Door } from './context/request.ts';
+import type { Door } from './context/door.ts';
+import { currentCaller, runAsCaller, type Caller } from './context/request.ts';
 import { graphqlDocumentRecorded, graphqlRequestRecorded } from './capture/recording.ts';
 import { DomainError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { callerOf, type CallerDoor } from './live/caller.ts';
 import { createServices, type ServiceOptions, type Services } from './services.ts';
 import type { Checked, Grant } from './auth/authority.ts';
-import type { AuthDoor } from './auth/caveats.ts';
-import { currentGrant, runWithGrant } from './auth/current.ts';
 import { lapseCode } from './live/lease.ts';
 import { admit, credentialOf, credentialOfParams, credentialOfProtocols, noQueryTokenDoors, recordRefusal, refusalResponse, tokenInUrl } from './http/authenticate.ts';
 import { TokenParam } from './directory/forms.ts';
@@ -81,8 +79,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     landingPage: false,
     graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'dirledger' } : false,
     context: (init: Record<string, unknown>): Context => {
-      const grant = (init.extra as { grant?: Grant } | undefined)?.grant ?? currentGrant();
-      return { services, caller: callerOf(doorOf(init), grant), ...(grant && { grant }) };
+      // graphql-ws keeps its caller on the socket (`extra`); every other operation runs inside its door's.
+      const caller = init.extra ? ((init.extra as { caller?: Caller }).caller ?? { door: 'GRAPHQL_WS' }) : (currentCaller() ?? { door: 'GRAPHQL' });
+      return { services, caller };
     },
     maskedErrors: { maskError: maskError(logger, (text) => services.redactor.text(text, new Set())) },
     batching: { limit: config.GRAPHQL_MAX_BATCH },
@@ -120,7 +119,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await recordRefusal(services, refusal, undefined, request);
       return refusalResponse(refusal);
     }
-    if (!services.authRequired) return doors(request, url, path);
+    if (!services.authRequired) return runAsCaller({ door }, () => doors(request, url, path));
     let grant: Grant;
     if (door === 'WEBHOOK' && !credentialOf(request.headers, url) && hookSignature(request.headers)) {
       const signed = await verifyHookSignature(request, services, path);
@@ -141,7 +140,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         return refusalResponse(refusal);
       }
     }
-    return runWithGrant(grant, () => doors(request, url, path));
+    return runAsCaller({ door, grant }, () => doors(request, url, path));
   }
 
   /** The doors behind authority, by path. */
@@ -252,7 +251,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   };
 
   /** A WebSocket upgrade's token: connection params, else the Authorization header, else a `dirledger.token.` subprotocol. Null when authority is off. */
-  async function admitUpgrade(request: IncomingMessage, url: URL, door: AuthDoor, params?: Readonly<Record<string, unknown>>, token?: string): Promise<Checked | null> {
+  async function admitUpgrade(request: IncomingMessage, url: URL, door: Door, params?: Readonly<Record<string, unknown>>, token?: string): Promise<Checked | null> {
     if (!services.authRequired) return null;
     const headers = headersOf(request);
     const presented = token ?? credentialOfParams(params) ?? credentialOf(headers) ?? credentialOfProtocols(request.headers['sec-websocket-protocol']);
@@ -260,7 +259,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
 
   /** Answers an upgrade that carried ?token= with 400 TOKEN_IN_URL (recorded) and true; false when it did not. */
-  function refuseUrlToken(request: IncomingMessage, url: URL, door: AuthDoor, socket: import('node:stream').Duplex): boolean {
+  function refuseUrlToken(request: IncomingMessage, url: URL, door: Door, socket: import('node:stream').Duplex): boolean {
     if (!url.searchParams.has(TokenParam)) return false;
     const refusal = tokenInUrl(door);
     const body = JSON.stringify({ error: { code: 'TOKEN_IN_URL', message: refusal.message } });
@@ -308,13 +307,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     const ws = useServer(
       {
-        execute: (args: any) => runWithGrant(args.contextValue.grant, () => executeOverWs(args)),
-        subscribe: (args: any) => runWithGrant(args.contextValue.grant, () => args.rootValue.subscribe(args)),
+        execute: (args: any) => runAsCaller(args.contextValue.caller, () => executeOverWs(args)),
+        subscribe: (args: any) => runAsCaller(args.contextValue.caller, () => args.rootValue.subscribe(args)),
         onConnect: async (ctx) => {
           const checked = await admitUpgrade(ctx.extra.request, new URL(ctx.extra.request.url ?? '/', 'http://localhost'), 'GRAPHQL_WS', ctx.connectionParams);
           if (checked === null) return true;
           if (!checked.ok) return false;
-          (ctx.extra as { grant?: Grant }).grant = checked.grant;
+          (ctx.extra as { caller?: Caller }).caller = { door: 'GRAPHQL_WS', grant: checked.grant };
           return true;
         },
         // Whatever goes wrong with one subscribe is an `error` message for its id; the socket stays open.
@@ -323,7 +322,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       wsServer,
     );
     async function subscribeOne(ctx: WsContext<Record<string, unknown>, Extra>, params: SubscribePayload) {
-      const grant = (ctx.extra as { grant?: Grant }).grant;
+      const grant = (ctx.extra as { caller?: Caller }).caller?.grant;
       // The socket's token was checked at connection_init; it may have expired or been revoked since.
       const lapsed = grant && services.authority.recheck(grant, 'GRAPHQL_WS');
       if (lapsed) {
@@ -420,15 +419,8 @@ async function withoutSecrets(response: Response, services: Services): Promise<R
   return new Response(redacted, { status: response.status, headers });
 }
 
-/** Which GraphQL transport an operation came through: graphql-ws passes its socket context (`extra`). */
-function doorOf(init: Record<string, unknown>): CallerDoor {
-  if (init.extra) return 'WS';
-  const request = init.request as Request | undefined;
-  return request?.headers.get('accept')?.includes('text/event-stream') ? 'SSE' : 'HTTP';
-}
-
 /** Which door a request comes through, or null for no route. */
-function doorOfRequest(request: Request, path: string): AuthDoor | null {
+function doorOfRequest(request: Request, path: string): Door | null {
   if (path === '/ledger/batches') return 'INGEST';
   if (path.startsWith('/ledger/blob/')) return 'BLOB';
   if (path === '/api/directory' || path === '/api/directory/resolve') return 'REST';

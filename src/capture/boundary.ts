@@ -8,11 +8,11 @@
 // take them (SPOOL_UNAVAILABLE) is answered 503 + Retry-After too.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Response as AdapterResponse } from '@whatwg-node/server';
-import { currentGrant } from '../auth/current.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
-import { currentInvocation, eventFields, runInInvocation, type Door, type Invocation, type InvocationInput } from '../context/request.ts';
+import type { Door } from '../context/door.ts';
+import { currentInvocation, eventFields, runInInvocation, type Invocation, type InvocationInput } from '../context/request.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
 import { isStreamedAnswer, teeResponse, type StreamChunk } from './tee.ts';
@@ -108,12 +108,6 @@ function baseOf(invocation: Invocation, tool: string | undefined) {
   return { ...eventFields(invocation), ...(tool && { tool }) };
 }
 
-/** The token the door admitted (src/auth/current.ts): its task, agent and caller win over headers. */
-function grantOf() {
-  const grant = currentGrant();
-  return grant ? { grant } : {};
-}
-
 const appStore = new AsyncLocalStorage<BoundaryServices>();
 
 /**
@@ -124,7 +118,7 @@ const appStore = new AsyncLocalStorage<BoundaryServices>();
  */
 export function captureExchange(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<Response>): Promise<Response> {
   return appStore.run(services, () =>
-    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door }, () => record(services, exchange, currentInvocation()!, handler)),
+    runInInvocation({ ...(exchange.invocation ?? {}), door: exchange.door }, () => record(services, exchange, currentInvocation()!, handler)),
   );
 }
 

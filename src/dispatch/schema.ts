@@ -2,7 +2,7 @@
 // A GraphQL operation has no per-call HTTP exchange on graphql-ws, so the mutation records its own
 // boundary: the canonical call IN and the result OUT, around the runner's call OUT / response IN.
 import { captureExchange } from '../capture/boundary.ts';
-import { currentInvocation, type Door } from '../context/request.ts';
+import { currentInvocation } from '../context/request.ts';
 import type { Contract } from '../directory/contracts.ts';
 import { loadBatched } from '../directory/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';
@@ -40,8 +40,6 @@ DispatchResultRef.implement({
   }),
 });
 
-const doorOf = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'INTERNAL' } as const satisfies Record<string, Door>;
-
 builder.mutationField('dispatch', (t) =>
   t.field({
     type: DispatchResultRef,
@@ -54,7 +52,7 @@ builder.mutationField('dispatch', (t) =>
     },
     resolve: async (_root, a, ctx) => {
       const args = (a.args ?? {}) as Record<string, unknown>;
-      const door: Door = doorOf[ctx.caller?.door ?? 'HTTP'] ?? 'GRAPHQL';
+      const door = ctx.caller.door;
       const form = a.form ?? (door === 'GRAPHQL_WS' ? 'GRAPHQL_WS' : door === 'GRAPHQL_SSE' ? 'GRAPHQL_SSE' : 'GRAPHQL_HTTP');
       const call = { tool: a.tool, args, ...(a.dryRun != null && { dryRun: a.dryRun }), form };
       let result: DispatchResult | undefined;

@@ -2,7 +2,7 @@
 // (recorded as a REFUSAL event) before anything else runs. Only /healthz and GraphiQL's page are open.
 import { randomUUID } from 'node:crypto';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
-import type { AuthDoor } from '../auth/caveats.ts';
+import type { Door } from '../context/door.ts';
 import { InvocationHeaders } from '../capture/boundary.ts';
 import { TokenParam } from '../directory/forms.ts';
 import type { Services } from '../services.ts';
@@ -15,10 +15,10 @@ import { json } from './respond.ts';
  * /api/tools/:name (LINK_URL, LINK_REST), /mcp (LINK_MCP), webhooks (/hooks/:name, whose senders
  * often cannot set a header) and the rest of the plain HTTP doors.
  */
-export const noQueryTokenDoors: ReadonlySet<AuthDoor> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
+export const noQueryTokenDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
 
 /** The refusal of a token sent in the URL of a door that does not take it there (recorded; the ledger redacts the token). */
-export function tokenInUrl(door: AuthDoor): Refusal {
+export function tokenInUrl(door: Door): Refusal {
   return {
     limit: 'credential',
     door,
@@ -54,7 +54,7 @@ export function credentialOfParams(params: Readonly<Record<string, unknown>> | u
 }
 
 /** Authenticates a door request and applies the per-token rate limit; refusals are recorded. */
-export async function admit(services: Services, door: AuthDoor, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
+export async function admit(services: Services, door: Door, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
   const checked = services.authority.authenticate(token, door);
   const refusal = checked.ok ? await services.authority.rate(checked.grant, door) : checked.refusal;
   if (!refusal) return checked;

@@ -5,7 +5,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode as RpcErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Authority } from '../auth/authority.ts';
-import { currentGrant } from '../auth/current.ts';
+import { currentGrant } from '../context/request.ts';
 import type { DispatchRequest, DispatchResult } from '../dispatch/dispatcher.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { resolutionJson } from '../http/resolver-routes.ts';

@@ -13,7 +13,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Grant } from '../auth/authority.ts';
-import { runWithGrant } from '../auth/current.ts';
+import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { EXIT_REFUSED, refusalCode, refusalLine } from '../cli/token.ts';
 import { createLogger } from '../logger.ts';
@@ -121,7 +121,7 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
     inFlight.start();
     let value: Awaited<ReturnType<typeof run>> | undefined;
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
-    return runWithGrant(grant, () =>
+    return runAsCaller({ door: 'MCP_STDIO', ...(grant && { grant }) }, () =>
       captureExchange(
         services,
         { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
