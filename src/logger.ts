@@ -1,6 +1,6 @@
 // The one structured logger, created at the edge and handed inward.
 import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions } from 'pino';
-import { SecretRedactor } from './ledger/redact.ts';
+import { SecretRedactor } from './secrets/redact.ts';
 
 export type Logger = PinoLogger;
 

@@ -8,7 +8,7 @@ import { Directory } from './directory/directory.ts';
 import { parseRetiredTargets } from './directory/retired.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { FolderObjectStore, S3ObjectStore, type ObjectStore } from './ledger/object-store.ts';
-import { SecretRedactor } from './ledger/redact.ts';
+import { SecretRedactor } from './secrets/redact.ts';
 import { DirectoryResolver } from './resolver/directory-source.ts';
 import { StreamRegistry } from './live/streams.ts';
 import { MemorySignal, RedisSignal, type LiveSignal } from './live/signal.ts';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authority, mintWithRootKey } from '../../src/auth/authority.ts';
 import type { SqlExecutor } from '../../src/db/sql.ts';
-import { SecretRedactor, TOKEN_SECRET_NAME } from '../../src/ledger/redact.ts';
+import { SecretRedactor, TOKEN_SECRET_NAME } from '../../src/secrets/redact.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { batch, createTestLedger, event, type TestLedger } from '../helpers/ledger.ts';
 import { rawSql } from '../helpers/sql.ts';
