@@ -26,7 +26,7 @@ import { runCli, runHttp, runMcp, type Limits, type Sent, type StepAnswer } from
 import { render, renderCommand, templateSecrets, TemplateError } from './template.ts';
 import type { CallAuthorizer } from '../auth/calls.ts';
 import { serialize as serializeToken } from '../auth/macaroon.ts';
-import { TOKEN_SECRET_NAME } from '../secrets/redact.ts';
+import { TOKEN_SECRET_NAME } from '../secrets/tokens.ts';
 import type { Refusal as AuthRefusal } from '../auth/authority.ts';
 import { plainTextExpected, plainTextProblem } from '../limits.ts';
 
