@@ -179,7 +179,7 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
         await services.writer.writeNow([answerEvent]);
       }
       else await services.writer.enqueue(answerEvent);
-      // The adapter's Response with plain headers: written in one go (see src/http/respond.ts).
+      // The adapter's Response with plain headers: written in one go (see src/doors/respond.ts).
       return new AdapterResponse(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
 }
 

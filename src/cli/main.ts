@@ -141,10 +141,10 @@ program
       }
     }
     if (url) {
-      const { proxyStdio } = await import('../mcp/stdio.ts');
+      const { proxyStdio } = await import('../doors/mcp-stdio.ts');
       await proxyStdio(url, token);
     } else {
-      const { serveStdio } = await import('../mcp/stdio.ts');
+      const { serveStdio } = await import('../doors/mcp-stdio.ts');
       await serveStdio(config(), token);
     }
     process.exit(process.exitCode ?? 0);

@@ -17,7 +17,7 @@ import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { EXIT_REFUSED, refusalCode, refusalLine } from '../cli/token.ts';
 import { createLogger } from '../logger.ts';
-import type { McpHandlerWrap } from './server.ts';
+import type { McpHandlerWrap } from './mcp-server.ts';
 
 /** A transport's or the protocol's error, on stderr (stdout carries only the protocol). */
 const printError = (error: Error): void => void process.stderr.write(`dirledger mcp: ${error.message}\n`);
@@ -101,7 +101,7 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
   // Loaded here, so relaying never loads the cores.
   const { buildApp } = await import('../app.ts');
   const { captureExchange } = await import('../capture/boundary.ts');
-  const { createMcpServer } = await import('./server.ts');
+  const { createMcpServer } = await import('./mcp-server.ts');
   const app = await buildApp(config, { logger });
   const { services } = app;
   let grant: Grant | undefined;

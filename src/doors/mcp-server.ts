@@ -8,10 +8,10 @@ import type { Authority } from '../auth/authority.ts';
 import { currentGrant } from '../context/request.ts';
 import type { DispatchRequest, DispatchResult } from '../dispatch/dispatcher.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
-import { resolutionJson } from '../http/resolver-routes.ts';
+import { resolutionJson } from './resolver-routes.ts';
 import type { DirectoryResolver } from '../resolver/directory-source.ts';
 import { describeIssues } from '../validation.ts';
-import { decodeCursor, FindTool, FindToolName, listRunnableTools } from './catalog.ts';
+import { decodeCursor, FindTool, FindToolName, listRunnableTools } from './mcp-catalog.ts';
 
 /** What the MCP server needs of an app's services. */
 export type McpServices = {
