@@ -1,7 +1,7 @@
 // GraphQL: the dispatch mutation (over HTTP, SSE and graphql-ws, wherever the schema is served).
 // A GraphQL operation has no per-call HTTP exchange on graphql-ws, so the mutation records its own
 // boundary: the canonical call IN and the result OUT, around the runner's call OUT / response IN.
-import { captureExchange } from '../capture/boundary.ts';
+import { captureCall, jsonAnswer } from '../capture/boundary.ts';
 import { currentInvocation } from '../context/request.ts';
 import type { Contract } from '../directory/contracts.ts';
 import { loadBatched } from '../directory/loader.ts';
@@ -55,18 +55,10 @@ builder.mutationField('dispatch', (t) =>
       const door = ctx.caller.door;
       const form = a.form ?? (door === 'GRAPHQL_WS' ? 'GRAPHQL_WS' : door === 'GRAPHQL_SSE' ? 'GRAPHQL_SSE' : 'GRAPHQL_HTTP');
       const call = { tool: a.tool, args, ...(a.dryRun != null && { dryRun: a.dryRun }), form };
-      let result: DispatchResult | undefined;
       const run = () => ctx.services.dispatcher.dispatch(call);
       if (currentInvocation()) return run();
-      await captureExchange(
-        ctx.services,
-        { door, tool: a.tool, request: { method: 'MUTATION', url: 'graphql:dispatch', headers: {}, body: Buffer.from(JSON.stringify(call)) } },
-        async () => {
-          result = await run();
-          return new Response(JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json' } });
-        },
-      );
-      return result!;
+      const request = { method: 'MUTATION', url: 'graphql:dispatch', headers: {}, body: Buffer.from(JSON.stringify(call)) };
+      return captureCall(ctx.services, { door, tool: a.tool, request }, run, jsonAnswer);
     },
   }),
 );

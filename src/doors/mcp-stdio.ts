@@ -100,7 +100,7 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
   const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
   // Loaded here, so relaying never loads the cores.
   const { buildApp } = await import('../app.ts');
-  const { captureExchange } = await import('../capture/boundary.ts');
+  const { captureCall, jsonAnswer } = await import('../capture/boundary.ts');
   const { createMcpServer } = await import('./mcp-server.ts');
   const app = await buildApp(config, { logger });
   const { services } = app;
@@ -119,20 +119,10 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
   const inFlight = new InFlight();
   const wrap: McpHandlerWrap = (request, run) => {
     inFlight.start();
-    let value: Awaited<ReturnType<typeof run>> | undefined;
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
     return runAsCaller({ door: 'MCP_STDIO', ...(grant && { grant }) }, () =>
-      captureExchange(
-        services,
-        { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
-        async () => {
-          value = await run();
-          return new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json' } });
-        },
-      ),
-    )
-      .then(() => value as Awaited<ReturnType<typeof run>>)
-      .finally(() => inFlight.end());
+      captureCall(services, { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) }, run, jsonAnswer),
+    ).finally(() => inFlight.end());
   };
   const server = createMcpServer(services, 'MCP_STDIO', wrap);
   server.onerror = printError;
