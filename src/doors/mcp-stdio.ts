@@ -12,10 +12,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
-import type { Grant } from '../auth/authority.ts';
+import type { Grant, Refusal } from '../auth/authority.ts';
 import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
-import { EXIT_REFUSED, refusalCode, refusalLine } from '../cli/token.ts';
 import { createLogger } from '../logger.ts';
 import type { McpHandlerWrap } from './mcp-server.ts';
 
@@ -93,10 +92,9 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
 
 /**
  * Serves MCP over stdio from this process's own cores until stdin closes. The token is verified for
- * door MCP_STDIO first; a refusal is recorded, its plain message printed on stderr, and the process
- * exits with EXIT_REFUSED before serving anything.
+ * door MCP_STDIO first; a refusal is recorded and returned (for the CLI to print) before serving anything.
  */
-export async function serveStdio(config: Config, token?: string): Promise<void> {
+export async function serveStdio(config: Config, token?: string): Promise<Refusal | undefined> {
   const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
   // Loaded here, so relaying never loads the cores.
   const { buildApp } = await import('../app.ts');
@@ -109,10 +107,8 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
     const checked = services.authority.authenticate(token, 'MCP_STDIO');
     if (!checked.ok) {
       await services.authority.record(checked.refusal, { actionId: randomUUID(), method: 'MCP', url: 'stdio:dirledger mcp' });
-      process.stderr.write(`dirledger mcp: ${refusalLine(checked.refusal.status, { code: refusalCode(checked.refusal.status), message: checked.refusal.message }, Boolean(token))}\n`);
       await app.stop();
-      process.exitCode = EXIT_REFUSED;
-      return;
+      return checked.refusal;
     }
     grant = checked.grant;
   }
@@ -135,4 +131,5 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
   onInputEnd(inFlight, () => new Promise((resolve) => setImmediate(() => void server.close().then(resolve))));
   await closed;
   await app.stop();
+  return undefined;
 }
