@@ -7,15 +7,11 @@ import type { Contract } from '../directory/contracts.ts';
 import { loadBatched } from '../directory/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';
 import { builder } from '../graphql/builder.ts';
+import { DispatchOutcomeEnum } from '../ledger/task-schema.ts';
 import { LedgerEventRef } from '../ledger/schema.ts';
 import { decodeJson, decodeText } from '../ledger/storable.ts';
 import type { DispatchResult } from './dispatcher.ts';
 import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type ContractMatch } from './match.ts';
-
-export const DispatchOutcomeEnum = builder.enumType('DispatchOutcome', {
-  description: 'OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent.',
-  values: ['OK', 'ERROR', 'REFUSED', 'DRY_RUN'] as const,
-});
 
 const DispatchError = builder.objectRef<{ code: string; message: string }>('DispatchError').implement({
   description: 'Why a call was refused or failed: a SCREAMING_SNAKE code and a message saying what was expected and what arrived.',
