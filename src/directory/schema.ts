@@ -17,7 +17,7 @@ import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
-import { loadBatched } from './loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import { eventsReadAhead, readTools, type ToolRow } from './tool-reads.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 

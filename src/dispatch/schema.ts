@@ -4,7 +4,7 @@
 import { captureCall, jsonAnswer } from '../capture/boundary.ts';
 import { currentInvocation } from '../context/request.ts';
 import type { Contract } from '../directory/contracts.ts';
-import { loadBatched } from '../directory/loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';
 import { builder } from '../graphql/builder.ts';
 import { DispatchOutcomeEnum } from '../ledger/task-schema.ts';

@@ -3,7 +3,7 @@ import { builder } from '../graphql/builder.ts';
 import { parseInput } from '../validation.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
-import { loadBatched } from '../directory/loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import type { Context } from '../graphql/context.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import type { EventQuery } from './event-select.ts';

@@ -3,7 +3,7 @@
 // with a task-bound token is filed under the token's task, so this is what the token did.
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { loadBatched } from '../directory/loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
