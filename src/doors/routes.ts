@@ -49,13 +49,26 @@ export function routeTable(deps: RouteDeps): Route[] {
     { path: '/', auth: 'open', recorded: 'no', handler: () => new Response(null, { status: 302, headers: { location: graphqlPath } }) },
     { path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql(request) },
     { path: '/ledger/batches', methods: ['POST'], door: 'INGEST', auth: 'ingest', recorded: 'no', handler: ({ request, services }) => ingestBatch(request, services) },
-    { path: /^\/ledger\/blob\/([^/]+)$/, methods: ['GET', 'HEAD'], door: 'BLOB', auth: 'token', recorded: 'no', handler: ({ request, match, services }) => serveBlob(request, match[1]!, services) },
+    {
+      path: /^\/ledger\/blob\/([^/]+)$/,
+      methods: ['GET', 'HEAD'],
+      door: 'BLOB',
+      auth: 'token',
+      recorded: 'no',
+      handler: ({ request, match, services }) => serveBlob(request, match[1]!, services),
+    },
     { path: '/api/directory/resolve', methods: ['GET'], door: 'REST', auth: 'token', recorded: 'boundary', handler: async ({ request, services }) => resolveRoute(request, services) },
     { path: '/api/directory', methods: ['GET', 'HEAD'], door: 'REST', auth: 'token', recorded: 'boundary', handler: ({ request, services }) => listDirectory(request, services) },
     { path: mcpPath, door: 'MCP', auth: 'token', recorded: 'door', handler: ({ request, services }) => mcpRoute(request, services) },
     { path: dispatchPath, when: wantsEventStream, door: 'SSE', auth: 'token', recorded: 'door', handler: ({ request, services }) => sseDispatch(request, services) },
     { path: dispatchPath, door: 'DISPATCH', auth: 'token', recorded: 'door', handler: ({ request, services }) => dispatchRoute(request, services) },
-    { path: toolsPath, door: (request) => (request.method === 'GET' ? 'URL' : 'REST'), auth: 'token', recorded: 'door', handler: ({ request, match, services }) => toolRoute(request, services, match[1]!) },
+    {
+      path: toolsPath,
+      door: (request) => (request.method === 'GET' ? 'URL' : 'REST'),
+      auth: 'token',
+      recorded: 'door',
+      handler: ({ request, match, services }) => toolRoute(request, services, match[1]!),
+    },
     { path: hooksPath, door: 'WEBHOOK', auth: 'token-or-signature', recorded: 'door', handler: ({ request, match, services }) => hookRoute(request, services, match[1]!) },
     { path: new RegExp(`^${graphqlPath}(/.*)?$`), door: graphqlDoorOf, auth: 'token', recorded: 'operation', handler: ({ request, url }) => deps.graphql(request, url) },
   ];
@@ -64,7 +77,8 @@ export function routeTable(deps: RouteDeps): Route[] {
 /** The first route whose path (and `when`) matches, with the path's match; methods are checked by the caller. */
 export function findRoute(table: readonly Route[], request: Request, url: URL): { route: Route; match: readonly string[] } | undefined {
   for (const route of table) {
-    const match = typeof route.path === 'string' ? (url.pathname === route.path ? [url.pathname] : null) : route.path.exec(url.pathname);
+    const { path } = route;
+    const match = typeof path === 'string' ? (url.pathname === path ? [path] : null) : path.exec(url.pathname);
     if (match && (!route.when || route.when(request, url))) return { route, match };
   }
   return undefined;
