@@ -14,7 +14,7 @@ import { EVENT_FIELDS } from '../src/ledger/chain.ts';
 import { BatchInput } from '../src/ledger/input.ts';
 import { Ledger } from '../src/ledger/ledger.ts';
 import { FolderObjectStore } from '../src/ledger/object-store.ts';
-import { SecretRedactor } from '../src/ledger/redact.ts';
+import { SecretRedactor } from '../src/secrets/redact.ts';
 import { verifyLedger } from '../src/ledger/verify.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
 import { fixed, int, row } from './lib/stats.ts';

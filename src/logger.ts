@@ -1,25 +1,15 @@
 // The one structured logger, created at the edge and handed inward.
 import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions } from 'pino';
-import { SecretRedactor } from './ledger/redact.ts';
+import { SecretRedactor } from './secrets/redact.ts';
+import { processSecretsVersion, withProcessSecrets } from './secrets/registry.ts';
 
 export type Logger = PinoLogger;
-
-/** Secrets every logger of the process redacts, whenever it was created (the root key, loaded after some loggers exist). */
-const processSecrets = new Map<string, string>();
-let processVersion = 0;
-export function redactInEveryLog(name: string, value: string): void {
-  if (value && !processSecrets.has(value)) {
-    processSecrets.set(value, name);
-    processVersion++;
-  }
-}
-const registry = (secrets: Record<string, string>): [string, string][] => [...[...processSecrets].map(([value, name]): [string, string] => [name, value]), ...Object.entries(secrets)];
 
 /** `fd` 2 writes to stderr (the stdio MCP server keeps stdout for the protocol); `destination` (tests) overrides both. */
 export function createLogger(level: string, secrets: Record<string, string> = {}, fd: 1 | 2 = 1, destination?: DestinationStream): Logger {
   // The ledger's one rule (every registered value in every encoding, and tokens), rebuilt when a process secret joins.
-  let redactor = new SecretRedactor(registry(secrets));
-  let version = processVersion;
+  let redactor = new SecretRedactor(withProcessSecrets(secrets));
+  let version = processSecretsVersion();
   const options: LoggerOptions = {
     level,
     base: undefined,
@@ -27,9 +17,9 @@ export function createLogger(level: string, secrets: Record<string, string> = {}
     hooks: {
       // No secret value or bearer token reaches a log line, whatever field it hides in.
       streamWrite: (line) => {
-        if (version !== processVersion) {
-          redactor = new SecretRedactor(registry(secrets));
-          version = processVersion;
+        if (version !== processSecretsVersion()) {
+          redactor = new SecretRedactor(withProcessSecrets(secrets));
+          version = processSecretsVersion();
         }
         return redactor.text(line, new Set());
       },

@@ -12,7 +12,7 @@ import type { EventInput } from '../../src/ledger/input.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { FolderObjectStore } from '../../src/ledger/object-store.ts';
 import { bytesPayload } from '../../src/capture/payload.ts';
-import { SecretRedactor } from '../../src/ledger/redact.ts';
+import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { createBenchDatabase } from './postgres.ts';
 
 type Recorded = {

@@ -13,12 +13,12 @@ import {
   pathAllowed,
   powerWords,
   toolAllowed,
-  type AuthDoor,
   type Caveat,
   type CaveatKind,
   type Power,
   type ReadScope,
 } from './caveats.ts';
+import type { Door } from '../context/door.ts';
 import type { SharedRateLimiter } from './shared-rate.ts';
 import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
 
@@ -57,7 +57,7 @@ export type Refusal = Readonly<{
   limit: RefusalLimit;
   /** The caveat that refused, as signed. */
   caveat?: string;
-  door: AuthDoor;
+  door: Door;
   tool?: string;
   /** The whole reason, for the ledger. */
   reason: string;
@@ -141,7 +141,7 @@ export class Authority {
   }
 
   /** Verifies a presented token for one door: signature, time window, audience and door caveats. */
-  authenticate(text: string | undefined | null, door: AuthDoor): Checked {
+  authenticate(text: string | undefined | null, door: Door): Checked {
     const plain = (reason: string, tokenId?: string): Checked => ({
       ok: false,
       refusal: { limit: 'credential', door, reason, message: PLAIN, status: 401, ...(tokenId && { tokenId }) },
@@ -236,7 +236,7 @@ export class Authority {
   }
 
   /** What can change about a verified grant while a connection stays open: its expiry and revocation. */
-  recheck(grant: Grant, door: AuthDoor): Refusal | null {
+  recheck(grant: Grant, door: Door): Refusal | null {
     const revoked = this.options.revocations?.revokedIn(grant.lineage);
     if (revoked !== undefined) {
       const reason = revoked === grant.tokenId ? 'the token was revoked' : `the token was issued under token ${revoked}, which was revoked`;
@@ -279,7 +279,7 @@ export class Authority {
   }
 
   /** The tool and path caveats, and the call power, for one call (before anything else about it is checked). */
-  allowsTool(grant: Grant, door: AuthDoor, tool: string): Refusal | null {
+  allowsTool(grant: Grant, door: Door, tool: string): Refusal | null {
     const power = this.requirePower(grant, 'call', door, tool);
     if (power) return power;
     for (const [i, caveat] of grant.caveats.entries()) {
@@ -291,7 +291,7 @@ export class Authority {
   }
 
   /** The folders caveats against a file row's path and every path-like argument. */
-  allowsPaths(grant: Grant, door: AuthDoor, tool: string, paths: readonly { where: string; path: string }[]): Refusal | null {
+  allowsPaths(grant: Grant, door: Door, tool: string, paths: readonly { where: string; path: string }[]): Refusal | null {
     for (const [i, caveat] of grant.caveats.entries()) {
       if (caveat.kind !== 'folders') continue;
       const outside = paths.find((p) => !pathAllowed(caveat.folders, p.path));
@@ -316,7 +316,7 @@ export class Authority {
    * and every `tools` caveat against each tool its events name (a token may not record calls it
    * could never make). Events naming no tool are not limited by `tools`.
    */
-  allowsIngest(grant: Grant, door: AuthDoor, batch: { collector: string; events: readonly { tool?: string | undefined }[] }): Refusal | null {
+  allowsIngest(grant: Grant, door: Door, batch: { collector: string; events: readonly { tool?: string | undefined }[] }): Refusal | null {
     const power = this.requirePower(grant, 'ingest', door);
     if (power) return power;
     for (const [i, caveat] of grant.caveats.entries()) {
@@ -334,7 +334,7 @@ export class Authority {
     return null;
   }
 
-  requirePower(grant: Grant, power: Power, door: AuthDoor, tool?: string): Refusal | null {
+  requirePower(grant: Grant, power: Power, door: Door, tool?: string): Refusal | null {
     if (grant.powers.has(power)) return null;
     const i = grant.caveats.findLastIndex((c) => c.kind === 'powers');
     const words = powerWords[power];
@@ -345,7 +345,7 @@ export class Authority {
    * Takes one use from every `uses` counter of the token, all or none, in the database: exact under
    * any concurrency (a conditional upsert per counter, in one transaction, counters in a fixed order).
    */
-  async consumeUse(grant: Grant, door: AuthDoor, tool?: string): Promise<Refusal | null> {
+  async consumeUse(grant: Grant, door: Door, tool?: string): Promise<Refusal | null> {
     if (grant.counters.length === 0) return null;
     const counters = [...grant.counters].sort((a, b) => (a.key < b.key ? -1 : 1));
     const take = async (db: SqlQueryable, counter: (typeof counters)[number]) => {
@@ -385,7 +385,7 @@ export class Authority {
    * Per-token rate limit, shared by every instance through Redis when configured, else a token bucket
    * in this process: a Refusal with retryAfterSeconds when over it.
    */
-  rate(grant: Grant, door: AuthDoor): Refusal | null | Promise<Refusal | null> {
+  rate(grant: Grant, door: Door): Refusal | null | Promise<Refusal | null> {
     const { ratePerSecond, rateBurst, sharedRate } = this.options;
     if (ratePerSecond <= 0) return null;
     if (sharedRate) return sharedRate.take(grant.tokenId).then((verdict) => (verdict.ok ? null : this.overRate(door, grant.tokenId, verdict.retryAfterSeconds)));
@@ -402,7 +402,7 @@ export class Authority {
     return this.overRate(door, grant.tokenId, Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond)));
   }
 
-  private overRate(door: AuthDoor, tokenId: string, retryAfterSeconds: number): Refusal {
+  private overRate(door: Door, tokenId: string, retryAfterSeconds: number): Refusal {
     const { ratePerSecond, rateBurst } = this.options;
     return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId };
   }
@@ -424,7 +424,7 @@ export class Authority {
    * new token also carries every limit of the issuer except its powers and use counts, so it is
    * never wider than the issuer in tools, doors, time, task, agent, folders, audience or reads.
    */
-  issue(grant: Grant, door: AuthDoor, input: unknown, extra: readonly string[] = []): Issue {
+  issue(grant: Grant, door: Door, input: unknown, extra: readonly string[] = []): Issue {
     const refusal = this.requirePower(grant, 'issue', door);
     if (refusal) return { ok: false, refusal };
     const parsed = CaveatInput.safeParse(input);
@@ -450,7 +450,7 @@ export class Authority {
    * left; only a holder of the revoke power may pass it on. Time, tools and every other limit are
    * inherited (issue()), so they are never wider than the issuer's.
    */
-  async issueCounted(grant: Grant, door: AuthDoor, input: unknown): Promise<Issue> {
+  async issueCounted(grant: Grant, door: Door, input: unknown): Promise<Issue> {
     const power = this.requirePower(grant, 'issue', door);
     if (power) return { ok: false, refusal: power };
     const asked = (input && typeof input === 'object' ? input : {}) as { uses?: unknown; powers?: unknown };

@@ -1,8 +1,7 @@
 // The runner's authority hook: the grant of the invocation a call runs in decides, once per call,
 // whether its token may call this tool, reach these paths, and spend one more use.
-import { currentInvocation } from '../capture/context.ts';
+import { currentInvocation } from '../context/request.ts';
 import type { Authority, Refusal } from './authority.ts';
-import type { AuthDoor } from './caveats.ts';
 
 /** Argument names whose values are paths, for `folders` caveats. */
 const PATH_ARGS = new Set(['path', 'paths', 'file', 'files', 'filename', 'folder', 'folders', 'dir', 'directory', 'cwd']);
@@ -17,7 +16,7 @@ export type CallAuthorizer = {
 export function callAuthorizer(authority: Authority): CallAuthorizer {
   const current = () => {
     const invocation = currentInvocation();
-    return invocation?.grant ? { grant: invocation.grant, door: invocation.door as AuthDoor } : undefined;
+    return invocation?.grant ? { grant: invocation.grant, door: invocation.door } : undefined;
   };
   return {
     tool(tool) {

@@ -16,9 +16,8 @@
 //   collector = agent-7           which collectors' batches (and positions) it may append
 import path from 'node:path';
 import { z } from 'zod';
+import { TokenDoors, type Door } from '../context/door.ts';
 
-export const AuthDoors = ['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INGEST', 'BLOB'] as const;
-export type AuthDoor = (typeof AuthDoors)[number];
 export const ReadScopes = ['none', 'task', 'all'] as const;
 export type ReadScope = (typeof ReadScopes)[number];
 export const Powers = ['call', 'ingest', 'issue', 'revoke'] as const;
@@ -26,7 +25,7 @@ export type Power = (typeof Powers)[number];
 
 export type Caveat =
   | { kind: 'tools'; names: string[] }
-  | { kind: 'doors'; doors: AuthDoor[] }
+  | { kind: 'doors'; doors: Door[] }
   | { kind: 'uses'; max: number }
   | { kind: 'not_before'; at: Date }
   | { kind: 'expires'; at: Date }
@@ -68,7 +67,7 @@ export function parseCaveat(text: string): Caveat {
     case 'tools':
       return { kind: 'tools', names: labels('tool names') };
     case 'doors':
-      return { kind: 'doors', doors: oneOf(AuthDoors, 'doors') };
+      return { kind: 'doors', doors: oneOf(TokenDoors, 'doors') };
     case 'uses': {
       if (!/^\d{1,9}$/.test(value)) throw new Error(`expected a whole number of uses, got ${JSON.stringify(value)}`);
       return { kind: 'uses', max: Number(value) };
@@ -193,7 +192,7 @@ export function pathAllowed(folders: readonly string[], candidate: string): bool
 export const CaveatInput = z
   .object({
     tools: z.array(z.string().min(1)).min(1).optional(),
-    doors: z.array(z.enum(AuthDoors)).min(1).optional(),
+    doors: z.array(z.enum(TokenDoors)).min(1).optional(),
     uses: z.number().int().min(1).max(999_999_999).optional(),
     notBefore: z.coerce.date().optional(),
     expires: z.coerce.date().optional(),

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventInput } from '../ledger/input.ts';
 import { describeLimits, inspect, type Authority, type Grant } from './authority.ts';
-import type { AuthDoor } from './caveats.ts';
+import type { Door } from '../context/door.ts';
 import { MalformedToken } from './macaroon.ts';
 
 /** How a token came to be: issued by the server, narrowed offline by a holder, or minted from the root key. */
@@ -15,7 +15,7 @@ export type GrantRecord = {
   tokenId: string;
   caveats: readonly string[];
   via: GrantVia;
-  door: AuthDoor;
+  door: Door;
   /** The issuer's grant (absent with AUTHORITY=off and no token). */
   issuer?: Grant;
 };
@@ -55,7 +55,7 @@ export class GrantRefused extends Error {
  * and for NARROW the caller's own token with caveats added (the same id, the caller's caveats first);
  * for ADMIN a token without caveats, presented by itself. Throws GrantRefused saying what was expected.
  */
-export function checkOfflineGrant(authority: Authority, token: string, via: Exclude<GrantVia, 'ISSUE'>, door: AuthDoor, caller: Grant | undefined): GrantRecord {
+export function checkOfflineGrant(authority: Authority, token: string, via: Exclude<GrantVia, 'ISSUE'>, door: Door, caller: Grant | undefined): GrantRecord {
   let read: ReturnType<typeof inspect>;
   try {
     read = inspect(token);

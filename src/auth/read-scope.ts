@@ -2,7 +2,7 @@
 // nothing. Reading nothing is a refusal (a REFUSAL event naming the read caveat); an event outside a
 // task scope simply does not exist for the holder.
 import type { Authority, Grant, ReadLimit, Refusal } from './authority.ts';
-import type { AuthDoor } from './caveats.ts';
+import type { Door } from '../context/door.ts';
 
 /** The read limit of a caller; no grant (AUTHORITY=off) reads everything. */
 export function readLimitOf(authority: Authority, grant: Grant | undefined): ReadLimit {
@@ -10,7 +10,7 @@ export function readLimitOf(authority: Authority, grant: Grant | undefined): Rea
 }
 
 /** The refusal of a read by a token that may read nothing of the ledger. */
-export function readRefusal(grant: Grant, door: AuthDoor, what: string): Refusal {
+export function readRefusal(grant: Grant, door: Door, what: string): Refusal {
   // The caveat that narrowed reads to nothing: `read = none`, else `read = task` on a token without a task.
   const none = grant.caveats.findIndex((c) => c.kind === 'read' && c.scope === 'none');
   const i = none >= 0 ? none : grant.caveats.findIndex((c) => c.kind === 'read');

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
-import { redactInEveryLog } from '../logger.ts';
+import { redactInEveryLog } from '../secrets/registry.ts';
 
 export const ROOT_KEY_SECRET = 'DIRLEDGER_ROOT_KEY';
 const hex64 = /^[0-9a-f]{64}$/;

@@ -3,16 +3,17 @@
 import { DomainError, ErrorCode } from '../errors.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
-import { currentInvocation, eventFields } from '../capture/context.ts';
+import { currentInvocation, eventFields } from '../context/request.ts';
 import { inspect, type Grant } from './authority.ts';
-import { AuthDoors, Powers, ReadScopes, type AuthDoor } from './caveats.ts';
+import { Powers, ReadScopes } from './caveats.ts';
+import { TokenDoors } from '../context/door.ts';
 import { checkOfflineGrant, GrantRefused, grantEvent, type GrantRecord } from './grants.ts';
 import { MalformedToken } from './macaroon.ts';
 import type { Revocation } from './revocations.ts';
 
 export const AuthDoorEnum = builder.enumType('AuthDoor', {
   description: 'A door a token may be limited to.',
-  values: AuthDoors,
+  values: TokenDoors,
 });
 const ReadScopeEnum = builder.enumType('ReadScope', {
   description: "What a token's holder may read of the ledger: nothing, its own task's events, or everything.",
@@ -83,11 +84,9 @@ const TokenInspectionRef = builder.objectRef<Inspection>('TokenInspection').impl
   }),
 });
 
-const doorOfCaller = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'GRAPHQL' } as const satisfies Record<string, AuthDoor>;
-
 /** The caller's grant; with AUTHORITY=off every caller acts as admin. */
 function grantOf(ctx: Context): Grant {
-  if (ctx.grant) return ctx.grant;
+  if (ctx.caller.grant) return ctx.caller.grant;
   const admin = ctx.services.authority.authenticate(ctx.services.authority.mintToken(), 'GRAPHQL');
   if (!admin.ok) throw new Error('a freshly minted admin token did not verify');
   return admin.grant;
@@ -99,7 +98,7 @@ builder.mutationField('issueToken', (t) =>
     description: 'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
     args: { input: t.arg({ type: IssueTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
-      const door = doorOfCaller[ctx.caller.door];
+      const door = ctx.caller.door;
       const grant = grantOf(ctx);
       const plain = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
       if (plain.read) plain.read = String(plain.read).toLowerCase();
@@ -111,7 +110,7 @@ builder.mutationField('issueToken', (t) =>
         throw new DomainError(ErrorCode.FORBIDDEN, issued.refusal.message, { limit: issued.refusal.limit });
       }
       // On the record before it is handed out: a grant the ledger cannot take is not given.
-      await recordGrant(ctx, { tokenId: issued.tokenId, caveats: issued.caveats, via: 'ISSUE', door, ...(ctx.grant && { issuer: ctx.grant }) });
+      await recordGrant(ctx, { tokenId: issued.tokenId, caveats: issued.caveats, via: 'ISSUE', door, ...(ctx.caller.grant && { issuer: ctx.caller.grant }) });
       return { token: issued.token, tokenId: issued.tokenId, caveats: issued.caveats, limits: issued.limits };
     },
   }),
@@ -135,10 +134,10 @@ builder.mutationField('recordGrant', (t) =>
       'Records the grant of a token made offline (`dirledger token narrow|admin --url`): a GRANT event with its id, caveats and issuer (the bearer), never the token. NARROW needs a narrowing of the bearer token; ADMIN an admin token presenting itself.',
     args: { token: t.arg.string({ required: true }), via: t.arg({ type: GrantViaEnum, required: true }) },
     resolve: async (_root, { token, via }, ctx) => {
-      const door = doorOfCaller[ctx.caller.door];
+      const door = ctx.caller.door;
       let record: GrantRecord;
       try {
-        record = checkOfflineGrant(ctx.services.authority, token, via, door, ctx.grant);
+        record = checkOfflineGrant(ctx.services.authority, token, via, door, ctx.caller.grant);
       } catch (error) {
         if (error instanceof GrantRefused) throw new DomainError(ErrorCode.BAD_INPUT, error.message, { field: 'token' });
         throw error;
@@ -166,7 +165,7 @@ builder.queryField('inspectToken', (t) =>
         if (error instanceof MalformedToken) throw new DomainError(ErrorCode.BAD_INPUT, `Expected a dirledger token: ${error.message}.`, { field: 'token' });
         throw error;
       }
-      const checked = ctx.services.authority.authenticate(token, doorOfCaller[ctx.caller.door]);
+      const checked = ctx.services.authority.authenticate(token, ctx.caller.door);
       // Signed here and inside its time window and audience; a door or tool caveat does not make it invalid.
       const valid = checked.ok || !['credential', 'not_before', 'expires', 'revoked'].includes(checked.refusal.limit);
       const uses = checked.ok ? await ctx.services.authority.usesOf(checked.grant) : null;
@@ -212,7 +211,7 @@ builder.mutationField('revokeToken', (t) =>
       reason: t.arg.string({ required: true, description: 'Why, in words (recorded).' }),
     },
     resolve: async (_root, args, ctx) => {
-      const door = doorOfCaller[ctx.caller.door];
+      const door = ctx.caller.door;
       const grant = grantOf(ctx);
       const actionId = currentInvocation()?.actionId ?? crypto.randomUUID();
       const refusal = ctx.services.authority.requirePower(grant, 'revoke', door);

@@ -8,11 +8,11 @@
 // it is returned); a spool that cannot take them (SPOOL_UNAVAILABLE) is answered 503 + Retry-After too.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Response as AdapterResponse } from '@whatwg-node/server';
-import { currentGrant } from '../auth/current.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
-import { currentInvocation, eventFields, runInInvocation, type Door, type Invocation, type InvocationInput } from './context.ts';
+import type { Door } from '../context/door.ts';
+import { currentInvocation, eventFields, runInInvocation, type Invocation, type InvocationInput } from '../context/request.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
 import { isStreamedAnswer, teeResponse, type StreamChunk } from './tee.ts';
@@ -49,6 +49,14 @@ export type BoundaryExchange = {
   /** Aborted when the client goes away: a streamed answer's OUT event then says so, as the call's TOOL_RESULT does. */
   clientSignal?: AbortSignal;
 };
+
+/** An answer as the ledger records it: status, headers and the exact body bytes (empty: none). */
+export type BoundaryAnswer = { status: number; headers: HeaderRecord; body: Uint8Array };
+
+/** A JSON value answered in full (a GraphQL mutation's result, an MCP stdio reply): status 200, its JSON text. */
+export function jsonAnswer(value: unknown): BoundaryAnswer {
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(value) ?? '') };
+}
 
 /** Request headers that carry the invocation fields. */
 export const InvocationHeaders = {
@@ -108,12 +116,6 @@ function baseOf(invocation: Invocation, tool: string | undefined) {
   return { ...eventFields(invocation), ...(tool && { tool }) };
 }
 
-/** The token the door admitted (src/auth/current.ts): its task, agent and caller win over headers. */
-function grantOf() {
-  const grant = currentGrant();
-  return grant ? { grant } : {};
-}
-
 const appStore = new AsyncLocalStorage<BoundaryServices>();
 
 /**
@@ -123,82 +125,116 @@ const appStore = new AsyncLocalStorage<BoundaryServices>();
  * it is returned; a DomainError from the handler is answered by the door, not here.
  */
 export function captureExchange(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<Response>): Promise<Response> {
-  return appStore.run(services, () =>
-    runInInvocation({ ...(exchange.invocation ?? {}), ...grantOf(), door: exchange.door, answerWaitsForRecord: true }, () =>
-      record(services, exchange, currentInvocation()!, handler),
-    ),
-  );
+  return inInvocation(services, exchange, (invocation) => record(services, exchange, invocation, handler));
+}
+
+/**
+ * Records one exchange whose answer is not an HTTP Response (a GraphQL mutation, a graphql-ws
+ * operation, an MCP stdio message): the request IN, then `answerOf(value)` as the answer OUT.
+ */
+export function captureCall<T>(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<T>, answerOf: (value: T) => BoundaryAnswer): Promise<T> {
+  return inInvocation(services, exchange, async (invocation) => {
+    await recordRequest(services, exchange, invocation);
+    const value = await handled(services, handler);
+    await recordAnswer(services, exchange, invocation, answerOf(value));
+    return value;
+  });
+}
+
+function inInvocation<T>(services: BoundaryServices, exchange: BoundaryExchange, fn: (invocation: Invocation) => Promise<T>): Promise<T> {
+  return appStore.run(services, () => runInInvocation({ ...(exchange.invocation ?? {}), door: exchange.door, answerWaitsForRecord: true }, () => fn(currentInvocation()!)));
+}
+
+function answerFields(exchange: BoundaryExchange, invocation: Invocation, status: number, headers: HeaderRecord) {
+  return {
+    ...baseOf(invocation, exchange.tool),
+    id: `${invocation.actionId}:door:answer`,
+    kind: 'RESPONSE',
+    direction: 'OUT' as const,
+    status: String(status),
+    headers,
+    metadata: { capture: 'boundary', door: exchange.door },
+  };
+}
+
+/** The answer OUT; a synchronous exchange's is written once what the handler recorded has committed. */
+async function recordAnswer(services: BoundaryServices, exchange: BoundaryExchange, invocation: Invocation, answer: BoundaryAnswer): Promise<void> {
+  const bytes = answer.body;
+  const answerEvent: EventInput = {
+    ...answerFields(exchange, invocation, answer.status, answer.headers),
+    occurredAt: new Date(),
+    payload: bytes.byteLength ? bodyPayload(bytes, services.config.PAYLOAD_MAX_BYTES) : { state: 'NONE' },
+  };
+  if (exchange.synchronous) {
+    await services.writer.durable();
+    // What the handler recorded in the background (the runner's call) commits before the answer.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([services.writer.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+    clearTimeout(timer);
+    await services.writer.writeNow([answerEvent]);
+  } else await services.writer.enqueue(answerEvent);
+}
+
+async function recordRequest(services: BoundaryServices, exchange: BoundaryExchange, invocation: Invocation): Promise<void> {
+  const base = baseOf(invocation, exchange.tool);
+  const maxBytes = services.config.PAYLOAD_MAX_BYTES;
+  const requestEvent: EventInput = {
+    ...base,
+    id: `${invocation.actionId}:door:request`,
+    kind: 'REQUEST',
+    direction: 'IN',
+    method: exchange.request.method,
+    url: exchange.request.url.slice(0, 16_384),
+    headers: headerRecord(exchange.request.headers),
+    occurredAt: invocation.startedAt,
+    payload: bodyPayload(exchange.request.body, maxBytes),
+    metadata: { capture: 'boundary', door: exchange.door, ...(invocation.caller && { caller: invocation.caller }) },
+  };
+  if (exchange.synchronous) await services.writer.writeNow([requestEvent]);
+  // Durable with the call's first durable step (its TOOL_CALL) or with the answer, whichever comes first.
+  else void services.writer.stage(requestEvent).catch((error) => services.logger.error({ err: error, actionId: invocation.actionId }, 'the request event could not be made durable'));
+}
+
+/** The handler's value; when it throws, what the call staged is made durable before the door answers the error. */
+async function handled<T>(services: BoundaryServices, handler: () => Promise<T>): Promise<T> {
+  try {
+    return await handler();
+  } catch (error) {
+    await services.writer.durable();
+    throw error;
+  }
 }
 
 async function record(services: BoundaryServices, exchange: BoundaryExchange, invocation: Invocation, handler: () => Promise<Response>): Promise<Response> {
-      const base = baseOf(invocation, exchange.tool);
-      const maxBytes = services.config.PAYLOAD_MAX_BYTES;
-      const requestEvent: EventInput = {
-        ...base,
-        id: `${invocation.actionId}:door:request`,
-        kind: 'REQUEST',
-        direction: 'IN',
-        method: exchange.request.method,
-        url: exchange.request.url.slice(0, 16_384),
-        headers: headerRecord(exchange.request.headers),
-        occurredAt: invocation.startedAt,
-        payload: bodyPayload(exchange.request.body, maxBytes),
-        metadata: { capture: 'boundary', door: exchange.door, ...(invocation.caller && { caller: invocation.caller }) },
-      };
-      if (exchange.synchronous) await services.writer.writeNow([requestEvent]);
-      // Durable with the call's first durable step (its TOOL_CALL) or with the answer, whichever comes first.
-      else void services.writer.stage(requestEvent).catch((error) => services.logger.error({ err: error, actionId: invocation.actionId }, 'the request event could not be made durable'));
-
-      let answer: Response;
-      try {
-        answer = await handler();
-      } catch (error) {
-        await services.writer.durable();
-        throw error;
-      }
-      const answerBase = {
-        ...base,
-        id: `${invocation.actionId}:door:answer`,
-        kind: 'RESPONSE',
-        direction: 'OUT' as const,
-        status: String(answer.status),
-        headers: headerRecord(answer.headers),
-        metadata: { capture: 'boundary', door: exchange.door },
-      };
-      if (!exchange.synchronous && isStreamedAnswer(answer)) {
-        const teed = teeResponse(answer, {
-          cutoffMs: services.config.STREAM_CUTOFF_MS,
-          payloadMaxBytes: maxBytes,
-          publish: (chunk) => services.streams?.publish(invocation.actionId, chunk),
-          ...(exchange.clientSignal && { clientSignal: exchange.clientSignal }),
-        });
-        void teed.recorded
-          .then((result) =>
-            services.writer.enqueue({
-              ...answerBase,
-              occurredAt: new Date(),
-              payload: result.payload,
-              metadata: { ...answerBase.metadata, stream: true, clientDisconnected: result.clientDisconnected, ...(result.cut && { cut: result.cut }) },
-            }),
-          )
-          .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
-        // What the call staged (its result) is durable before the first byte of the answer leaves.
-        await services.writer.durable();
-        return teed.response;
-      }
-      const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
-      const answerEvent: EventInput = { ...answerBase, occurredAt: new Date(), payload: bytes.length ? bodyPayload(bytes, maxBytes) : { state: 'NONE' } };
-      if (exchange.synchronous) {
-        await services.writer.durable();
-        // What the handler recorded in the background (the runner's call) commits before the answer.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([services.writer.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
-        clearTimeout(timer);
-        await services.writer.writeNow([answerEvent]);
-      }
-      else await services.writer.enqueue(answerEvent);
-      // The adapter's Response with plain headers: written in one go (see src/http/respond.ts).
-      return new AdapterResponse(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
+  await recordRequest(services, exchange, invocation);
+  const answer = await handled(services, handler);
+  const answerBase = answerFields(exchange, invocation, answer.status, headerRecord(answer.headers));
+  const maxBytes = services.config.PAYLOAD_MAX_BYTES;
+  if (!exchange.synchronous && isStreamedAnswer(answer)) {
+    const teed = teeResponse(answer, {
+      cutoffMs: services.config.STREAM_CUTOFF_MS,
+      payloadMaxBytes: maxBytes,
+      publish: (chunk) => services.streams?.publish(invocation.actionId, chunk),
+      ...(exchange.clientSignal && { clientSignal: exchange.clientSignal }),
+    });
+    void teed.recorded
+      .then((result) =>
+        services.writer.enqueue({
+          ...answerBase,
+          occurredAt: new Date(),
+          payload: result.payload,
+          metadata: { ...answerBase.metadata, stream: true, clientDisconnected: result.clientDisconnected, ...(result.cut && { cut: result.cut }) },
+        }),
+      )
+      .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
+    // What the call staged (its result) is durable before the first byte of the answer leaves.
+    await services.writer.durable();
+    return teed.response;
+  }
+  const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
+  await recordAnswer(services, exchange, invocation, { status: answer.status, headers: answerBase.headers, body: bytes });
+  // The adapter's Response with plain headers: written in one go (see src/doors/respond.ts).
+  return new AdapterResponse(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
 }
 
 /** The app whose boundary the calling code runs under (for the process-wide outbound capture). */

@@ -23,7 +23,7 @@ import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'und
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
-import { currentInvocation, eventFields, type Invocation } from './context.ts';
+import { currentInvocation, eventFields, type Invocation } from '../context/request.ts';
 import { BoundedBytes } from './payload.ts';
 import { StreamPublisher, type StreamState } from './tee.ts';
 

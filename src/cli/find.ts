@@ -1,6 +1,6 @@
 // `dirledger find <words>`: asks a running server's resolver over HTTP (GET /api/directory/resolve),
 // so the CLI answers from the same live index as the GraphQL and HTTP doors.
-import type { resolutionJson } from '../http/resolver-routes.ts';
+import type { resolutionJson } from '../doors/resolver-routes.ts';
 import { EXIT_REFUSED, isRefusalStatus, refusalLine } from './token.ts';
 
 export type FindOptions = { url: string; token?: string; minScore?: string; limit?: string; types?: string; json?: boolean };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, parseConfig } from '../config.ts';
 import { FolderLockedError, folderHolder } from '../db/folder-lock.ts';
-import { resolveToken, tokenHelp } from './token.ts';
+import { EXIT_REFUSED, refusalCode, refusalLine, resolveToken, tokenHelp } from './token.ts';
 
 // The cores are imported by the commands that run them, so a client command starts without loading them.
 
@@ -141,11 +141,15 @@ program
       }
     }
     if (url) {
-      const { proxyStdio } = await import('../mcp/stdio.ts');
+      const { proxyStdio } = await import('../doors/mcp-stdio.ts');
       await proxyStdio(url, token);
     } else {
-      const { serveStdio } = await import('../mcp/stdio.ts');
-      await serveStdio(config(), token);
+      const { serveStdio } = await import('../doors/mcp-stdio.ts');
+      const refused = await serveStdio(config(), token);
+      if (refused) {
+        process.stderr.write(`dirledger mcp: ${refusalLine(refused.status, { code: refusalCode(refused.status), message: refused.message }, Boolean(token))}\n`);
+        process.exitCode = EXIT_REFUSED;
+      }
     }
     process.exit(process.exitCode ?? 0);
   });

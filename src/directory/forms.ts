@@ -1,7 +1,7 @@
 // The contract writer: every form is derived from one canonical call {"tool": NAME, "args": {...}}.
 // Only where the call is sent, where the credential goes and how name and args are wrapped vary.
 // Pure: no secret value is ever in reach, only names.
-import { TOKEN_SECRET_NAME } from '../ledger/redact.ts';
+import { TOKEN_SECRET_NAME } from '../secrets/tokens.ts';
 import { secretNamesIn, shapeOf, type Contract, type ContractShape } from './contracts.ts';
 
 /** The forms, in the order; UPSTREAM only for rows that wrap an outside service. */

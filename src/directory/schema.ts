@@ -4,7 +4,8 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import type { Grant } from '../auth/authority.ts';
-import { parseCaveat, toolAllowed, type AuthDoor } from '../auth/caveats.ts';
+import { parseCaveat, toolAllowed } from '../auth/caveats.ts';
+import type { Door } from '../context/door.ts';
 import { IssuedTokenRef } from '../auth/schema.ts';
 import { badInput, DomainError, ErrorCode } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
@@ -16,7 +17,7 @@ import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
-import { loadBatched } from './loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import { eventsReadAhead, readTools, type ToolRow } from './tool-reads.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
@@ -204,7 +205,7 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
 });
 
 /** The door each link comes in through. */
-const linkDoor = { LINK_URL: 'URL', LINK_REST: 'REST', LINK_MCP: 'MCP' } as const satisfies Record<LinkForm, AuthDoor>;
+const linkDoor = { LINK_URL: 'URL', LINK_REST: 'REST', LINK_MCP: 'MCP' } as const satisfies Record<LinkForm, Door>;
 
 /**
  * The links a scoped token may be rendered into for one tool: those whose door it verifies at now

@@ -8,7 +8,7 @@
 // and reads on its own (src/capture/tee.ts), the response IN is recorded when it ends.
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
-import { currentInvocation, withOutboundCaptureFor, withoutOutboundCapture, type Invocation, type OutboundFor } from '../capture/context.ts';
+import { currentInvocation, withOutboundCaptureFor, withoutOutboundCapture, type Invocation, type OutboundFor } from '../context/request.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { StreamPublisher, teeStream, type StreamChunk, type StreamCut, type StreamState } from '../capture/tee.ts';
 import type { Contract, StepContract } from '../directory/contracts.ts';
@@ -16,7 +16,7 @@ import type { Directory, StoredWay } from '../directory/directory.ts';
 import { describeRetiredHit, findRetired, type RetiredTarget } from '../directory/retired.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
-import type { SecretRedactor } from '../ledger/redact.ts';
+import type { SecretRedactor } from '../secrets/redact.ts';
 import type { Logger } from '../logger.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { checkArgs } from './args.ts';
@@ -26,7 +26,7 @@ import { runCli, runHttp, runMcp, type Limits, type Sent, type StepAnswer } from
 import { render, renderCommand, templateSecrets, TemplateError } from './template.ts';
 import type { CallAuthorizer } from '../auth/calls.ts';
 import { serialize as serializeToken } from '../auth/macaroon.ts';
-import { TOKEN_SECRET_NAME } from '../ledger/redact.ts';
+import { TOKEN_SECRET_NAME } from '../secrets/tokens.ts';
 import type { Refusal as AuthRefusal } from '../auth/authority.ts';
 import { plainTextExpected, plainTextProblem } from '../limits.ts';
 

@@ -1,21 +1,17 @@
 // GraphQL: the dispatch mutation (over HTTP, SSE and graphql-ws, wherever the schema is served).
 // A GraphQL operation has no per-call HTTP exchange on graphql-ws, so the mutation records its own
 // boundary: the canonical call IN and the result OUT, around the runner's call OUT / response IN.
-import { captureExchange } from '../capture/boundary.ts';
-import { currentInvocation, type Door } from '../capture/context.ts';
+import { captureCall, jsonAnswer } from '../capture/boundary.ts';
+import { currentInvocation } from '../context/request.ts';
 import type { Contract } from '../directory/contracts.ts';
-import { loadBatched } from '../directory/loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import { ContractFormEnum } from '../directory/schema.ts';
 import { builder } from '../graphql/builder.ts';
+import { DispatchOutcomeEnum } from '../ledger/task-schema.ts';
 import { LedgerEventRef } from '../ledger/schema.ts';
 import { decodeJson, decodeText } from '../ledger/storable.ts';
 import type { DispatchResult } from './dispatcher.ts';
 import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type ContractMatch } from './match.ts';
-
-export const DispatchOutcomeEnum = builder.enumType('DispatchOutcome', {
-  description: 'OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent.',
-  values: ['OK', 'ERROR', 'REFUSED', 'DRY_RUN'] as const,
-});
 
 const DispatchError = builder.objectRef<{ code: string; message: string }>('DispatchError').implement({
   description: 'Why a call was refused or failed: a SCREAMING_SNAKE code and a message saying what was expected and what arrived.',
@@ -40,8 +36,6 @@ DispatchResultRef.implement({
   }),
 });
 
-const doorOf = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'INTERNAL' } as const satisfies Record<string, Door>;
-
 builder.mutationField('dispatch', (t) =>
   t.field({
     type: DispatchResultRef,
@@ -54,21 +48,13 @@ builder.mutationField('dispatch', (t) =>
     },
     resolve: async (_root, a, ctx) => {
       const args = (a.args ?? {}) as Record<string, unknown>;
-      const door: Door = doorOf[ctx.caller?.door ?? 'HTTP'] ?? 'GRAPHQL';
+      const door = ctx.caller.door;
       const form = a.form ?? (door === 'GRAPHQL_WS' ? 'GRAPHQL_WS' : door === 'GRAPHQL_SSE' ? 'GRAPHQL_SSE' : 'GRAPHQL_HTTP');
       const call = { tool: a.tool, args, ...(a.dryRun != null && { dryRun: a.dryRun }), form };
-      let result: DispatchResult | undefined;
       const run = () => ctx.services.dispatcher.dispatch(call);
       if (currentInvocation()) return run();
-      await captureExchange(
-        ctx.services,
-        { door, tool: a.tool, request: { method: 'MUTATION', url: 'graphql:dispatch', headers: {}, body: Buffer.from(JSON.stringify(call)) } },
-        async () => {
-          result = await run();
-          return new Response(JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json' } });
-        },
-      );
-      return result!;
+      const request = { method: 'MUTATION', url: 'graphql:dispatch', headers: {}, body: Buffer.from(JSON.stringify(call)) };
+      return captureCall(ctx.services, { door, tool: a.tool, request }, run, jsonAnswer);
     },
   }),
 );

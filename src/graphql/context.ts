@@ -1,12 +1,9 @@
-import type { Grant } from '../auth/authority.ts';
-import type { Caller } from '../live/caller.ts';
+import type { Caller } from '../context/request.ts';
 import type { Services } from '../services.ts';
 
 /** Built once per operation by every GraphQL transport (HTTP, SSE, WebSocket). */
 export type Context = {
   services: Services;
-  /** Who asked; live subscriptions keep it. */
+  /** Who asked, through which door, with the token the door verified (the request context's own caller). */
   caller: Caller;
-  /** The token the door verified; absent only with AUTHORITY=off. */
-  grant?: Grant;
 };

@@ -8,7 +8,7 @@ import { DomainError, ErrorCode, badInput } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
 import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
-import type { SecretRedactor } from './redact.ts';
+import type { SecretRedactor } from '../secrets/redact.ts';
 import { chainCtesSql, returningTextsSql } from './chain.ts';
 import { encodeJson, encodeText } from './storable.ts';
 

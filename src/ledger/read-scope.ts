@@ -2,27 +2,28 @@
 // condition in SQL (never applied after paging, so counts and cursors stay exact); something
 // outside it reads as absent. A token that may read nothing is refused, once per operation on record.
 import { randomUUID } from 'node:crypto';
-import type { AuthDoor } from '../auth/caveats.ts';
+import type { Authority } from '../auth/authority.ts';
 import { readLimitOf, readRefusal } from '../auth/read-scope.ts';
+import type { Caller } from '../context/request.ts';
+import type { Logger } from '../logger.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import type { CallerDoor } from '../live/caller.ts';
 import { withinTask, type LedgerFilter } from './filter.ts';
 
 export type LedgerScope = { kind: 'all' } | { kind: 'task'; task: string };
 
-const doorOfCaller = { HTTP: 'GRAPHQL', SSE: 'GRAPHQL_SSE', WS: 'GRAPHQL_WS', IN_PROCESS: 'GRAPHQL' } as const satisfies Record<CallerDoor, AuthDoor>;
+/** What a read needs of the operation it runs in (the GraphQL context is one); one object per operation. */
+export type ReadContext = { services: { authority: Authority; logger: Logger }; caller: Caller };
 
 /** One recorded refusal per operation, however many fields it refuses. */
 const refusals = new WeakMap<object, Promise<void>>();
 
 /** The caller's scope, or FORBIDDEN (`extensions.limit: "read"`) with a REFUSAL event when it may read nothing. */
-export async function ledgerScope(ctx: Context, what: string): Promise<LedgerScope> {
-  const limit = readLimitOf(ctx.services.authority, ctx.grant);
+export async function ledgerScope(ctx: ReadContext, what: string): Promise<LedgerScope> {
+  const limit = readLimitOf(ctx.services.authority, ctx.caller.grant);
   if (limit.kind !== 'none') return limit;
-  const grant = ctx.grant!;
-  const refusal = readRefusal(grant, doorOfCaller[ctx.caller.door], what);
+  const grant = ctx.caller.grant!;
+  const refusal = readRefusal(grant, ctx.caller.door, what);
   let recorded = refusals.get(ctx);
   if (!recorded) {
     recorded = ctx.services.authority
@@ -35,8 +36,8 @@ export async function ledgerScope(ctx: Context, what: string): Promise<LedgerSco
 }
 
 /** The scope without refusing: a caller that may read nothing sees nothing (for nested fields, reached only through a scoped root). */
-export function ledgerScopeNow(ctx: Context): LedgerScope | { kind: 'none' } {
-  return readLimitOf(ctx.services.authority, ctx.grant);
+export function ledgerScopeNow(ctx: ReadContext): LedgerScope | { kind: 'none' } {
+  return readLimitOf(ctx.services.authority, ctx.caller.grant);
 }
 
 /** The filter, narrowed to the scope's task. */

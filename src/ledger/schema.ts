@@ -3,15 +3,13 @@ import { builder } from '../graphql/builder.ts';
 import { parseInput } from '../validation.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
-import { loadBatched } from '../directory/loader.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import type { Context } from '../graphql/context.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import type { EventQuery } from './event-select.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { randomUUID } from 'node:crypto';
-import type { AuthDoor } from '../auth/caveats.ts';
 import { badInput, DomainError, ErrorCode } from '../errors.ts';
-import type { CallerDoor } from '../live/caller.ts';
 import { readQuestion, LedgerMeasure, type AskReading } from './ask.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { parseFilter, type LedgerFilter } from './filter.ts';
@@ -482,15 +480,14 @@ export function withoutNulls(value: unknown): unknown {
 
 /** The ingest power and the token's collector and tools caveats (src/auth/authority.ts allowsIngest); a refusal is recorded. */
 async function requireIngest(ctx: Context, batch: BatchInput): Promise<void> {
-  const grant = ctx.grant;
-  const refusal = grant && ctx.services.authority.allowsIngest(grant, ingestDoorOf[ctx.caller.door], batch);
+  const grant = ctx.caller.grant;
+  const refusal = grant && ctx.services.authority.allowsIngest(grant, ctx.caller.door, batch);
   if (!refusal) return;
   await ctx.services.authority
     .record(refusal, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
     .catch((error) => ctx.services.logger.error({ err: error }, 'recording a refusal failed'));
   throw new DomainError(ErrorCode.FORBIDDEN, refusal.message, { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) });
 }
-const ingestDoorOf = { HTTP: 'GRAPHQL', SSE: 'GRAPHQL_SSE', WS: 'GRAPHQL_WS', IN_PROCESS: 'GRAPHQL' } as const satisfies Record<CallerDoor, AuthDoor>;
 
 builder.mutationField('appendBatch', (t) =>
   t.field({

@@ -12,7 +12,7 @@ import { crc32 } from 'node:zlib';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { parseEvent, type EventInput } from './input.ts';
-import type { SecretRedactor } from './redact.ts';
+import type { SecretRedactor } from '../secrets/redact.ts';
 
 /** The file operations the spool makes; a test replaces them to inject a full disk or a failing sync. */
 export type SpoolIo = {

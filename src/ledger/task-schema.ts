@@ -3,8 +3,7 @@
 // with a task-bound token is filed under the token's task, so this is what the token did.
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { loadBatched } from '../directory/loader.ts';
-import { DispatchOutcomeEnum } from '../dispatch/schema.ts';
+import { loadBatched } from '../graphql/loader.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -13,7 +12,13 @@ import { parseFilter, withinTask } from './filter.ts';
 import { ledgerScope, ledgerScopeNow } from './read-scope.ts';
 import { filteredEventPage, pageSize, type Page } from './reads.ts';
 import { ActionRef, LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum, withoutNulls, type ActionShape } from './schema.ts';
-import { summarizeCall, type CallEventRow, type CallSummary } from './task-calls.ts';
+import { summarizeCall, type CallEventRow, type CallOutcome, type CallSummary } from './task-calls.ts';
+
+/** A call's outcome, in the ledger's words (a DispatchResult's too). */
+export const DispatchOutcomeEnum = builder.enumType('DispatchOutcome', {
+  description: 'OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent.',
+  values: ['OK', 'ERROR', 'REFUSED', 'DRY_RUN'] as const satisfies readonly CallOutcome[],
+});
 
 type TaskShape = { id: string };
 

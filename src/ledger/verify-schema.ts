@@ -5,15 +5,13 @@ import { DomainError, ErrorCode } from '../errors.ts';
 import { checkCheckpoint, exportCheckpoint, type Checkpoint, type CheckpointCheck } from './checkpoint.ts';
 import { ChainProblemKinds, verifyLedger, type ChainProblem, type LedgerVerification } from './verify.ts';
 
-const doorOfCaller = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'GRAPHQL' } as const;
-
 /** Refuses (and records the refusal) unless the caller holds an admin token; AUTHORITY=off lets everyone through. */
 async function requireOperator(ctx: Context, what: string): Promise<void> {
-  const grant = ctx.grant;
+  const grant = ctx.caller.grant;
   if (!grant || grant.admin) return;
   const refusal = {
     limit: 'power',
-    door: doorOfCaller[ctx.caller.door],
+    door: ctx.caller.door,
     reason: `${what} needs an operator (admin) token; this token has caveats`,
     message: `${what} needs an operator (admin) token.`,
     status: 403,

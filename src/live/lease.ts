@@ -3,7 +3,7 @@
 // it, the transport sends it as an error and completes), recorded as a REFUSAL like any other.
 import { randomUUID } from 'node:crypto';
 import type { Authority, Grant, Refusal } from '../auth/authority.ts';
-import type { AuthDoor } from '../auth/caveats.ts';
+import type { Door } from '../context/door.ts';
 import type { Revocations } from '../auth/revocations.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -26,7 +26,7 @@ export function endOf(refusal: Refusal): DomainError {
  * Wraps a live iterator so it ends when `grant` expires or is revoked. `what` names the subscription
  * in the recorded refusal. Without a grant (AUTHORITY=off) the iterator is returned as it is.
  */
-export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefined, door: AuthDoor, what: string, services: LeaseServices): AsyncIterableIterator<T | { end: DomainError }> {
+export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefined, door: Door, what: string, services: LeaseServices): AsyncIterableIterator<T | { end: DomainError }> {
   if (!grant) return inner;
   let ended: DomainError | undefined;
   let recorded: Promise<unknown> | undefined;

@@ -15,8 +15,6 @@ import { isLiveEnd, type LiveItem } from './tail.ts';
 import type { LiveChunk } from './streams.ts';
 import { leased } from './lease.ts';
 
-const doorOfCaller = { WS: 'GRAPHQL_WS', SSE: 'GRAPHQL_SSE', HTTP: 'GRAPHQL', IN_PROCESS: 'GRAPHQL' } as const;
-
 const StreamCutEnum = builder.enumType('StreamCut', {
   description: 'Why a stream stopped before its end.',
   values: {
@@ -76,7 +74,7 @@ builder.subscriptionFields((t) => ({
       const parsed = parseFilter(withoutNulls(args.filter ?? {}));
       const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
       const filter = scopedFilter(parsed, await ledgerScope(ctx, 'ledgerEvents'));
-      return leased(ctx.services.live.subscribe(filter, after, ctx.caller), ctx.grant, doorOfCaller[ctx.caller.door], 'ledgerEvents', ctx.services);
+      return leased(ctx.services.live.subscribe(filter, after, ctx.caller), ctx.caller.grant, ctx.caller.door, 'ledgerEvents', ctx.services);
     },
     resolve: (item: LiveItem, _args, ctx, info) => {
       if (isLiveEnd(item)) throw item.end;
@@ -91,7 +89,7 @@ builder.subscriptionFields((t) => ({
     args: { actionId: t.arg.id({ required: true }) },
     subscribe: async (_root, args, ctx) => {
       const scope = await ledgerScope(ctx, 'streamCapture');
-      return leased(ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined), ctx.grant, doorOfCaller[ctx.caller.door], 'streamCapture', ctx.services);
+      return leased(ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined), ctx.caller.grant, ctx.caller.door, 'streamCapture', ctx.services);
     },
     resolve: (item: LiveChunk | { end: Error }) => {
       if ('end' in item) throw item.end;

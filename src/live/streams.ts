@@ -15,8 +15,8 @@
 // final hash is computed over the whole, as the ledger stores it.
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode } from '../errors.ts';
-import type { SecretRedactor, StreamRedactor } from '../ledger/redact.ts';
-import { currentInvocation } from '../capture/context.ts';
+import type { SecretRedactor, StreamRedactor } from '../secrets/redact.ts';
+import { currentInvocation } from '../context/request.ts';
 import type { StreamChunk, StreamCut, StreamState } from '../capture/tee.ts';
 import { cancellable } from './tail.ts';
 

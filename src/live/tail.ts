@@ -13,7 +13,7 @@ import { DomainError, ErrorCode } from '../errors.ts';
 import { encodeCursor } from '../ledger/cursor.ts';
 import { filterWhere, type LedgerFilter } from '../ledger/filter.ts';
 import type { Logger } from '../logger.ts';
-import type { Caller } from './caller.ts';
+import type { Caller } from '../context/request.ts';
 import { FilterIndex } from './filter-index.ts';
 import type { LiveSignal } from './signal.ts';
 

@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Authority, describeLimits, inspect, type Grant } from '../../src/auth/authority.ts';
 import { callAuthorizer } from '../../src/auth/calls.ts';
-import { AuthDoors, type AuthDoor } from '../../src/auth/caveats.ts';
+import { TokenDoors, type Door } from '../../src/context/door.ts';
 import { MalformedToken, mint, serialize } from '../../src/auth/macaroon.ts';
-import { currentInvocation, runInInvocation } from '../../src/capture/context.ts';
+import { currentInvocation, runInInvocation } from '../../src/context/request.ts';
 import type { SqlExecutor } from '../../src/db/sql.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/database.ts';
@@ -30,12 +30,12 @@ const authorityOn = (sql: SqlExecutor) =>
   new Authority({ rootKey, audience: 'dirledger', sql, record: (event) => void recorded.push(event), ratePerSecond: 0, rateBurst: 1, now: () => clock });
 const authority = authorityOn(noDatabase);
 
-function grantOf(token: string, door: AuthDoor = 'REST', by = authority): Grant {
+function grantOf(token: string, door: Door = 'REST', by = authority): Grant {
   const checked = by.authenticate(token, door);
   if (!checked.ok) throw new Error(`expected the token to be admitted at ${door}: ${checked.refusal.reason}`);
   return checked.grant;
 }
-const refusalAt = (token: string, door: AuthDoor = 'REST') => {
+const refusalAt = (token: string, door: Door = 'REST') => {
   const checked = authority.authenticate(token, door);
   return checked.ok ? null : checked.refusal;
 };
@@ -71,7 +71,7 @@ describe('doors', () => {
     const token = authority.mintToken(['doors = REST,MCP']);
     expect(grantOf(token, 'REST').texts).toEqual(['doors = REST,MCP']);
     grantOf(token, 'MCP');
-    for (const door of AuthDoors.filter((d) => d !== 'REST' && d !== 'MCP')) {
+    for (const door of TokenDoors.filter((d) => d !== 'REST' && d !== 'MCP')) {
       expect(refusalAt(token, door), door).toMatchObject({ limit: 'doors', caveat: 'doors = REST,MCP', status: 403, door });
     }
     expect(refusalAt(token, 'DISPATCH')!.message).toContain('DISPATCH');
@@ -79,7 +79,7 @@ describe('doors', () => {
 
   it('several doors caveats all apply', () => {
     const token = authority.mintToken(['doors = REST,MCP', 'doors = MCP,SSE']);
-    expect(AuthDoors.filter((door) => authority.authenticate(token, door).ok)).toEqual(['MCP']);
+    expect(TokenDoors.filter((door) => authority.authenticate(token, door).ok)).toEqual(['MCP']);
     expect(refusalAt(token, 'SSE')!.caveat).toBe('doors = REST,MCP');
     expect(refusalAt(token, 'REST')!.caveat).toBe('doors = MCP,SSE');
   });
@@ -273,7 +273,7 @@ describe('issue()', () => {
       expect(toolRefusal(issuer, tool), tool).not.toBeNull();
       expect(toolRefusal(child, tool), tool).toMatchObject({ caveat: 'tools = ECHO,WEATHER_*' });
     }
-    for (const door of AuthDoors) {
+    for (const door of TokenDoors) {
       if (!authority.authenticate(authority.mintToken(issuerCaveats), door).ok) expect(refusalAt(issued.token, door), door).not.toBeNull();
     }
     expect(refusalAt(issued.token, 'DISPATCH')!.caveat).toBe('doors = REST,MCP');

@@ -5,7 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindToInvocation, currentInvocation, runInInvocation, withoutOutboundCapture } from '../../src/capture/context.ts';
+import { bindToInvocation, currentInvocation, runInInvocation, withoutOutboundCapture } from '../../src/context/request.ts';
 import { DomainError } from '../../src/errors.ts';
 
 describe('invocation context', () => {

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runInInvocation, withoutOutboundCapture } from '../../src/capture/context.ts';
+import { runInInvocation, withoutOutboundCapture } from '../../src/context/request.ts';
 import { installOutboundCapture, normaliseHeaders, type OutboundCapture } from '../../src/capture/outbound.ts';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import type { EventInput } from '../../src/ledger/input.ts';

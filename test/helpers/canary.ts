@@ -1,5 +1,5 @@
 // A canary secret spelled every way the redactor must catch, and an oracle that finds it in stored
-// text or bytes by decoding, written apart from src/ledger/secret-forms.ts so the two can disagree.
+// text or bytes by decoding, written apart from src/secrets/secret-forms.ts so the two can disagree.
 
 const hex2 = (byte: number) => byte.toString(16).padStart(2, '0');
 const u4 = (unit: number) => unit.toString(16).padStart(4, '0');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { BatchInput } from '../../src/ledger/input.ts';
 import { Ledger, type LedgerLimits } from '../../src/ledger/ledger.ts';
 import { FolderObjectStore, type ObjectStore } from '../../src/ledger/object-store.ts';
-import { SecretRedactor } from '../../src/ledger/redact.ts';
+import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './database.ts';
 
 export const defaultLimits: LedgerLimits = { inlineMaxBytes: 262_144, payloadMaxBytes: 8_388_608 };

@@ -5,7 +5,7 @@ import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
-import { SecretRedactor } from '../../src/ledger/redact.ts';
+import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { batch, createTestLedger, defaultLimits, event, type TestLedger } from '../helpers/ledger.ts';
 import { rawSql, type RawSql } from '../helpers/sql.ts';

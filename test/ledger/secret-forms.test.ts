@@ -4,7 +4,7 @@
 // finds the value by decoding (test/helpers/canary.ts), not by the redactor's own patterns.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SecretRedactor } from '../../src/ledger/redact.ts';
+import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { Prng } from '../../bench/lib/prng.ts';
 import { canaryLeaks, canarySpellings } from '../helpers/canary.ts';
 

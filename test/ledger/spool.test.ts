@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
-import { SecretRedactor } from '../../src/ledger/redact.ts';
+import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { frame, Spool, unframe, type SpoolIo, type SpoolOptions } from '../../src/ledger/spool.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { mintWithRootKey } from '../../src/auth/authority.ts';
-import { SecretRedactor, StreamRedactor, TOKEN_SECRET_NAME } from '../../src/ledger/redact.ts';
+import { SecretRedactor, StreamRedactor } from '../../src/secrets/redact.ts';
+import { TOKEN_SECRET_NAME } from '../../src/secrets/tokens.ts';
 import { Prng } from '../../bench/lib/prng.ts';
 
 const API_KEY = 'sk-live-4f9Qz7Wb2Kx8';

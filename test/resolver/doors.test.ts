@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolutionJson } from '../../src/http/resolver-routes.ts';
+import { resolutionJson } from '../../src/doors/resolver-routes.ts';
 import { ALIAS_FILE } from '../../src/resolver/aliases.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 

@@ -2,11 +2,46 @@
 // (recorded as a REFUSAL event) before anything else runs. Only /healthz and GraphiQL's page are open.
 import { randomUUID } from 'node:crypto';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
-import type { AuthDoor } from '../auth/caveats.ts';
+import type { Door } from '../context/door.ts';
 import { InvocationHeaders } from '../capture/boundary.ts';
+import type { Caller } from '../context/request.ts';
 import { TokenParam } from '../directory/forms.ts';
 import type { Services } from '../services.ts';
+import { hookSignature, verifyHookSignature } from './hook-signature.ts';
 import { json } from './respond.ts';
+
+/**
+ * How a route checks its caller when AUTHORITY is on: `open` not at all; `token` a bearer token
+ * verified for its door; `token-or-signature` that, or a webhook body signed with the hook's secret;
+ * `ingest` a token with the ingest power.
+ */
+export type RouteAuth = 'open' | 'token' | 'token-or-signature' | 'ingest';
+
+/**
+ * Admits a request at `door` the way its route authenticates: the caller to run it as, and the request
+ * to go on with (a signed webhook's body has been read), or the refusal to answer, recorded.
+ */
+export async function admitRequest(services: Services, auth: Exclude<RouteAuth, 'open'>, door: Door, request: Request, url: URL): Promise<{ caller: Caller; request: Request } | { refused: Response }> {
+  const refuse = async (refusal: Refusal, grant?: Grant) => {
+    await recordRefusal(services, refusal, grant, request);
+    return { refused: refusalResponse(refusal) };
+  };
+  if (noQueryTokenDoors.has(door) && url.searchParams.has(TokenParam)) return refuse(tokenInUrl(door));
+  if (!services.authRequired) return { caller: { door }, request };
+  let grant: Grant;
+  if (auth === 'token-or-signature' && !credentialOf(request.headers, url) && hookSignature(request.headers)) {
+    const signed = await verifyHookSignature(request, services, url.pathname);
+    if ('refusal' in signed) return refuse(signed.refusal);
+    ({ grant, request } = signed);
+  } else {
+    const checked = await admit(services, door, credentialOf(request.headers, url), request);
+    if (!checked.ok) return { refused: refusalResponse(checked.refusal) };
+    grant = checked.grant;
+  }
+  const powerless = auth === 'ingest' && services.authority.requirePower(grant, 'ingest', door);
+  if (powerless) return refuse(powerless, grant);
+  return { caller: { door, grant }, request };
+}
 
 /**
  * Doors that take their token in a header, a subprotocol, connection_init or a first message, and
@@ -15,10 +50,10 @@ import { json } from './respond.ts';
  * /api/tools/:name (LINK_URL, LINK_REST), /mcp (LINK_MCP), webhooks (/hooks/:name, whose senders
  * often cannot set a header) and the rest of the plain HTTP doors.
  */
-export const noQueryTokenDoors: ReadonlySet<AuthDoor> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
+export const noQueryTokenDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
 
 /** The refusal of a token sent in the URL of a door that does not take it there (recorded; the ledger redacts the token). */
-export function tokenInUrl(door: AuthDoor): Refusal {
+export function tokenInUrl(door: Door): Refusal {
   return {
     limit: 'credential',
     door,
@@ -54,7 +89,7 @@ export function credentialOfParams(params: Readonly<Record<string, unknown>> | u
 }
 
 /** Authenticates a door request and applies the per-token rate limit; refusals are recorded. */
-export async function admit(services: Services, door: AuthDoor, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
+export async function admit(services: Services, door: Door, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
   const checked = services.authority.authenticate(token, door);
   const refusal = checked.ok ? await services.authority.rate(checked.grant, door) : checked.refusal;
   if (!refusal) return checked;

@@ -1,6 +1,6 @@
 // The ledger's HTTP doors: batch ingest for collectors that do not speak GraphQL,
 // and the raw bytes of a blob. Neither is recorded as an event.
-import { currentGrant } from '../auth/current.ts';
+import { currentGrant } from '../context/request.ts';
 import { readLimitOf, readRefusal } from '../auth/read-scope.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { DomainError, ErrorCode } from '../errors.ts';

@@ -5,7 +5,8 @@
 // REST streams: when the upstream answers with a stream, its bytes go to the client as they arrive
 // (status and content type of the upstream) instead of a DispatchResult.
 import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryExchange, type BoundaryServices } from '../capture/boundary.ts';
-import { currentInvocation, type Door } from '../capture/context.ts';
+import type { Door } from '../context/door.ts';
+import { currentInvocation } from '../context/request.ts';
 import { markStreamed } from '../capture/tee.ts';
 import { TokenParam } from '../directory/forms.ts';
 import { httpStatusOfResult, type DispatchRequest, type DispatchResult, type StreamedAnswer } from '../dispatch/dispatcher.ts';

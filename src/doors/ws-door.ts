@@ -16,7 +16,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
 import type { Checked, Grant } from '../auth/authority.ts';
-import { runWithGrant } from '../auth/current.ts';
+import { runAsCaller } from '../context/request.ts';
 import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
@@ -99,7 +99,7 @@ export function createWsDoor(services: Services): WsDoor {
         return;
       }
       void admitted
-        .then((grant) => (grant === null ? undefined : runWithGrant(grant, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary))))
+        .then((grant) => (grant === null ? undefined : runAsCaller({ door: 'WEBSOCKET', ...(grant && { grant }) }, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary))))
         .then((reply) => {
           if (reply !== undefined && socket.readyState === socket.OPEN) socket.send(reply);
         })

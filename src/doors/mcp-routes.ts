@@ -11,7 +11,7 @@ import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryReque
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/dispatcher.ts';
 import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
-import { createMcpServer } from '../mcp/server.ts';
+import { createMcpServer } from './mcp-server.ts';
 import type { Services } from '../services.ts';
 import { describeIssues } from '../validation.ts';
 import { errorResponse, readBody } from './respond.ts';

@@ -1,16 +1,16 @@
-// The invocation context: who is acting and under which action id, carried through every await,
-// timer and stream callback of one request by AsyncLocalStorage, so the boundary can record
-// without any feature passing it along.
+// The request context: who is asking, through which door, and (once the boundary records it) under
+// which action id, carried through every await, timer and stream callback of one request by one
+// AsyncLocalStorage, so no feature has to pass it along. The caller's grant lives only here.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Grant } from '../auth/authority.ts';
 import { badInput } from '../errors.ts';
-import type { StreamChunk, StreamCut } from './tee.ts';
+import type { StreamChunk, StreamCut } from '../capture/tee.ts';
+import { Doors, type Door } from './door.ts';
 
-/** The door an invocation came in through. */
-export const Door = z.enum(['REST', 'URL', 'DISPATCH', 'GRAPHQL', 'GRAPHQL_WS', 'GRAPHQL_SSE', 'MCP', 'MCP_STDIO', 'CLI', 'WEBHOOK', 'WEBSOCKET', 'SSE', 'INGEST', 'BLOB', 'INTERNAL']);
-export type Door = z.output<typeof Door>;
+/** Who is asking and through which door; `grant` is the token the door verified (absent with AUTHORITY=off). */
+export type Caller = Readonly<{ door: Door; grant?: Grant }>;
 
 const label = (max = 512) => z.string().min(1).max(max);
 
@@ -23,9 +23,9 @@ export const InvocationInput = z
     task: label().optional(),
     agent: label().optional(),
     caller: label().optional(),
-    /** The verified token the door admitted; its task and agent win over any header. */
+    /** The verified token the door admitted (default: the current caller's); its task and agent win over any header. */
     grant: z.custom<Grant>((v) => typeof v === 'object' && v !== null).optional(),
-    door: Door,
+    door: z.enum(Doors),
     /** False for the runner, which records its own richer exchange. Default true. */
     captureOutbound: z.boolean().optional(),
     /** True where the door waits for everything the call recorded to be durable before it answers (the boundary). */
@@ -34,15 +34,14 @@ export const InvocationInput = z
   .strict();
 export type InvocationInput = z.input<typeof InvocationInput>;
 
-export type Invocation = Readonly<{
+/** A caller whose exchange is being recorded: every event it records carries these fields. */
+export type Invocation = Caller & Readonly<{
   actionId: string;
   session?: string;
   turn?: string;
   task?: string;
   agent?: string;
   caller?: string;
-  grant?: Grant;
-  door: Door;
   captureOutbound: boolean;
   answerWaitsForRecord?: boolean;
   /** Set while the runner lets a client it drives (the MCP SDK over HTTP) be captured: whose exchange it is. */
@@ -62,7 +61,23 @@ export type OutboundFor = Readonly<{
   cut?: () => StreamCut | undefined;
 }>;
 
-const storage = new AsyncLocalStorage<Invocation>();
+/** A Caller, or an Invocation once the boundary records the exchange. */
+const storage = new AsyncLocalStorage<Caller>();
+
+/** Runs `fn` as `caller`: the door sets it once the token is verified. */
+export function runAsCaller<T>(caller: Caller, fn: () => T): T {
+  return storage.run(caller, fn);
+}
+
+/** The caller the calling code runs for, or undefined outside every door. */
+export function currentCaller(): Caller | undefined {
+  return storage.getStore();
+}
+
+/** The grant of the caller the calling code runs for, if any. */
+export function currentGrant(): Grant | undefined {
+  return storage.getStore()?.grant;
+}
 
 /**
  * Runs `fn` inside a new invocation; everything it starts (awaits, timers, stream callbacks)
@@ -74,7 +89,8 @@ export function runInInvocation<T>(input: InvocationInput, fn: () => T): T {
     const issue = parsed.error.issues[0]!;
     throw badInput(`Invalid invocation ${issue.path.join('.') || 'context'}: ${issue.message}.`, { field: issue.path.join('.') });
   }
-  const { captureOutbound, actionId, grant, ...rest } = parsed.data;
+  const { captureOutbound, actionId, ...rest } = parsed.data;
+  const grant = parsed.data.grant ?? currentGrant();
   // The task and agent of a bound token are not the request's to choose.
   if (grant?.task !== undefined) rest.task = grant.task;
   if (grant?.agent !== undefined) rest.agent = grant.agent;
@@ -91,12 +107,13 @@ export function runInInvocation<T>(input: InvocationInput, fn: () => T): T {
 
 /** The invocation the calling code runs in, or undefined outside every invocation. */
 export function currentInvocation(): Invocation | undefined {
-  return storage.getStore();
+  const current = storage.getStore();
+  return current && 'actionId' in current ? (current as Invocation) : undefined;
 }
 
 /** Runs `fn` in the current invocation with generic outbound capture off (the runner records its own calls). */
 export function withoutOutboundCapture<T>(fn: () => T): T {
-  const current = storage.getStore();
+  const current = currentInvocation();
   if (!current || !current.captureOutbound) return fn();
   return storage.run(Object.freeze({ ...current, captureOutbound: false }), fn);
 }
@@ -107,7 +124,7 @@ export function withoutOutboundCapture<T>(fn: () => T): T {
  * SDK over HTTP), where the runner's events hold the call and its result, not the bytes.
  */
 export function withOutboundCaptureFor<T>(outboundFor: OutboundFor, fn: () => T): T {
-  const current = storage.getStore();
+  const current = currentInvocation();
   if (!current) return fn();
   return storage.run(Object.freeze({ ...current, captureOutbound: true, outboundFor }), fn);
 }

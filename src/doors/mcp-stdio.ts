@@ -12,12 +12,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
-import type { Grant } from '../auth/authority.ts';
-import { runWithGrant } from '../auth/current.ts';
+import type { Grant, Refusal } from '../auth/authority.ts';
+import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
-import { EXIT_REFUSED, refusalCode, refusalLine } from '../cli/token.ts';
 import { createLogger } from '../logger.ts';
-import type { McpHandlerWrap } from './server.ts';
+import type { McpHandlerWrap } from './mcp-server.ts';
 
 /** A transport's or the protocol's error, on stderr (stdout carries only the protocol). */
 const printError = (error: Error): void => void process.stderr.write(`dirledger mcp: ${error.message}\n`);
@@ -93,15 +92,14 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
 
 /**
  * Serves MCP over stdio from this process's own cores until stdin closes. The token is verified for
- * door MCP_STDIO first; a refusal is recorded, its plain message printed on stderr, and the process
- * exits with EXIT_REFUSED before serving anything.
+ * door MCP_STDIO first; a refusal is recorded and returned (for the CLI to print) before serving anything.
  */
-export async function serveStdio(config: Config, token?: string): Promise<void> {
+export async function serveStdio(config: Config, token?: string): Promise<Refusal | undefined> {
   const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
   // Loaded here, so relaying never loads the cores.
   const { buildApp } = await import('../app.ts');
-  const { captureExchange } = await import('../capture/boundary.ts');
-  const { createMcpServer } = await import('./server.ts');
+  const { captureCall, jsonAnswer } = await import('../capture/boundary.ts');
+  const { createMcpServer } = await import('./mcp-server.ts');
   const app = await buildApp(config, { logger });
   const { services } = app;
   let grant: Grant | undefined;
@@ -109,30 +107,18 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
     const checked = services.authority.authenticate(token, 'MCP_STDIO');
     if (!checked.ok) {
       await services.authority.record(checked.refusal, { actionId: randomUUID(), method: 'MCP', url: 'stdio:dirledger mcp' });
-      process.stderr.write(`dirledger mcp: ${refusalLine(checked.refusal.status, { code: refusalCode(checked.refusal.status), message: checked.refusal.message }, Boolean(token))}\n`);
       await app.stop();
-      process.exitCode = EXIT_REFUSED;
-      return;
+      return checked.refusal;
     }
     grant = checked.grant;
   }
   const inFlight = new InFlight();
   const wrap: McpHandlerWrap = (request, run) => {
     inFlight.start();
-    let value: Awaited<ReturnType<typeof run>> | undefined;
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
-    return runWithGrant(grant, () =>
-      captureExchange(
-        services,
-        { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
-        async () => {
-          value = await run();
-          return new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json' } });
-        },
-      ),
-    )
-      .then(() => value as Awaited<ReturnType<typeof run>>)
-      .finally(() => inFlight.end());
+    return runAsCaller({ door: 'MCP_STDIO', ...(grant && { grant }) }, () =>
+      captureCall(services, { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) }, run, jsonAnswer),
+    ).finally(() => inFlight.end());
   };
   const server = createMcpServer(services, 'MCP_STDIO', wrap);
   server.onerror = printError;
@@ -145,4 +131,5 @@ export async function serveStdio(config: Config, token?: string): Promise<void> 
   onInputEnd(inFlight, () => new Promise((resolve) => setImmediate(() => void server.close().then(resolve))));
   await closed;
   await app.stop();
+  return undefined;
 }

@@ -5,13 +5,13 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode as RpcErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Authority } from '../auth/authority.ts';
-import { currentGrant } from '../auth/current.ts';
+import { currentGrant } from '../context/request.ts';
 import type { DispatchRequest, DispatchResult } from '../dispatch/dispatcher.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
-import { resolutionJson } from '../http/resolver-routes.ts';
+import { resolutionJson } from './resolver-routes.ts';
 import type { DirectoryResolver } from '../resolver/directory-source.ts';
 import { describeIssues } from '../validation.ts';
-import { decodeCursor, FindTool, FindToolName, listRunnableTools } from './catalog.ts';
+import { decodeCursor, FindTool, FindToolName, listRunnableTools } from './mcp-catalog.ts';
 
 /** What the MCP server needs of an app's services. */
 export type McpServices = {

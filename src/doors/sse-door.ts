@@ -5,7 +5,7 @@
 // stream, as JSON with its HTTP status, like POST /api/dispatch.
 import { isUtf8 } from 'node:buffer';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
-import { currentInvocation } from '../capture/context.ts';
+import { currentInvocation } from '../context/request.ts';
 import type { StreamChunk } from '../capture/tee.ts';
 import type { DispatchResult } from '../dispatch/dispatcher.ts';
 import { DomainError, ErrorCode } from '../errors.ts';

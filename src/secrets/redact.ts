@@ -1,25 +1,10 @@
-// The secret registry's one job in the ledger: no secret value reaches a stored byte, in any encoding.
+// The redactor: no secret value reaches a stored byte or a log line, in any encoding.
 // One rule for every string and every blob: each registered value, spelled in any of the ways
 // secret-forms.ts knows (raw, JSON escapes, percent-encoding, mixed freely; hex; base64 and base64url
 // at each byte alignment), is replaced by `[SECRET_NAME]` before hashing, and the names replaced are
 // kept with the event.
 import { allPatterns, firstChars, maxLength, mayContinue, minLength, regexSource, secretForms, type Domain, type Pattern } from './secret-forms.ts';
-
-/**
- * Bearer tokens are credentials too. Every dirledger token starts with these 16 characters (the
- * macaroon v2 header with location "dirledger"); the whole base64url run from there is replaced.
- */
-export const TOKEN_SECRET_NAME = 'DIRLEDGER_TOKEN';
-const tokenStart = 'AgEJZGlybGVkZ2Vy';
-const tokenStartBytes = Buffer.from(tokenStart);
-/** The characters of base64(token) that the token's fixed start decides, at each of the 3 byte alignments. */
-const encodedTokenTexts = [0, 1, 2].map((k) => {
-  const encoded = Buffer.concat([Buffer.alloc(k), tokenStartBytes]).toString('base64');
-  return encoded.slice(4 * Math.ceil(k / 3), 4 * Math.floor((k + tokenStartBytes.length) / 3));
-});
-const encodedTokenStarts = encodedTokenTexts.map((t) => Buffer.from(t));
-const encodedTokenRun = new RegExp(`[A-Za-z0-9+/_=-]*(?:${encodedTokenTexts.join('|')})[A-Za-z0-9+/_=-]*`, 'g');
-const tokenStartTexts = [tokenStart, ...encodedTokenTexts];
+import { encodedTokenAlphabet, encodedTokenRun, mayHoldToken, partialTokenStart, plainTokenAlphabet, plainTokenRun, redactTokenText } from './tokens.ts';
 
 /** One kind of spelling of every registered value as one regex, a capture group per secret. */
 class Kind {
@@ -289,39 +274,4 @@ export class StreamRedactor {
     this.held = EMPTY;
     return rest.length ? this.redactor.bytes(rest, this.found) : EMPTY;
   }
-}
-
-/** Whether the bytes hold a token's fixed start, plain or base64-encoded (the cheap test before any regex). */
-function mayHoldToken(bytes: Buffer): boolean {
-  return bytes.indexOf(tokenStartBytes) >= 0 || encodedTokenStarts.some((n) => bytes.indexOf(n) >= 0);
-}
-
-/** The length of the longest ending of `text` that is a proper beginning of a token's fixed start (plain or encoded). */
-function partialTokenStart(text: string): number {
-  let longest = 0;
-  for (const start of tokenStartTexts) {
-    for (let k = Math.min(start.length - 1, text.length); k > longest; k--) {
-      if (text.endsWith(start.slice(0, k))) {
-        longest = k;
-        break;
-      }
-    }
-  }
-  return longest;
-}
-
-/** Every dirledger token in the text, plain or base64-encoded, replaced by [DIRLEDGER_TOKEN] (for log lines). */
-export function redactTokens(text: string): string {
-  return redactTokenText(text, new Set());
-}
-
-const plainTokenRun = new RegExp(`${tokenStart}[A-Za-z0-9_-]*`, 'g');
-const plainTokenAlphabet = /^[A-Za-z0-9_-]$/;
-const encodedTokenAlphabet = /^[A-Za-z0-9+/_=-]$/;
-
-/** Plain tokens, and tokens base64-encoded inside other text (Basic auth, a base64 field): the whole base64 run goes. */
-function redactTokenText(text: string, found: Set<string>): string {
-  let out = text.includes(tokenStart) ? text.replace(plainTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : text;
-  if (encodedTokenTexts.some((n) => out.includes(n))) out = out.replace(encodedTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`));
-  return out;
 }
