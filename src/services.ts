@@ -168,6 +168,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   await revocations.start();
   const sharedRate =
     config.REDIS_URL && config.AUTH_RATE_PER_SECOND > 0 ? redisRateLimiter(config.REDIS_URL, `${config.LIVE_CHANNEL}:rate`, config.AUTH_RATE_PER_SECOND, config.AUTH_RATE_BURST, logger) : undefined;
+  await sharedRate?.connected;
   const authority = new Authority({
     rootKey,
     audience: config.AUTH_AUDIENCE,
