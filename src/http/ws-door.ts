@@ -42,6 +42,9 @@ const InMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('ping'), id: Id }),
 ]);
 
+/** The codes this door closes a socket with: 4000 plus the HTTP status of the refusal, or 1011. */
+export const WsCloseCode = { UNAUTHENTICATED: 4401, FORBIDDEN: 4403, RATE_LIMITED: 4429, INTERNAL: 1011 } as const;
+
 /** How long a socket opened without a token has to send its auth message. */
 const AUTH_WAIT_MS = 10_000;
 const AuthMessage = z.strictObject({ type: z.literal('auth'), token: z.string().min(1).max(8_192) });
@@ -71,7 +74,7 @@ export function createWsDoor(services: Services): WsDoor {
     let authWait: NodeJS.Timeout | undefined;
     if (authenticate) {
       admitted = new Promise((resolve) => (settle = resolve));
-      authWait = setTimeout(() => refuse(4401, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`), AUTH_WAIT_MS);
+      authWait = setTimeout(() => refuse(WsCloseCode.UNAUTHENTICATED, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`), AUTH_WAIT_MS);
       authWait.unref();
       socket.once('close', () => clearTimeout(authWait));
     }
@@ -91,7 +94,7 @@ export function createWsDoor(services: Services): WsDoor {
       lapsed = services.authority
         .record({ ...refusal, reason: `${refusal.reason}, closing a WebSocket` }, { actionId: randomUUID(), method: 'WS', url, ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
         .catch((error) => services.logger.error({ err: error }, 'recording the close of a WebSocket whose token lapsed failed'))
-        .then(() => refuse(code === ErrorCode.TOKEN_REVOKED ? 4401 : 4403, code, `${refusal.message} This socket is closed${code === ErrorCode.TOKEN_REVOKED ? '' : '; connect again with a valid token'}.`));
+        .then(() => refuse(code === ErrorCode.TOKEN_REVOKED ? WsCloseCode.UNAUTHENTICATED : WsCloseCode.FORBIDDEN, code, `${refusal.message} This socket is closed${code === ErrorCode.TOKEN_REVOKED ? '' : '; connect again with a valid token'}.`));
     };
     void admitted.then((grant) => {
       if (!grant || socket.readyState !== socket.OPEN) return;
@@ -126,11 +129,11 @@ export function createWsDoor(services: Services): WsDoor {
           (checked) => {
             if (checked.ok) return first(checked.grant);
             const { refusal } = checked;
-            refuse(refusal.status === 429 ? 4429 : refusal.status === 403 ? 4403 : 4401, refusal.status === 429 ? 'RATE_LIMITED' : refusal.status === 403 ? 'FORBIDDEN' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : 'UNAUTHENTICATED', refusal.message);
+            refuse(refusal.status === 429 ? WsCloseCode.RATE_LIMITED : refusal.status === 403 ? WsCloseCode.FORBIDDEN : WsCloseCode.UNAUTHENTICATED, refusal.status === 429 ? 'RATE_LIMITED' : refusal.status === 403 ? 'FORBIDDEN' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : 'UNAUTHENTICATED', refusal.message);
           },
           (error) => {
             services.logger.error({ err: error }, 'checking a WebSocket auth message failed');
-            refuse(1011, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
+            refuse(WsCloseCode.INTERNAL, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
           },
         );
         return;
