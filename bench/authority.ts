@@ -343,6 +343,7 @@ export async function run(args: string[]): Promise<void> {
   }
   const wireAdded = after.gap - before.gap;
   const blockAdded = after.blockGaps.map((g, i) => g - before.blockGaps[i]!).sort((x, y) => x - y);
+  const spread = percentile(blockAdded, 0.75) - percentile(blockAdded, 0.25);
   out.push(
     '',
     `revocation check across the wire: a token with 2 issuers, ${int(before.seqs[0]!.length)} sequential calls through each of two servers per phase, interleaved, in ${checkBlocks} blocks; the control server knows 10,000 revoked ids throughout`,
@@ -355,7 +356,10 @@ export async function run(args: string[]): Promise<void> {
     '',
     `added by the check (on − control, with − without): p50 ${ms(wireAdded)}, server CPU ${ms(after.cpu[0]! - after.cpu[1]! - (before.cpu[0]! - before.cpu[1]!))} per call; per block ${blockAdded.map((v) => fixed(v, 3)).join(' · ')} ms`,
     '',
-    target('revocation check, p50 added per call, across the wire', ms(wireAdded), '≤ 0.01 ms', wireAdded <= 0.01),
+    // Blocks whose middle half spreads wider than the target cannot tell a pass from a miss.
+    spread <= 0.01
+      ? target('revocation check, p50 added per call, across the wire', ms(wireAdded), '≤ 0.01 ms', wireAdded <= 0.01)
+      : `revocation check across the wire: not resolved here, the blocks' middle half spans ${ms(spread)} (target ≤ 0.01 ms; the in-process figure above is the check's cost)`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
 }
