@@ -19,7 +19,7 @@ import { Spool, type SpoolIo } from './ledger/spool.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Authority } from './auth/authority.ts';
 import { redisRateLimiter } from './auth/shared-rate.ts';
-import { localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
+import { bothFeeds, localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
 import type { Logger } from './logger.ts';
@@ -168,12 +168,19 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   };
   const revocations = new Revocations(
     database.sql,
-    config.REDIS_URL ? redisFeed(config.REDIS_URL, `${config.LIVE_CHANNEL}:revocations`, logger) : database.url ? postgresFeed(database.url, logger) : localFeed(),
+    config.REDIS_URL && database.url
+      ? bothFeeds(redisFeed(config.REDIS_URL, `${config.LIVE_CHANNEL}:revocations`, logger), postgresFeed(database.url, logger))
+      : config.REDIS_URL
+        ? redisFeed(config.REDIS_URL, `${config.LIVE_CHANNEL}:revocations`, logger)
+        : database.url
+          ? postgresFeed(database.url, logger)
+          : localFeed(),
     logger,
   );
   await revocations.start();
   const sharedRate =
     config.REDIS_URL && config.AUTH_RATE_PER_SECOND > 0 ? redisRateLimiter(config.REDIS_URL, `${config.LIVE_CHANNEL}:rate`, config.AUTH_RATE_PER_SECOND, config.AUTH_RATE_BURST, logger) : undefined;
+  await sharedRate?.connected;
   const authority = new Authority({
     rootKey,
     audience: config.AUTH_AUDIENCE,

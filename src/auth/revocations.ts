@@ -1,6 +1,7 @@
 // Revoked token ids: an append-only table (token_revocation) as the record, an in-memory Set as
 // the check every request makes. Each instance learns a revocation from a feed: Redis pub/sub when
-// REDIS_URL is set, PostgreSQL LISTEN/NOTIFY otherwise (the table's trigger notifies on commit),
+// REDIS_URL is set, and PostgreSQL LISTEN/NOTIFY whenever the database is PostgreSQL (the table's
+// trigger notifies on commit, so a revocation travels while Redis is down),
 // and re-reads the whole table whenever its feed (re)connects, so a message missed while
 // disconnected is never missed for good. No polling.
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ export type Revocation = { tokenId: string; reason: string; revokedBy: string; a
 
 /** How instances tell each other of a revocation. */
 export interface RevocationFeed {
-  readonly kind: 'local' | 'postgres' | 'redis';
+  readonly kind: 'local' | 'postgres' | 'redis' | 'redis+postgres';
   /** Starts listening: `heard` for every id announced, `connected` each time the feed (re)connects. */
   start(heard: (tokenId: string) => void, connected: () => void): void;
   /** Tells the other instances (the PostgreSQL trigger already does, on commit). */
@@ -107,6 +108,28 @@ export function redisFeed(url: string, channel: string, logger: Logger): Revocat
     async close() {
       publisher.disconnect();
       subscriber.disconnect();
+    },
+  };
+}
+
+/**
+ * Redis pub/sub and PostgreSQL LISTEN together (REDIS_URL on PostgreSQL): the table's trigger
+ * notifies whatever Redis does, so a revocation still reaches every instance within a second while
+ * Redis is down, instead of when it is back. An id heard twice is added once.
+ */
+export function bothFeeds(redis: RevocationFeed, postgres: RevocationFeed): RevocationFeed {
+  return {
+    kind: 'redis+postgres',
+    start(heard, connected) {
+      redis.start(heard, connected);
+      postgres.start(heard, connected);
+    },
+    announce(tokenId) {
+      redis.announce(tokenId);
+      postgres.announce(tokenId);
+    },
+    async close() {
+      await Promise.all([redis.close(), postgres.close()]);
     },
   };
 }

@@ -9,19 +9,27 @@
 //   out: {"type": "result", "id", "result": DispatchResult}
 //        {"type": "error", "id", "error": {"code", "message"}}   (the message was not a call)
 //        {"type": "pong", "id"}
+//        {"type": "error", "id", "error": {"code": "RATE_LIMITED", "message", "retryAfterSeconds"}}
+//                                 (each message spends one request of the token's rate; recorded)
+//        {"type": "error", "error": {"code": "TOKEN_EXPIRED" | "TOKEN_REVOKED", "message"}}, then the
+//        socket closes (4403 TOKEN_EXPIRED, 4401 TOKEN_REVOKED) the moment its token expires or is
+//        revoked, recorded as a REFUSAL first, like any refusal
 // Each call is its own exchange at the boundary (request IN = the message, answer OUT = the reply),
 // and calls on one socket run concurrently; replies carry the call's id.
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
-import type { Checked, Grant } from '../auth/authority.ts';
+import type { Checked, Grant, Refusal } from '../auth/authority.ts';
 import { runAsCaller } from '../context/request.ts';
-import { captureExchange, invocationFromHeaders } from '../capture/boundary.ts';
+import { captureExchange, InvocationHeaders, invocationFromHeaders } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
+import { lapseCode, watchLapse } from '../live/lease.ts';
 import type { Services } from '../services.ts';
 import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { describeIssues } from '../validation.ts';
+import { recordRefusal } from './authenticate.ts';
 import { CallMessage } from './call-message.ts';
 
 export const wsDoorPath = '/api/ws';
@@ -33,6 +41,9 @@ const InMessage = z.discriminatedUnion('type', [
   CallMessage.extend({ type: z.literal('call'), id: Id }),
   z.strictObject({ type: z.literal('ping'), id: Id }),
 ]);
+
+/** The codes this door closes a socket with: 4000 plus the HTTP status of the refusal, or 1011. */
+export const WsCloseCode = { UNAUTHENTICATED: 4401, FORBIDDEN: 4403, RATE_LIMITED: 4429, INTERNAL: 1011 } as const;
 
 /** How long a socket opened without a token has to send its auth message. */
 const AUTH_WAIT_MS = 10_000;
@@ -60,11 +71,12 @@ export function createWsDoor(services: Services): WsDoor {
     // Messages wait for the auth message's verdict, in order.
     let admitted: Promise<Grant | undefined | null> = Promise.resolve(upgradeGrant);
     let settle: ((grant: Grant | null) => void) | undefined;
+    let authWait: NodeJS.Timeout | undefined;
     if (authenticate) {
       admitted = new Promise((resolve) => (settle = resolve));
-      const timer = setTimeout(() => refuse(4401, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`), AUTH_WAIT_MS);
-      timer.unref();
-      socket.once('close', () => clearTimeout(timer));
+      authWait = setTimeout(() => refuse(WsCloseCode.UNAUTHENTICATED, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`), AUTH_WAIT_MS);
+      authWait.unref();
+      socket.once('close', () => clearTimeout(authWait));
     }
     const refuse = (code: number, errorCode: string, message: string) => {
       settle?.(null);
@@ -74,10 +86,38 @@ export function createWsDoor(services: Services): WsDoor {
         socket.close(code, errorCode);
       }
     };
+    // The socket lives no longer than its token: closed, recorded first, when it expires or is revoked.
+    let lapsed: Promise<void> | undefined;
+    const lapse = (grant: Grant, refusal: Refusal) => {
+      if (lapsed) return;
+      const code = lapseCode(refusal);
+      lapsed = services.authority
+        .record({ ...refusal, reason: `${refusal.reason}, closing a WebSocket` }, { actionId: randomUUID(), method: 'WS', url, ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
+        .catch((error) => services.logger.error({ err: error }, 'recording the close of a WebSocket whose token lapsed failed'))
+        .then(() => refuse(code === ErrorCode.TOKEN_REVOKED ? WsCloseCode.UNAUTHENTICATED : WsCloseCode.FORBIDDEN, code, `${refusal.message} This socket is closed${code === ErrorCode.TOKEN_REVOKED ? '' : '; connect again with a valid token'}.`));
+    };
+    void admitted.then((grant) => {
+      if (!grant || socket.readyState !== socket.OPEN) return;
+      const stop = watchLapse(grant, 'WEBSOCKET', services, (refusal) => lapse(grant, refusal));
+      socket.once('close', stop);
+    });
+    // Each message spends one request of the token's rate, as each request on an HTTP door does.
+    const overRate = async (grant: Grant, data: RawData): Promise<string | undefined> => {
+      const limited = await services.authority.rate(grant, 'WEBSOCKET');
+      if (!limited) return undefined;
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(name, value);
+      // An action id names one call, never a whole socket: each refusal gets its own.
+      headers.delete(InvocationHeaders.actionId);
+      await recordRefusal(services, limited, grant, { method: 'WS', url, headers });
+      return JSON.stringify({ type: 'error', ...idOf(data), error: { code: 'RATE_LIMITED', message: limited.message, retryAfterSeconds: limited.retryAfterSeconds } });
+    };
     socket.on('message', (data: RawData, isBinary: boolean) => {
       if (settle) {
         const first = settle;
         settle = undefined;
+        // The first message came in time: whatever its verdict, the wait is over.
+        clearTimeout(authWait);
         let token: string | undefined;
         try {
           const parsed = AuthMessage.safeParse(JSON.parse(toBuffer(data).toString('utf8')));
@@ -89,17 +129,25 @@ export function createWsDoor(services: Services): WsDoor {
           (checked) => {
             if (checked.ok) return first(checked.grant);
             const { refusal } = checked;
-            refuse(refusal.status === 429 ? 4429 : refusal.status === 403 ? 4403 : 4401, refusal.status === 429 ? 'RATE_LIMITED' : refusal.status === 403 ? 'FORBIDDEN' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : 'UNAUTHENTICATED', refusal.message);
+            refuse(refusal.status === 429 ? WsCloseCode.RATE_LIMITED : refusal.status === 403 ? WsCloseCode.FORBIDDEN : WsCloseCode.UNAUTHENTICATED, refusal.status === 429 ? 'RATE_LIMITED' : refusal.status === 403 ? 'FORBIDDEN' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : 'UNAUTHENTICATED', refusal.message);
           },
           (error) => {
             services.logger.error({ err: error }, 'checking a WebSocket auth message failed');
-            refuse(1011, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
+            refuse(WsCloseCode.INTERNAL, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
           },
         );
         return;
       }
       void admitted
-        .then((grant) => (grant === null ? undefined : runAsCaller({ door: 'WEBSOCKET', ...(grant && { grant }) }, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary))))
+        .then((grant) => {
+          if (grant === null || lapsed) return undefined;
+          // A message may arrive before the expiry timer fires.
+          const refusal = grant && services.authority.recheck(grant, 'WEBSOCKET');
+          if (refusal) return void lapse(grant, refusal);
+          return (grant ? overRate(grant, data) : Promise.resolve(undefined)).then(
+            (limited) => limited ?? runAsCaller({ door: 'WEBSOCKET', ...(grant && { grant }) }, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary)),
+          );
+        })
         .then((reply) => {
           if (reply !== undefined && socket.readyState === socket.OPEN) socket.send(reply);
         })

@@ -23,32 +23,26 @@ export function endOf(refusal: Refusal): DomainError {
 }
 
 /**
- * Wraps a live iterator so it ends when `grant` expires or is revoked. `what` names the subscription
- * in the recorded refusal. Without a grant (AUTHORITY=off) the iterator is returned as it is.
+ * Calls `lapsed` once, with the refusal, when `grant` expires (a timer at its expiry) or it or a token
+ * it was narrowed from is revoked (the revocation feed), checking at once too. Returns the stop.
  */
-export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefined, door: Door, what: string, services: LeaseServices): AsyncIterableIterator<T | { end: DomainError }> {
-  if (!grant) return inner;
-  let ended: DomainError | undefined;
-  let recorded: Promise<unknown> | undefined;
-  let finished = false;
+export function watchLapse(grant: Grant, door: Door, services: LeaseServices, lapsed: (refusal: Refusal) => void): () => void {
+  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
-  const cleanup = () => {
-    finished = true;
+  const stop = () => {
+    stopped = true;
     clearTimeout(timer);
     unsubscribe?.();
   };
-  const end = (refusal: Refusal) => {
-    if (ended || finished) return;
-    const reason = `${refusal.reason}, ending a ${what} subscription`;
-    ended = endOf(refusal);
-    recorded = services.authority.record({ ...refusal, reason }, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) }).catch((error) => services.logger.error({ err: error }, 'recording the end of a subscription failed'));
-    // Wakes a consumer waiting on the inner iterator; it then receives the end.
-    void inner.return?.()?.catch(() => {});
-  };
   const check = () => {
+    if (stopped) return;
+    clearTimeout(timer);
     const refusal = services.authority.recheck(grant, door);
-    if (refusal) return end(refusal);
+    if (refusal) {
+      stop();
+      return lapsed(refusal);
+    }
     const expiresAt = services.authority.expiryOf(grant);
     if (expiresAt === undefined) return;
     timer = setTimeout(check, Math.min(Math.max(0, expiresAt.getTime() - Date.now()), TIMER_MAX_MS));
@@ -60,6 +54,31 @@ export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefi
     });
   }
   check();
+  return stop;
+}
+
+/**
+ * Wraps a live iterator so it ends when `grant` expires or is revoked. `what` names the subscription
+ * in the recorded refusal. Without a grant (AUTHORITY=off) the iterator is returned as it is.
+ */
+export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefined, door: Door, what: string, services: LeaseServices): AsyncIterableIterator<T | { end: DomainError }> {
+  if (!grant) return inner;
+  let ended: DomainError | undefined;
+  let recorded: Promise<unknown> | undefined;
+  let finished = false;
+  const end = (refusal: Refusal) => {
+    if (ended || finished) return;
+    const reason = `${refusal.reason}, ending a ${what} subscription`;
+    ended = endOf(refusal);
+    recorded = services.authority.record({ ...refusal, reason }, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) }).catch((error) => services.logger.error({ err: error }, 'recording the end of a subscription failed'));
+    // Wakes a consumer waiting on the inner iterator; it then receives the end.
+    void inner.return?.()?.catch(() => {});
+  };
+  const stopWatching = watchLapse(grant, door, services, end);
+  const cleanup = () => {
+    finished = true;
+    stopWatching();
+  };
   const done = { value: undefined, done: true } as IteratorResult<T | { end: DomainError }>;
   return {
     async next() {

@@ -4,7 +4,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { Authority } from '../../src/auth/authority.ts';
+import { Authority, inspect } from '../../src/auth/authority.ts';
 import { parse, serialize } from '../../src/auth/macaroon.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
@@ -239,6 +239,38 @@ describe('per-token rate limits and GraphQL hardening', () => {
     await t.app.services.writer.flush();
     const recorded = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
     expect(recorded.filter((e) => (e.metadata as any).limit === 'rate').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('/api/ws: each message spends one request of the rate; over it that message is RATE_LIMITED (recorded) and the socket stays open', async () => {
+    const token = t.mint('tools = ECHO');
+    const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, { headers: { authorization: `Bearer ${token}`, 'x-dirledger-action': 'ws-rate-socket' } });
+    const replies: any[] = [];
+    ws.on('message', (data) => replies.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    // The upgrade spent one of the burst of 2; the first ping the other.
+    for (const id of ['p1', 'p2', 'p3']) ws.send(JSON.stringify({ type: 'ping', id }));
+    const deadline = Date.now() + 5_000;
+    while (replies.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Messages on one socket run concurrently, so replies come in the order they finish.
+    const byId = Object.fromEntries(replies.map((r) => [r.id, r]));
+    expect(replies).toHaveLength(3);
+    expect(byId.p1).toEqual({ type: 'pong', id: 'p1' });
+    for (const id of ['p2', 'p3']) {
+      expect(byId[id]).toMatchObject({ type: 'error', id, error: { code: 'RATE_LIMITED', message: expect.stringMatching(/^Too many requests for this token; retry after \d+ s\.$/) } });
+      expect(byId[id].error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    }
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    ws.close();
+    await t.app.services.writer.flush();
+    const tokenId = inspect(token).tokenId;
+    const rows = await t.app.services.db.sql.query<{ action_id: string; metadata: any }>(`SELECT action_id, metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1`, [tokenId]);
+    expect(rows.map((r) => [r.metadata.door, r.metadata.limit])).toEqual([
+      ['WEBSOCKET', 'rate'],
+      ['WEBSOCKET', 'rate'],
+    ]);
+    // Each refusal is its own action, never the socket's.
+    expect(new Set(rows.map((r) => r.action_id)).size).toBe(2);
+    expect(rows.map((r) => r.action_id)).not.toContain('ws-rate-socket');
   });
 
   it('introspection can be turned off, and batched operations are bounded', async () => {

@@ -107,6 +107,18 @@ describe('tokens out of URLs', () => {
     expect(notJson.closed).toBe(4401);
   });
 
+  it('a socket admitted by its auth message stays open past the 10 s the first message had', async () => {
+    const answer = await upgrade(`${ws}/api/ws`);
+    if (!('ws' in answer)) throw new Error(`refused: ${answer.status}`);
+    const admitted = await talk(answer.ws, [{ type: 'auth', token: t.mint('tools = ECHO') }, { type: 'ping', id: 'in' }], (r) => r.length === 1);
+    expect(admitted.replies).toEqual([{ type: 'pong', id: 'in' }]);
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    expect(answer.ws.readyState).toBe(WebSocket.OPEN);
+    const later = await talk(answer.ws, [{ type: 'ping', id: 'later' }], (r) => r.length === 1);
+    expect(later).toEqual({ replies: [{ type: 'pong', id: 'later' }] });
+    answer.ws.close();
+  }, 20_000);
+
   it('the link doors keep their query token (the seed\'s one-line URL and credential-free links)', async () => {
     const token = t.mint('tools = ECHO');
     const link = await fetch(`${t.origin}/api/tools/ECHO?text=linked&token=${token}`);

@@ -1,6 +1,7 @@
 // Live expiry: a subscription (graphql-ws, GraphQL over SSE, streamCapture, `dirledger tail`) ends
-// with TOKEN_EXPIRED when its token expires and TOKEN_REVOKED when it is revoked, recorded as a
-// REFUSAL; on two instances, a subscription on each ends.
+// with TOKEN_EXPIRED when its token expires and TOKEN_REVOKED when it is revoked, and a raw /api/ws
+// socket closes (4403 TOKEN_EXPIRED, 4401 TOKEN_REVOKED), each recorded as a REFUSAL; on two
+// instances, a subscription and a socket on each end.
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -25,6 +26,26 @@ async function ended(received: Received, code: string) {
 async function refusalsOf(t: TestApp, tokenId: string, limit: string) {
   await t.app.services.writer.flush();
   return t.app.services.db.sql.query<{ metadata: any }>(`SELECT metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1 AND metadata->>'limit' = $2`, [tokenId, limit]);
+}
+
+/** An /api/ws socket, its token in the Authorization header or (`authMessage`) in its first message. */
+async function wsDoor(origin: string, token: string, { authMessage = false } = {}) {
+  const socket = new WebSocket(`${origin.replace(/^http/, 'ws')}/api/ws`, authMessage ? {} : { headers: { authorization: `Bearer ${token}` } });
+  const messages: any[] = [];
+  socket.on('message', (data) => messages.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
+  if (authMessage) socket.send(JSON.stringify({ type: 'auth', token }));
+  // A ping answered: the socket is admitted.
+  socket.send(JSON.stringify({ type: 'ping', id: 'admitted' }));
+  await waitFor(() => messages.some((m) => m.type === 'pong' && m.id === 'admitted'), 'the pong');
+  return { socket, messages, closed };
+}
+
+async function closedWith(door: Awaited<ReturnType<typeof wsDoor>>, code: number, reason: string) {
+  const closed = await Promise.race([door.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not closed within 10 s: ${JSON.stringify(door.messages)}`)), 10_000))]);
+  expect(closed).toEqual({ code, reason });
+  expect(door.messages.at(-1)).toEqual({ type: 'error', error: { code: reason, message: expect.stringContaining('This socket is closed') } });
 }
 
 describe('a live subscription lives no longer than its token (PGlite)', () => {
@@ -82,6 +103,37 @@ describe('a live subscription lives no longer than its token (PGlite)', () => {
     await client.dispose();
   });
 
+  it('/api/ws: the socket closes with 4403 TOKEN_EXPIRED at the expiry, recorded', async () => {
+    const token = t.mint('read = all', expiringIn(2_000));
+    const door = await wsDoor(t.origin, token);
+    const started = Date.now();
+    await closedWith(door, 4403, 'TOKEN_EXPIRED');
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(door.messages.at(-1).error.message).toMatch(/^This token expired at .*; connect again with a valid token\.$/);
+    const [row] = await refusalsOf(t, inspect(token).tokenId!, 'expires');
+    expect(row!.metadata).toMatchObject({ door: 'WEBSOCKET', reason: expect.stringMatching(/expired at .*, closing a WebSocket$/) });
+  });
+
+  it('/api/ws: admitted by its auth message, the socket closes with 4401 TOKEN_REVOKED when a token it was issued under is revoked, recorded', async () => {
+    const parent = t.mint('read = all');
+    const child = (await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${parent}` },
+      body: JSON.stringify({ query: 'mutation { issueToken(input: {}) { token } }' }),
+    }).then((r) => r.json())) as any;
+    const token = child.data.issueToken.token as string;
+    const door = await wsDoor(t.origin, token, { authMessage: true });
+    const other = await wsDoor(t.origin, t.mint('read = all'));
+    await t.gql(revokeMutation, { tokenId: inspect(parent).tokenId, reason: 'lease test' });
+    await closedWith(door, 4401, 'TOKEN_REVOKED');
+    const [row] = await refusalsOf(t, inspect(token).tokenId!, 'revoked');
+    expect(row!.metadata).toMatchObject({ door: 'WEBSOCKET', reason: `the token was issued under token ${inspect(parent).tokenId}, which was revoked, closing a WebSocket` });
+    // Another token's socket stays open and answers.
+    other.socket.send(JSON.stringify({ type: 'ping', id: 'still' }));
+    await waitFor(() => other.messages.some((m) => m.id === 'still'), 'the other socket answering');
+    other.socket.close();
+  });
+
   it('`dirledger tail` prints TOKEN_EXPIRED and exits 4 when its token expires', async () => {
     const token = t.mint('read = all', expiringIn(15_000));
     const child = runCli(['tail', '--url', t.origin, '--json'], { DIRLEDGER_TOKEN: token });
@@ -115,6 +167,18 @@ describe.skipIf(!pgUrl)('two instances: a subscription on each ends', () => {
     for (const sub of subs) await ended(sub, 'TOKEN_REVOKED');
     expect(Date.now() - started).toBeLessThan(1_500);
     await Promise.all(clients.map((c) => c.dispose()));
+  });
+
+  it('/api/ws: a socket on each closes when the token is revoked on A, recorded by each', async () => {
+    const token = pair.a.mint('read = all');
+    const doors = [await wsDoor(pair.a.origin, token), await wsDoor(pair.b.origin, token)];
+    const started = Date.now();
+    await pair.a.gql(revokeMutation, { tokenId: inspect(token).tokenId, reason: 'two instances' });
+    for (const door of doors) await closedWith(door, 4401, 'TOKEN_REVOKED');
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await pair.b.app.services.writer.flush();
+    const rows = await refusalsOf(pair.a, inspect(token).tokenId!, 'revoked');
+    expect(rows.map((r) => r.metadata.door)).toEqual(['WEBSOCKET', 'WEBSOCKET']);
   });
 
   it('when the token expires', async () => {

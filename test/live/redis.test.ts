@@ -1,8 +1,6 @@
 // Two server instances on one PostgreSQL database, joined by Redis pub/sub: an event appended on A
 // reaches subscribers on B by the signal (the safety poll is set far away). Then a private Redis is
 // killed and restarted mid-stream: nothing is lost once it is back.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +11,7 @@ import { openDatabase } from '../../src/db/client.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { batch, event } from '../helpers/ledger.ts';
+import { freePort, privateRedis } from '../helpers/private-redis.ts';
 import { eventsQuery, waitFor, wsClient, wsSubscribe } from './helpers.ts';
 
 const redisUrl = process.env.REDIS_URL;
@@ -66,39 +65,6 @@ describe.skipIf(reason !== null)('two instances joined by Redis', () => {
     await clientA.dispose();
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** A private redis-server child (never the machine's own), killable and restartable on one port. */
-function privateRedis(port: number) {
-  let child: ChildProcess | undefined;
-  return {
-    async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const { Redis } = await import('ioredis');
-      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
-      probe.on('error', () => {});
-      await probe.connect().catch(() => {});
-      await probe.ping();
-      probe.disconnect();
-    },
-    async kill() {
-      const c = child!;
-      const exited = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
 
 const redisServerReason = pgUrl ? null : 'TEST_DATABASE_URL is not set (two instances need a shared PostgreSQL)';
 if (redisServerReason) process.stdout.write(`test/live/redis.test.ts (private Redis restarted mid-stream) skipped: ${redisServerReason}\n`);
