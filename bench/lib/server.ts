@@ -36,7 +36,7 @@ export type ServerProcess = {
 };
 
 /**
- * Runs `node SERVER_NODE_FLAGS --import tsx src/server.ts`, or node on a prebuilt `entry` (one process, so its pid is the server's own), with
+ * Runs `node SERVER_NODE_FLAGS src/server.ts` (TypeScript run natively), or node on a prebuilt `entry` (one process, so its pid is the server's own), with
  * `env` on top of the parent's environment, and waits until it prints its URL.
  */
 export async function startServer(
@@ -46,14 +46,14 @@ export async function startServer(
     nodeArgs?: string[];
     /** Another checkout to run (A/B comparisons); default this one. */
     root?: string;
-    /** A prebuilt server file (bench/lib/build.ts) run by node alone instead of src/server.ts under tsx. */
+    /** A prebuilt server file (bench/lib/build.ts) run instead of src/server.ts. */
     entry?: string;
   } = {},
 ): Promise<ServerProcess> {
   const root = options.root ?? repoRoot;
   const host = '127.0.0.1';
   const port = await freePort(host);
-  const entry = options.entry ? [options.entry] : ['--import', 'tsx', path.join(root, 'src/server.ts')];
+  const entry = options.entry ? [options.entry] : [path.join(root, 'src/server.ts')];
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ...entry], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...env, PORT: String(port), HOST: host },
