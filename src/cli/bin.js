@@ -29,6 +29,10 @@ const pinned = process.version === `v${pinnedVersion}` ? undefined : pinnedNode(
 
 if (pinned) {
   const child = spawn(pinned, [...process.execArgv, fileURLToPath(main), ...process.argv.slice(2)], { stdio: 'inherit' });
+  child.on('error', (error) => {
+    process.stderr.write(`dirledger could not start the pinned Node (${pinned}): ${error.message}\n`);
+    process.exit(1);
+  });
   // A terminal's Ctrl-C reaches the child itself (same process group); other signals are passed on.
   const forward = (signal) => child.kill(signal);
   process.on('SIGINT', () => {});
