@@ -4,8 +4,8 @@
 // (the optional dependency node-<os>-<cpu>) first on PATH; started by another Node, this file
 // hands over to the pinned one when it is installed, else it needs a Node that strips types.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,11 +24,12 @@ function pinnedNode() {
   }
 }
 
-const main = new URL('./main.ts', import.meta.url);
-const pinned = process.version === `v${pinnedVersion}` ? undefined : pinnedNode();
+const installed = process.version === `v${pinnedVersion}` ? undefined : pinnedNode();
+// Not when this is that binary already (an install older than package.json's pin).
+const pinned = installed && realpathSync(installed) !== realpathSync(process.execPath) ? installed : undefined;
 
 if (pinned) {
-  const child = spawn(pinned, [...process.execArgv, fileURLToPath(main), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(pinned, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   child.on('error', (error) => {
     process.stderr.write(`dirledger could not start the pinned Node (${pinned}): ${error.message}\n`);
     process.exit(1);
@@ -43,7 +44,8 @@ if (pinned) {
     process.kill(process.pid, signal);
   });
 } else if (process.features.typescript) {
-  await import(main.href);
+  module.enableCompileCache?.(); // see ../compile-cache.js
+  await import('./main.ts');
 } else {
   process.stderr.write(
     `dirledger runs its TypeScript natively, which needs Node.js 22.18 or newer; this is Node.js ${process.version}.\n` +
