@@ -108,7 +108,7 @@ export async function run(args: string[]): Promise<void> {
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   // AUTHORITY=off: the bench measures dispatch and capture; bench/authority.ts measures the token check.
   const root = values.root ? path.resolve(values.root) : repoRoot;
-  // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_TSX=1: under tsx).
+  // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_SOURCE=1: src/server.ts itself).
   const entry = await benchServerEntry(root, 'dispatch');
   const serverEnv = { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) };
   const server = await startServer({ ...serverEnv, DATA_DIR: dataDir, ...db.env }, { nodeArgs, root, entry, timeoutMs: 180_000 });

@@ -17,7 +17,7 @@
 // BENCH_SERVER_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
 // BENCH_SERVER_ROOT runs the server from another checkout (an A/B comparison against the same client).
 // The server runs as one esbuild bundle of src/ on plain node (bench/lib/build.ts), as a deployment
-// would run it built; BENCH_SERVER_TSX=1 runs src/server.ts under tsx instead (~70 MB more RSS).
+// would run it built; BENCH_SERVER_SOURCE=1 runs src/server.ts itself instead.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -118,7 +118,7 @@ export async function run(args: string[]): Promise<void> {
 
   const root = process.env.BENCH_SERVER_ROOT || repoRoot;
   const entry = await benchServerEntry(root, 'ingest');
-  console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts under tsx`}`);
+  console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts run by node`}`);
   if (values['chain-ab']) return chainAb(root, entry, options, prepared, senders, repeat);
   const reps: Repetition[] = [];
   for (let i = 0; i < repeat; i++) {

@@ -2,8 +2,8 @@
 //
 //   npm run bench -- memory [--runs 3] [--idle-seconds 35] [--db both|pglite|postgres]
 //
-// Each run starts the server exactly as `npm start` does (node with the start script's flags, under
-// tsx, the demo Directory) on a new data folder or a fresh PostgreSQL database, waits until it
+// Each run starts the server exactly as `npm start` does (node with the start script's flags on
+// src/server.ts, the demo Directory) on a new data folder or a fresh PostgreSQL database, waits until it
 // listens, samples its RSS every 100 ms for --idle-seconds with no traffic, and stops it. Runs of
 // the two databases alternate. Prints idle RSS (the last sample) and peak, medians over runs.
 import { parseArgs } from 'node:util';

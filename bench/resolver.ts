@@ -1,7 +1,7 @@
 // Resolver: p50/p99 per query, build time and heap on the seed-scale fixture, beside Fuse.js and uFuzzy; p99 at 10× rows.
 //
 //   npm run bench -- resolver [--queries 1000] [--scale 10] [--seed 1] [--engines resolver,fuse,ufuzzy]
-//   npx tsx bench/resolver.ts            (runs alone too)
+//   node bench/resolver.ts                (runs alone too)
 //
 // Workload: 1,000 queries, the labelled classes of test/resolver/labelled-queries.json (fixture part)
 // in equal parts, run in process against the same rows through each engine. Accuracy is top-1 on

@@ -11,7 +11,7 @@
 // --root runs the servers of another checkout (A/B comparisons).
 // BENCH_SERVER_NODE_ARGS passes flags to the servers' node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
 // The servers run as one esbuild bundle of src/ on plain node (bench/lib/build.ts), as a deployment
-// would run them; BENCH_SERVER_TSX=1 runs src/server.ts under tsx instead.
+// would run them; BENCH_SERVER_SOURCE=1 runs src/server.ts itself instead.
 // Writers POST batches to /ledger/batches every 50 ms. Commit → receipt is bracketed by three clocks:
 //   recorded → receipt  from the event's recordedAt (the database's now() when its transaction
 //                       began, so before the commit; same machine clock): an upper bound, the target;

@@ -20,12 +20,16 @@ export type DirledgerClient = {
 /** Thrown when the server answers without a DispatchResult (bad input, refused credential: 401 UNAUTHENTICATED / 403 / 429, failing). */
 export class DirledgerClientError extends Error {
   override name = 'DirledgerClientError';
+  readonly status: number;
+  readonly code: string;
   constructor(
-    readonly status: number,
-    readonly code: string,
+    status: number,
+    code: string,
     message: string,
   ) {
     super(message);
+    this.status = status;
+    this.code = code;
   }
 }
 

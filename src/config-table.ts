@@ -1,4 +1,4 @@
-// `npx tsx src/config-table.ts` rewrites the README's settings table from config.ts.
+// `node src/config-table.ts` rewrites the README's settings table from config.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { settings } from './config.ts';

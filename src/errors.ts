@@ -29,12 +29,16 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 export class DomainError extends Error {
   override name = 'DomainError';
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
-    readonly details: Record<string, unknown> = {},
+    details: Record<string, unknown> = {},
   ) {
     super(message);
+    this.code = code;
+    this.details = details;
   }
 }
 

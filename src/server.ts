@@ -35,7 +35,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     throw error;
   }
   const { url } = await app.start();
-  logger.info({ url, database: app.services.db.kind }, 'dirledger is listening');
+  logger.info({ url, database: app.services.db.kind, node: process.version }, 'dirledger is listening');
   process.stdout.write(`dirledger: GraphQL and GraphiQL at ${url}\n`);
   if (keyed.created) {
     // Shown once, on the start that created the root key; never logged. `dirledger token admin` mints another.

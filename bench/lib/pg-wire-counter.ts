@@ -14,10 +14,15 @@ const BYTEA = 17;
 /** Splits a stream into protocol messages (type byte + int32 length); the first client message has no type byte. */
 class MessageReader {
   private buffer: Buffer = Buffer.alloc(0);
+  private untyped: boolean;
+  private readonly onMessage: (type: number, body: Buffer) => void;
   constructor(
-    private untyped: boolean,
-    private readonly onMessage: (type: number, body: Buffer) => void,
-  ) {}
+    untyped: boolean,
+    onMessage: (type: number, body: Buffer) => void,
+  ) {
+    this.untyped = untyped;
+    this.onMessage = onMessage;
+  }
 
   push(chunk: Buffer): void {
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;

@@ -2,10 +2,10 @@
 // benchmark measures it from outside (its own event loop, its own memory) and kills it after.
 // BENCH_SERVER_STDOUT=file appends everything the server prints there (e.g. --trace-gc-nvp lines).
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { onCleanup } from './cleanup.ts';
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts';
 
@@ -36,7 +36,7 @@ export type ServerProcess = {
 };
 
 /**
- * Runs `node SERVER_NODE_FLAGS --import tsx src/server.ts`, or node on a prebuilt `entry` (one process, so its pid is the server's own), with
+ * Runs `node SERVER_NODE_FLAGS --import src/compile-cache.js src/server.ts` as npm start does, or node on a prebuilt `entry` (one process, so its pid is the server's own), with
  * `env` on top of the parent's environment, and waits until it prints its URL.
  */
 export async function startServer(
@@ -46,14 +46,16 @@ export async function startServer(
     nodeArgs?: string[];
     /** Another checkout to run (A/B comparisons); default this one. */
     root?: string;
-    /** A prebuilt server file (bench/lib/build.ts) run by node alone instead of src/server.ts under tsx. */
+    /** A prebuilt server file (bench/lib/build.ts) run instead of src/server.ts. */
     entry?: string;
   } = {},
 ): Promise<ServerProcess> {
   const root = options.root ?? repoRoot;
   const host = '127.0.0.1';
   const port = await freePort(host);
-  const entry = options.entry ? [options.entry] : ['--import', 'tsx', path.join(root, 'src/server.ts')];
+  const compileCache = path.join(root, 'src/compile-cache.js'); // as npm start preloads it
+  const source = [...(existsSync(compileCache) ? ['--import', pathToFileURL(compileCache).href] : []), path.join(root, 'src/server.ts')];
+  const entry = options.entry ? [options.entry] : source;
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ...entry], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...env, PORT: String(port), HOST: host },

@@ -123,7 +123,9 @@ export class Authority {
   /** Token text → its verified form; the time, audience and door checks still run on every request. */
   private readonly verified = new Map<string, Verified>();
 
-  constructor(private readonly options: AuthorityOptions) {
+  private readonly options: AuthorityOptions;
+  constructor(options: AuthorityOptions) {
+    this.options = options;
     this.keyId = keyIdOf(options.rootKey);
     this.signingKey = derivedKey(options.rootKey);
   }
@@ -484,8 +486,10 @@ export class Authority {
 export type Issue = { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string };
 
 class Exhausted extends Error {
-  constructor(readonly counter: { key: string; max: number; caveat: string }) {
+  readonly counter: { key: string; max: number; caveat: string };
+  constructor(counter: { key: string; max: number; caveat: string }) {
     super('uses spent');
+    this.counter = counter;
   }
 }
 

@@ -142,11 +142,18 @@ export class Revocations {
   private loading: Promise<void> | undefined;
   private reloadAgain = false;
 
+  private readonly sql: SqlExecutor;
+  readonly feed: RevocationFeed;
+  private readonly logger: Logger;
   constructor(
-    private readonly sql: SqlExecutor,
-    readonly feed: RevocationFeed,
-    private readonly logger: Logger,
-  ) {}
+    sql: SqlExecutor,
+    feed: RevocationFeed,
+    logger: Logger,
+  ) {
+    this.sql = sql;
+    this.feed = feed;
+    this.logger = logger;
+  }
 
   /** Listens first, then reads the table, so a revocation committed in between is not missed. */
   async start(): Promise<void> {

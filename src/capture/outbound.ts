@@ -135,12 +135,18 @@ class Exchange {
   /** Set for the answer to a runner's `tools/call` when the door publishes its stream. */
   private published: StreamPublisher | undefined;
 
+  private readonly invocation: Invocation;
+  private readonly options: OutboundCaptureOptions;
+  private readonly failed: (error: unknown) => void;
   constructor(
-    private readonly invocation: Invocation,
+    invocation: Invocation,
     opts: Dispatcher.DispatchOptions,
-    private readonly options: OutboundCaptureOptions,
-    private readonly failed: (error: unknown) => void,
+    options: OutboundCaptureOptions,
+    failed: (error: unknown) => void,
   ) {
+    this.invocation = invocation;
+    this.options = options;
+    this.failed = failed;
     this.record = AsyncLocalStorage.bind(options.record);
     this.requestBody = new BoundedBytes(options.payloadMaxBytes);
     this.responseBody = new BoundedBytes(options.payloadMaxBytes);

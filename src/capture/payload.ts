@@ -7,7 +7,10 @@ export class BoundedBytes {
   private chunks: Buffer[] = [];
   size = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  private readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
 
   get overflowed(): boolean {
     return this.size > this.maxBytes;

@@ -117,10 +117,12 @@ export class LedgerWriter {
     syncFailed: 0,
   };
 
+  private readonly target: AppendTarget;
   constructor(
-    private readonly target: AppendTarget,
+    target: AppendTarget,
     options: LedgerWriterOptions = {},
   ) {
+    this.target = target;
     const { collector, logger, spool, ...rest } = options;
     this.spool = spool;
     this.options = { ...defaults, ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) };

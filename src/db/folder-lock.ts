@@ -21,9 +21,11 @@ export type LockHolder = {
 
 export class FolderLockedError extends Error {
   readonly code = 'DATA_FOLDER_LOCKED';
+  readonly folder: string;
+  readonly holder: LockHolder;
   constructor(
-    readonly folder: string,
-    readonly holder: LockHolder,
+    folder: string,
+    holder: LockHolder,
   ) {
     super(
       `The data folder ${folder} is in use by another dirledger process: pid ${holder.pid} (${holder.command}) on ${holder.hostname}, since ${holder.startedAt}. ` +
@@ -32,6 +34,8 @@ export class FolderLockedError extends Error {
           : 'Stop it first, or give this process another DATA_DIR (or a DATABASE_URL).') +
         ` Nothing was written. (Lock file: ${lockPathOf(folder)}.)`,
     );
+    this.folder = folder;
+    this.holder = holder;
   }
 }
 

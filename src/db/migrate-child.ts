@@ -3,8 +3,7 @@
 // initdb (WebAssembly) and everything they allocate leave with the process. A worker thread does not
 // do this: its freed memory stays in the server's allocator (measured +30 MB RSS at idle).
 import { fork } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { createEmbedded } from './embedded.ts';
@@ -19,10 +18,9 @@ const childFlag = '--dirledger-migrate';
 
 /** Runs applyMigrations on `target` in a child process; resolves with the names applied, rejects with its error. */
 export function migrateInChild(target: MigrationTarget): Promise<string[]> {
-  // The child loads tsx itself, so this works under `tsx`, `node --import tsx` and the test runner alike.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  // Node runs this TypeScript file natively; none of the parent's flags (the test runner's loaders) are passed on.
   const child = fork(fileURLToPath(import.meta.url), [childFlag], {
-    execArgv: ['--import', tsx],
+    execArgv: [],
     env: { ...process.env, DIRLEDGER_MIGRATE_TARGET: JSON.stringify(target) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

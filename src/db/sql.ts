@@ -13,7 +13,10 @@ export type SqlParam = string | number | bigint | boolean | Date | Uint8Array | 
  * encode, scan and decode (for the ledger's blobs, most of PostgreSQL's parameter parsing).
  */
 export class ByteaArray {
-  constructor(readonly items: readonly (Uint8Array | null)[]) {}
+  readonly items: readonly (Uint8Array | null)[];
+  constructor(items: readonly (Uint8Array | null)[]) {
+    this.items = items;
+  }
 
   /** PostgreSQL's binary array of one dimension: ndim, has-nulls, element type, length, lower bound, then each element as int32 length (-1: NULL) and its bytes. */
   toBinary(): Buffer {
@@ -47,7 +50,10 @@ export class ByteaArray {
  * array_in scanning it for quotes and escapes.
  */
 export class TextArray {
-  constructor(readonly items: readonly (string | null)[]) {}
+  readonly items: readonly (string | null)[];
+  constructor(items: readonly (string | null)[]) {
+    this.items = items;
+  }
 
   /**
    * The binary array built as one latin1 string (length prefixes as four chars, each element's UTF-8

@@ -117,11 +117,18 @@ export class Directory {
   private closed = false;
   private contractCache = new Map<string, { shape: string; contract: unknown }>();
 
+  private readonly prisma: PrismaClient;
+  private readonly logger: Logger;
+  readonly options: DirectoryOptions;
   constructor(
-    private readonly prisma: PrismaClient,
-    private readonly logger: Logger,
-    readonly options: DirectoryOptions,
-  ) {}
+    prisma: PrismaClient,
+    logger: Logger,
+    options: DirectoryOptions,
+  ) {
+    this.prisma = prisma;
+    this.logger = logger;
+    this.options = options;
+  }
 
   /** Builds every changed section; passes run one at a time. */
   build(): Promise<BuildReport> {

@@ -160,12 +160,16 @@ const forbidden = (r: AuthRefusal) =>
   new Refusal('FORBIDDEN', r.message, { limit: r.limit, door: r.door, reason: r.reason, ...(r.caveat && { caveat: r.caveat }), ...(r.tokenId && { tokenId: r.tokenId }) });
 
 class Refusal extends Error {
+  readonly code: DispatchErrorCode;
+  readonly details: Record<string, unknown>;
   constructor(
-    readonly code: DispatchErrorCode,
+    code: DispatchErrorCode,
     message: string,
-    readonly details: Record<string, unknown> = {},
+    details: Record<string, unknown> = {},
   ) {
     super(message);
+    this.code = code;
+    this.details = details;
   }
 }
 
@@ -175,7 +179,10 @@ export class Dispatcher {
   private rowsGeneration = -1;
   private remembered = new Map<string, string>();
 
-  constructor(private readonly options: DispatcherOptions) {}
+  private readonly options: DispatcherOptions;
+  constructor(options: DispatcherOptions) {
+    this.options = options;
+  }
 
   async dispatch(request: DispatchRequest, options: DispatchOptions = {}): Promise<DispatchResult> {
     const invocation = currentInvocation();
@@ -422,12 +429,21 @@ export function renderStep(step: StepContract, args: Record<string, unknown>, se
 class EventSink {
   args: Record<string, unknown> = {};
 
+  private readonly options: DispatcherOptions;
+  private readonly invocation: Invocation | undefined;
+  private readonly actionId: string;
+  private readonly request: DispatchRequest;
   constructor(
-    private readonly options: DispatcherOptions,
-    private readonly invocation: Invocation | undefined,
-    private readonly actionId: string,
-    private readonly request: DispatchRequest,
-  ) {}
+    options: DispatcherOptions,
+    invocation: Invocation | undefined,
+    actionId: string,
+    request: DispatchRequest,
+  ) {
+    this.options = options;
+    this.invocation = invocation;
+    this.actionId = actionId;
+    this.request = request;
+  }
 
   private base(kind: string, direction: 'IN' | 'OUT', extra: Record<string, unknown> = {}): EventInput {
     const inv = this.invocation;

@@ -30,12 +30,14 @@ export class RecordingStdioTransport implements Transport {
   private exited: Promise<void> | undefined;
   private readonly lines = new ReadBuffer();
 
+  private readonly onReceived?: (chunk: Buffer) => void;
   /** `onReceived`: each stdout chunk as it arrives (for streamCapture). */
   constructor(
     argv: string[],
     maxBytes: number,
-    private readonly onReceived?: (chunk: Buffer) => void,
+    onReceived?: (chunk: Buffer) => void,
   ) {
+    this.onReceived = onReceived;
     this.wire = { argv, sent: new BoundedBytes(maxBytes), received: new BoundedBytes(maxBytes) };
   }
 

@@ -49,8 +49,10 @@ export function isStreamedAnswer(method: string, status: number, headers: Incomi
 
 class TooLarge extends Error {
   readonly code = 'RESPONSE_TOO_LARGE';
-  constructor(readonly size: number) {
+  readonly size: number;
+  constructor(size: number) {
     super(`answer larger than the limit (${size} bytes read)`);
+    this.size = size;
   }
 }
 

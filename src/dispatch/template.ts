@@ -15,12 +15,16 @@ const secret = /\[([A-Z][A-Z0-9_]*)\]/g;
 export type Context = 'json' | 'url' | 'header' | 'text';
 
 export class TemplateError extends Error {
+  readonly code: 'ARGS_INVALID' | 'CLI_SYNTAX';
+  readonly field?: string;
   constructor(
-    readonly code: 'ARGS_INVALID' | 'CLI_SYNTAX',
+    code: 'ARGS_INVALID' | 'CLI_SYNTAX',
     message: string,
-    readonly field?: string,
+    field?: string,
   ) {
     super(message);
+    this.code = code;
+    this.field = field;
   }
 }
 

@@ -138,7 +138,10 @@ class PublishGate {
   /** Each held chunk with the task of the invocation that published it (open() runs outside it). */
   private held: [string, StreamChunk, string | undefined][] | undefined = [];
   private dropped = false;
-  constructor(private readonly services: Services) {}
+  private readonly services: Services;
+  constructor(services: Services) {
+    this.services = services;
+  }
   publish(actionId: string, chunk: StreamChunk): void {
     if (this.dropped) return;
     if (this.held) this.held.push([actionId, chunk, currentInvocation()?.task]);

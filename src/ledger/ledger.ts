@@ -83,14 +83,22 @@ export class Ledger {
 
   private readonly sql: SqlExecutor;
 
+  readonly prisma: PrismaClient;
+  readonly objects: ObjectStore;
+  private readonly redactor: SecretRedactor;
+  readonly limits: LedgerLimits;
   /** `sql` defaults to the driver-level executor openDatabase opened with `prisma`. */
   constructor(
-    readonly prisma: PrismaClient,
-    readonly objects: ObjectStore,
-    private readonly redactor: SecretRedactor,
-    readonly limits: LedgerLimits,
+    prisma: PrismaClient,
+    objects: ObjectStore,
+    redactor: SecretRedactor,
+    limits: LedgerLimits,
     sql?: SqlExecutor,
   ) {
+    this.prisma = prisma;
+    this.objects = objects;
+    this.redactor = redactor;
+    this.limits = limits;
     const executor = sql ?? sqlExecutorOf(prisma);
     if (!executor) throw new Error('Ledger needs the SQL executor of its database: open it with openDatabase, or pass one.');
     this.sql = executor;

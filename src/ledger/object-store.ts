@@ -30,7 +30,10 @@ function isMissing(error: unknown): boolean {
  */
 export class FolderObjectStore implements ObjectStore {
   readonly kind = 'folder' as const;
-  constructor(readonly folder: string) {}
+  readonly folder: string;
+  constructor(folder: string) {
+    this.folder = folder;
+  }
 
   private file(key: string): string {
     const file = path.resolve(this.folder, key);
@@ -93,7 +96,9 @@ export class S3ObjectStore implements ObjectStore {
   // The SDK (~7 MB resident in the server) is loaded on first use, so only an S3-configured process pays for it.
   private sdk?: Promise<{ s3: typeof import('@aws-sdk/client-s3'); client: S3Client }>;
 
-  constructor(private readonly settings: S3Settings) {
+  private readonly settings: S3Settings;
+  constructor(settings: S3Settings) {
+    this.settings = settings;
     this.bucket = settings.bucket;
   }
 

@@ -150,7 +150,9 @@ export class Spool {
   private closed = false;
   private readonly counters = { syncs: 0, appends: 0, refused: 0 };
 
-  private constructor(private readonly options: SpoolOptions) {
+  private readonly options: SpoolOptions;
+  private constructor(options: SpoolOptions) {
+    this.options = options;
     this.io = options.io ?? defaultIo;
     this.segmentBytes = options.segmentBytes ?? 4 * 1024 * 1024;
     this.waitMs = options.waitMs ?? 10_000;

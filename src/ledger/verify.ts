@@ -86,11 +86,18 @@ class EventCursor {
   private buffer: StoredEvent[] = [];
   private at = 0;
   private done = false;
+  private readonly sql: SqlQueryable;
+  private after: bigint;
+  private readonly upTo: bigint | null;
   constructor(
-    private readonly sql: SqlQueryable,
-    private after: bigint,
-    private readonly upTo: bigint | null,
-  ) {}
+    sql: SqlQueryable,
+    after: bigint,
+    upTo: bigint | null,
+  ) {
+    this.sql = sql;
+    this.after = after;
+    this.upTo = upTo;
+  }
 
   async peek(): Promise<StoredEvent | null> {
     if (this.at < this.buffer.length) return this.buffer[this.at]!;

@@ -60,11 +60,13 @@ export class RedisSignal implements LiveSignal {
     this.local.notify(detail?.position ? BigInt(detail.position) : undefined);
   };
 
+  private readonly channel: string;
   constructor(
     url: string,
-    private readonly channel: string,
+    channel: string,
     logger: Logger,
   ) {
+    this.channel = channel;
     const options: RedisOptions = { lazyConnect: false, retryStrategy: (times) => Math.min(times * 100, 1000) };
     this.publisher = new Redis(url, { ...options, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     this.subscriber = new Redis(url, { ...options, maxRetriesPerRequest: null });

@@ -66,19 +66,29 @@ class Stream {
   owner: { task: string | undefined } | undefined;
   readonly listeners = new Set<Listener>();
   timer: NodeJS.Timeout | undefined;
+  readonly actionId: string;
+  readonly redacting: StreamRedactor;
   constructor(
-    readonly actionId: string,
-    readonly redacting: StreamRedactor,
-  ) {}
+    actionId: string,
+    redacting: StreamRedactor,
+  ) {
+    this.actionId = actionId;
+    this.redacting = redacting;
+  }
 }
 
 export class StreamRegistry {
   private readonly streams = new Map<string, Stream>();
 
+  private readonly redactor: SecretRedactor;
+  private readonly options: StreamRegistryOptions;
   constructor(
-    private readonly redactor: SecretRedactor,
-    private readonly options: StreamRegistryOptions,
-  ) {}
+    redactor: SecretRedactor,
+    options: StreamRegistryOptions,
+  ) {
+    this.redactor = redactor;
+    this.options = options;
+  }
 
   /** Streams currently known (live or retained). */
   get size(): number {

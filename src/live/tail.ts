@@ -58,12 +58,18 @@ class Subscriber {
   overflowed = false;
   closed = false;
 
+  readonly filter: LedgerFilter;
+  readonly caller: Caller;
+  private readonly max: number;
   constructor(
-    readonly filter: LedgerFilter,
-    readonly caller: Caller,
-    private readonly max: number,
+    filter: LedgerFilter,
+    caller: Caller,
+    max: number,
     from: bigint,
   ) {
+    this.filter = filter;
+    this.caller = caller;
+    this.max = max;
     this.queuedUpTo = from;
     this.deliveredUpTo = from;
   }
@@ -130,12 +136,21 @@ export class LedgerTail {
   private readonly counters = { reads: 0, rowsRead: 0, wakes: 0, wakesSkipped: 0, polls: 0, dropped: 0 };
   private readonly idleWaiters = new Set<() => void>();
 
+  private readonly prisma: PrismaClient;
+  private readonly signal: LiveSignal;
+  private readonly logger: Logger;
+  readonly options: LiveOptions;
   constructor(
-    private readonly prisma: PrismaClient,
-    private readonly signal: LiveSignal,
-    private readonly logger: Logger,
-    readonly options: LiveOptions,
-  ) {}
+    prisma: PrismaClient,
+    signal: LiveSignal,
+    logger: Logger,
+    options: LiveOptions,
+  ) {
+    this.prisma = prisma;
+    this.signal = signal;
+    this.logger = logger;
+    this.options = options;
+  }
 
   stats(): LiveStats {
     return { subscribers: this.all.size, following: this.index.size, active: this.active, head: this.head?.toString() ?? null, ...this.counters };

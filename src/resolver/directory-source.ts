@@ -31,11 +31,18 @@ export class DirectoryResolver {
   readonly service = new ResolverService<IndexedDirectoryRow>();
   #seenPass: object | null = null;
 
+  private readonly prisma: PrismaClient;
+  private readonly directory: DirectoryHandle;
+  private readonly logger: Logger;
   constructor(
-    private readonly prisma: PrismaClient,
-    private readonly directory: DirectoryHandle,
-    private readonly logger: Logger,
-  ) {}
+    prisma: PrismaClient,
+    directory: DirectoryHandle,
+    logger: Logger,
+  ) {
+    this.prisma = prisma;
+    this.directory = directory;
+    this.logger = logger;
+  }
 
   /** Answers from the live index; never waits for a rebuild. */
   resolve(query: string, options?: ResolveOptions): Resolution<IndexedDirectoryRow> {

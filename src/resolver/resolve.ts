@@ -167,11 +167,18 @@ function compareKeys(a: [number, number, number, string], b: [number, number, nu
 class Collector {
   readonly hits: Found[] = [];
   below: Found | undefined;
+  private readonly index: ResolverIndex<ResolverRow>;
+  private readonly gen: number;
+  private readonly opts: Options;
   constructor(
-    private readonly index: ResolverIndex<ResolverRow>,
-    private readonly gen: number,
-    private readonly opts: Options,
-  ) {}
+    index: ResolverIndex<ResolverRow>,
+    gen: number,
+    opts: Options,
+  ) {
+    this.index = index;
+    this.gen = gen;
+    this.opts = opts;
+  }
 
   get full(): boolean {
     return this.hits.length >= this.opts.limit;

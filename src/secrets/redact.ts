@@ -10,11 +10,13 @@ import { encodedTokenAlphabet, encodedTokenRun, mayHoldToken, partialTokenStart,
 class Kind {
   readonly regex: RegExp | null;
 
+  /** Capture group i + 1 is the secret names[i]. */
+  private readonly names: string[];
   constructor(
-    /** Capture group i + 1 is the secret names[i]. */
-    private readonly names: string[],
+    names: string[],
     patterns: Pattern[][],
   ) {
+    this.names = names;
     this.regex = names.length ? new RegExp(patterns.map((ps) => `(${ps.map(regexSource).join('|')})`).join('|'), 'g') : null;
   }
 
@@ -243,12 +245,19 @@ export class StreamRedactor {
   private held: Buffer = EMPTY;
   private swallowing: RegExp | undefined;
 
+  private readonly redactor: SecretRedactor;
+  /** The names of the secrets replaced so far. */
+  readonly found: Set<string>;
+  private readonly holdMax: number;
   constructor(
-    private readonly redactor: SecretRedactor,
-    /** The names of the secrets replaced so far. */
-    readonly found: Set<string>,
-    private readonly holdMax = 64 * 1024,
-  ) {}
+    redactor: SecretRedactor,
+    found: Set<string>,
+    holdMax = 64 * 1024,
+  ) {
+    this.redactor = redactor;
+    this.found = found;
+    this.holdMax = holdMax;
+  }
 
   /** The next chunk in; what can be sent now out (possibly empty). */
   push(chunk: Uint8Array): Buffer {

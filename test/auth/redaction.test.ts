@@ -156,7 +156,7 @@ describe('the logger', () => {
       logger.flush?.();
     `;
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
         cwd: fileURLToPath(new URL('../..', import.meta.url)),
         env: { ...process.env, TOKEN: admin, NARROW: narrow, API_KEY },
         stdio: ['ignore', 'pipe', 'pipe'],

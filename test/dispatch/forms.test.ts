@@ -158,7 +158,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     if (form === 'PYTHON' && !has('python3')) return 'python3 is not installed';
     if (form === 'GO' && !has('go')) return 'Go (`go`) is not installed on this machine';
     if (form === 'POWERSHELL' && !has('pwsh')) return 'PowerShell (`pwsh`) is not installed on this machine';
-    if (form === 'SDK' && spawnSync(process.execPath, ['--import', 'tsx', '-e', "await import('dirledger/client')"], { cwd: repoRoot }).status !== 0) return 'there is no `dirledger/client` module to import yet';
+    if (form === 'SDK' && spawnSync(process.execPath, ['-e', "await import('dirledger/client')"], { cwd: repoRoot }).status !== 0) return 'there is no `dirledger/client` module to import yet';
     return missing(form);
   }
 
@@ -205,11 +205,11 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
       case 'TYPESCRIPT':
         // Beside a ./gql/index.ts that stands in for the caller's codegen output.
         await writeFile(file('ts/snippet.ts'), rendered.text!);
-        return run(process.execPath, ['--import', 'tsx', file('ts/snippet.ts')], options);
+        return run(process.execPath, [file('ts/snippet.ts')], options);
       case 'SDK':
         await mkdir(file('sdk'), { recursive: true });
         await writeFile(file('sdk/snippet.ts'), `${rendered.text!}\nconsole.log(JSON.stringify(result));\n`);
-        return run(process.execPath, ['--import', 'tsx', file('sdk/snippet.ts')], options);
+        return run(process.execPath, [file('sdk/snippet.ts')], options);
       case 'MCP_HTTP': {
         const json = rendered.json as { server: string; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> };
         return mcpOverHttp(json.server, json.headers, json.tool, json.arguments);

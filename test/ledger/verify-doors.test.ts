@@ -125,5 +125,5 @@ describe.each(databaseKinds)('verifying the ledger through its doors on %s', (ki
       const unreadable = await cli(['checkpoint', 'verify', path.join(dir, 'absent.json')]);
       expect(unreadable.code).toBe(2);
     }
-  }, 240_000); // five CLI processes on PostgreSQL, each starting tsx
+  }, 240_000); // five CLI processes on PostgreSQL
 });

@@ -79,7 +79,7 @@ describe('the resolver doors', () => {
   };
   /** `dirledger find` as a child process, with the admin token in DIRLEDGER_TOKEN unless env says otherwise (and no token file). */
   const cliFind = (args: string[], env: Record<string, string | undefined> = {}) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'find', ...args], { cwd: root, env: { ...process.env, DIRLEDGER_TOKEN: app.token, XDG_CONFIG_HOME: dir, ...env } });
+    run(process.execPath, ['src/cli/main.ts', 'find', ...args], { cwd: root, env: { ...process.env, DIRLEDGER_TOKEN: app.token, XDG_CONFIG_HOME: dir, ...env } });
   const viaCore = (ask: (typeof asks)[number]) => JSON.parse(JSON.stringify(resolutionJson(app.app.services.resolver.resolve(ask.q, ask))));
 
   it('gives the same answer through the core, GraphQL and HTTP', async () => {

@@ -2,7 +2,7 @@
 // (rows 24,890, seed 1) with the rows each one means, labelled from how the query was made,
 // never from what the resolver answers. Hand-written demo-directory queries are kept as they are.
 //
-//   npx tsx test/resolver/make-labelled-queries.ts
+//   node test/resolver/make-labelled-queries.ts
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
