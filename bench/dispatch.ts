@@ -174,6 +174,9 @@ export async function run(args: string[]): Promise<void> {
   const spoolP99 = p(seqThrough.times, 0.99) - p(seqMemory, 0.99);
   const ratio = conThrough.rps / conDirect.rps;
   const ms = (v: number) => `${fixed(v, 3)} ms`;
+  // The honest throughput target (issue 17): the ledger's own ceiling for these events, not the bare upstream.
+  const ceilingCalls = ceiling ? ceiling.eventsPerSecond / ceiling.eventsPerCall : 0;
+  const ceilingRatio = ceiling ? conThrough.rps / ceilingCalls : 0;
   const lines = [
     `dispatch benchmark (server: ${values.root ? path.resolve(values.root) : 'this checkout'}, on ${dbLabel(db.kind)}): ${int(n)} sequential calls, then ${seconds} s at ${workers} concurrent; upstream and server in their own processes (${os.cpus().length} cores)`,
     '',
@@ -207,13 +210,13 @@ export async function run(args: string[]): Promise<void> {
     ...(ceiling
       ? [
           `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
-          `the throughput target needs 0.5 × ${int(conDirect.rps)} = ${int(0.5 * conDirect.rps)} calls/s = ${int(neededEvents)} events/s: ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the best ceiling`,
+          `through at ${workers} concurrent against that ceiling: ${int(conThrough.rps)} / ${int(ceilingCalls)} calls/s = ${fixed(ceilingRatio, 3)} (the old target, 0.5 × direct = ${int(0.5 * conDirect.rps)} calls/s, would need ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the ceiling)`,
         ]
       : ['ledger append ceiling: measured on PostgreSQL runs only']),
     '',
     target('added p50', ms(addedP50), '≤ 1 ms', addedP50 <= 1),
     target('added p99', ms(addedP99), '≤ 5 ms', addedP99 <= 5),
-    target('throughput ratio', fixed(ratio, 3), '≥ 0.5', ratio >= 0.5),
+    ...(ceiling ? [target('throughput / ledger ceiling', fixed(ceilingRatio, 3), '≥ 0.7', ceilingRatio >= 0.7)] : []),
     target('no event lost', `${int(recorded)} / ${int(expected)}`, 'equal', recorded === expected),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
