@@ -3,12 +3,19 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.ts';
 import { databaseKinds, refuseConnections } from '../helpers/database.ts';
-import { readBody, startServer, type TestServer } from '../capture/helpers.ts';
+import { readBody, startServer, until, type TestServer } from '../capture/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
 import { startMcpUpstream, type McpUpstream } from './mcp-upstream.ts';
 
 const CANARY = 'canary-7Qx9-secret-value-31337';
 const injections = ['; rm -rf /tmp/nothing-here', '$(touch /tmp/dirledger-pwned)', '`id`', 'line1\nline2', "it's \"quoted\" && echo no | cat > /tmp/x"];
+
+/** JSON-RPC lines, as a stdio MCP session writes them. */
+const jsonLines = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 
 describe.each(databaseKinds)('the runner (%s)', (kind) => {
   let upstream: TestServer;
@@ -52,7 +59,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         },
         { name: 'MCP_STDIO_MISSING', way: { method: 'MCP', server: '/nonexistent/dirledger-no-such-mcp-server --stdio', tool: 'add', arguments: {} } },
         { name: 'MCP_STDIO_SHELL', way: { method: 'MCP', server: `${stdioServer} "$(touch /tmp/dirledger-pwned)"`, tool: 'argv', arguments: {} } },
-        { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
         { name: 'MCP_FAIL', way: { method: 'MCP', server: mcp.url, tool: 'fail', arguments: {} } },
         { name: 'MCP_DOWN', way: { method: 'MCP', server: closedMcpUrl, tool: 'add', arguments: { a: 1, b: 2 } } },
         { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
@@ -136,13 +142,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(sseMessages(answer)[0].result.structuredContent).toEqual({ sum: 42 });
   });
 
-  /** JSON-RPC lines, as a stdio MCP session writes them. */
-  const jsonLines = (text: string) =>
-    text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line));
-
   it('an MCP contract whose server is a command line runs over stdio: split into words, never through a shell, its pipes recorded byte for byte', async () => {
     const r = await app.post('/api/tools/MCP_STDIO_ADD', { a: 2, b: 40 });
     expect(r.body).toMatchObject({ outcome: 'OK', status: 0, output: { sum: 42 } });
@@ -186,25 +185,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect((await app.events(shell.body.actionId)).map((e) => e.kind)).toEqual(['REQUEST', 'REFUSAL', 'RESPONSE']);
   });
 
-  it('an MCP call over stdio also goes on after its caller has gone, up to the cut-off', async () => {
-    const action = 'mcp-stdio-leave';
-    const gone = new AbortController();
-    const sent = fetch(`${app.origin}/api/tools/MCP_STDIO_SLOW`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
-      body: JSON.stringify({ ms: 600 }),
-      signal: gone.signal,
-    });
-    setTimeout(() => gone.abort(), 300);
-    await expect(sent).rejects.toThrow();
-    for (let i = 0; i < 100 && !(await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'); i++) await new Promise((r) => setTimeout(r, 50));
-    const result = (await app.events(action)).find((e) => e.kind === 'TOOL_RESULT')!;
-    expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
-    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
-    const stdout = (await app.events(action)).find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
-    expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
-  });
-
   it('an MCP tool that answers isError, and an MCP server that is down, are errors on the record, the wire included', async () => {
     const failed = await app.post('/api/tools/MCP_FAIL', {});
     expect(failed.status).toBe(502);
@@ -219,9 +199,10 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(down.body.error.message).toMatch(/^The call failed: /);
     const downEvents = await app.events(down.body.actionId);
     expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
-    // The initialize POST that found nobody: no byte of its body crossed the wire (PARTIAL, empty), and its response IN says ERROR.
+    // The initialize POST that found nobody: recorded whole before it was sent, and its response IN says ERROR.
     const [attempt] = wireExchanges(downEvents);
-    expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'PARTIAL', payloadSize: 0n, metadata: { via: 'MCP' } });
+    expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'COMPLETE', metadata: { via: 'MCP' } });
+    expect(JSON.parse((await blobText(attempt!.request.payloadSha256))!)).toMatchObject({ method: 'initialize' });
     expect(attempt!.response).toMatchObject({ status: 'ERROR', payloadState: 'NONE' });
     expect(attempt!.response.metadata.error).toMatch(/ECONNREFUSED|connect/i);
     expect(downEvents.find((e) => e.kind === 'TOOL_RESULT')).toMatchObject({ status: 'ERROR', metadata: { code: 'UPSTREAM_ERROR' } });
@@ -373,6 +354,42 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     }
     expect(stored).toContain('[DIRLEDGER_TOKEN]');
     expect(blobs.some((b) => b?.includes('[DIRLEDGER_ROOT_KEY]'))).toBe(true);
+  });
+});
+
+describe.each(databaseKinds)('an MCP call over stdio after its caller has gone (%s)', (kind) => {
+  // Its own app with the default cut-off (25 s): the child's start on a loaded machine must fit
+  // inside it, where the app above keeps a 1.5 s cut-off to see a call cancelled at it.
+  let app: DispatchApp;
+  beforeAll(async () => {
+    const stdioServer = `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`;
+    app = await startDispatchApp(kind, [
+      { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
+    ]);
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+  const blobText = async (sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
+
+  it('goes on up to the cut-off and keeps the answer', async () => {
+    expect(app.config.STREAM_CUTOFF_MS).toBe(25_000);
+    const action = `mcp-stdio-leave-${kind}`;
+    const gone = new AbortController();
+    const sent = fetch(`${app.origin}/api/tools/MCP_STDIO_SLOW`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
+      body: JSON.stringify({ ms: 600 }),
+      signal: gone.signal,
+    });
+    setTimeout(() => gone.abort(), 300);
+    await expect(sent).rejects.toThrow();
+    await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'), 'the TOOL_RESULT', 60_000);
+    const result = (await app.events(action)).find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
+    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
+    const stdout = (await app.events(action)).find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
+    expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
   });
 });
 
