@@ -17,6 +17,39 @@ const jsonLines = (text: string) =>
     .filter(Boolean)
     .map((line) => JSON.parse(line));
 
+const blobTextOf = async (app: DispatchApp, sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
+/** The SDK's HTTP exchanges of one action: request OUT and response IN paired by exchange id. */
+const wireExchanges = (events: any[]) => {
+  const outbound = events.filter((e) => e.metadata?.capture === 'outbound');
+  return outbound
+    .filter((e) => e.kind === 'REQUEST')
+    .map((request) => ({ request, response: outbound.find((e) => e.kind === 'RESPONSE' && e.metadata.exchange === request.metadata.exchange) }));
+};
+const sseMessages = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)));
+/** The SDK's POSTs of one action, each with its JSON-RPC body. */
+const rpcExchangesOf = (app: DispatchApp, events: any[]) =>
+  Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobTextOf(app, x.request.payloadSha256))!) })));
+const toolsCallIn = async (app: DispatchApp, events: any[]) => (await rpcExchangesOf(app, events)).find((x) => x.body.method === 'tools/call')!;
+
+/** Calls a tool and leaves `leaveAfterMs` later; resolves with the action's events once its TOOL_RESULT is written (the call ended, answered or cut off). */
+async function callAndLeave(app: DispatchApp, tool: string, action: string, args: Record<string, unknown>, leaveAfterMs: number): Promise<any[]> {
+  const gone = new AbortController();
+  const sent = fetch(`${app.origin}/api/tools/${tool}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
+    body: JSON.stringify(args),
+    signal: gone.signal,
+  });
+  setTimeout(() => gone.abort(), leaveAfterMs);
+  await expect(sent).rejects.toThrow();
+  await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'), 'the TOOL_RESULT', 60_000);
+  return app.events(action);
+}
+
 describe.each(databaseKinds)('the runner (%s)', (kind) => {
   let upstream: TestServer;
   let mcp: McpUpstream;
@@ -90,24 +123,9 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(events[1]!.method).toBe('CLI');
   });
 
-  const blobText = async (sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
-  /** The SDK's HTTP exchanges of one action: request OUT and response IN paired by exchange id. */
-  const wireExchanges = (events: any[]) => {
-    const outbound = events.filter((e) => e.metadata?.capture === 'outbound');
-    return outbound
-      .filter((e) => e.kind === 'REQUEST')
-      .map((request) => ({ request, response: outbound.find((e) => e.kind === 'RESPONSE' && e.metadata.exchange === request.metadata.exchange) }));
-  };
-
-  const sseMessages = (text: string) =>
-    text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice(6)));
-  /** The SDK's POSTs of one action, each with its JSON-RPC body. */
-  const rpcExchanges = (events: any[]) =>
-    Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobText(x.request.payloadSha256))!) })));
-  const toolsCallOf = async (events: any[]) => (await rpcExchanges(events)).find((x) => x.body.method === 'tools/call')!;
+  const blobText = (sha: string | null) => blobTextOf(app, sha);
+  const rpcExchanges = (events: any[]) => rpcExchangesOf(app, events);
+  const toolsCallOf = (events: any[]) => toolsCallIn(app, events);
 
   it('an MCP contract runs through the SDK client over streamable HTTP, its wire traffic captured once and tagged with the tool', async () => {
     const r = await app.post('/api/tools/MCP_ADD', { a: 2, b: 40 });
@@ -211,36 +229,9 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect((await app.post('/api/tools/MCP_ADD', { a: 1, b: 1 })).body.output).toEqual({ sum: 2 });
   });
 
-  it('an MCP call goes on after its caller has gone, up to the stream cut-off, and keeps what arrived', async () => {
-    const leave = async (args: Record<string, unknown>) => {
-      const action = `mcp-leave-${args.ms}`;
-      const gone = new AbortController();
-      const sent = fetch(`${app.origin}/api/tools/MCP_SLOW`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
-        body: JSON.stringify(args),
-        signal: gone.signal,
-      });
-      setTimeout(() => gone.abort(), 150);
-      await expect(sent).rejects.toThrow();
-      // The runner's TOOL_RESULT is written once the call has ended (answered or cut off).
-      for (let i = 0; i < 100 && !(await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'); i++) await new Promise((r) => setTimeout(r, 50));
-      return app.events(action);
-    };
-
-    // Answered 500 ms after the caller left, inside the 1.5 s cut-off: the answer is on the record.
-    const finished = await leave({ ms: 650 });
-    const kept = finished.find((e) => e.kind === 'TOOL_RESULT')!;
-    expect(kept).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
-    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 650 });
-    const keptWire = await toolsCallOf(finished);
-    expect(keptWire.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
-    const keptMessages = sseMessages((await blobText(keptWire.response.payloadSha256))!);
-    expect(keptMessages.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
-    expect(keptMessages[1].result.content[0].text).toBe('{"slept":650}');
-
-    // Still running at the cut-off: cancelled then, and the wire keeps what had arrived (the notification).
-    const cut = await leave({ ms: 20_000 });
+  it('an MCP call still running at the stream cut-off after its caller left is cancelled then, and keeps what arrived', async () => {
+    // The notification arrives at once; the answer would take 20 s, past the 1.5 s cut-off.
+    const cut = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-cut-${kind}`, { ms: 20_000 }, 150);
     const cancelled = cut.find((e) => e.kind === 'TOOL_RESULT')!;
     expect(cancelled).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
     expect(cancelled.metadata.message).toContain('went on for up to 1500 ms more');
@@ -357,39 +348,49 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
   });
 });
 
-describe.each(databaseKinds)('an MCP call over stdio after its caller has gone (%s)', (kind) => {
-  // Its own app with a 30 s cut-off: the durable TOOL_CALL and the child's start on a loaded 2-core
-  // machine must fit inside it, where the app above keeps a 1.5 s cut-off to see a call cancelled at it.
+describe.each(databaseKinds)('MCP calls after their caller has gone, answered inside the cut-off (%s)', (kind) => {
+  // Their own app with a 30 s cut-off: the durable records and the MCP session (a child's start, for
+  // stdio) on a loaded 2-core machine must fit inside it, where the app above keeps a 1.5 s cut-off
+  // to see a call cancelled at it.
   let app: DispatchApp;
+  let mcp: McpUpstream;
   beforeAll(async () => {
+    mcp = await startMcpUpstream();
     const stdioServer = `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`;
+    const slow = { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] };
     app = await startDispatchApp(
       kind,
-      [{ name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } }],
+      [
+        { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: slow },
+        { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: slow },
+      ],
       { STREAM_CUTOFF_MS: '30000' },
     );
   });
   afterAll(async () => {
     await app?.stop();
+    await mcp?.close();
   });
-  const blobText = async (sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
+  const blobText = (sha: string | null) => blobTextOf(app, sha);
 
-  it('goes on up to the cut-off and keeps the answer', async () => {
-    const action = `mcp-stdio-leave-${kind}`;
-    const gone = new AbortController();
-    const sent = fetch(`${app.origin}/api/tools/MCP_STDIO_SLOW`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
-      body: JSON.stringify({ ms: 600 }),
-      signal: gone.signal,
-    });
-    setTimeout(() => gone.abort(), 300);
-    await expect(sent).rejects.toThrow();
-    await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'), 'the TOOL_RESULT', 60_000);
-    const result = (await app.events(action)).find((e) => e.kind === 'TOOL_RESULT')!;
+  it('over HTTP: the answer that came after the caller left is on the record, the wire included', async () => {
+    const finished = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-${kind}`, { ms: 650 }, 150);
+    const kept = finished.find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(kept).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
+    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 650 });
+    const keptWire = await toolsCallIn(app, finished);
+    expect(keptWire.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
+    const keptMessages = sseMessages((await blobText(keptWire.response.payloadSha256))!);
+    expect(keptMessages.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
+    expect(keptMessages[1].result.content[0].text).toBe('{"slept":650}');
+  });
+
+  it('over stdio: the answer and the pipes are on the record', async () => {
+    const events = await callAndLeave(app, 'MCP_STDIO_SLOW', `mcp-stdio-leave-${kind}`, { ms: 600 }, 300);
+    const result = events.find((e) => e.kind === 'TOOL_RESULT')!;
     expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
     expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
-    const stdout = (await app.events(action)).find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
+    const stdout = events.find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
     expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
   });
 });
