@@ -35,8 +35,12 @@ const rpcExchangesOf = (app: DispatchApp, events: any[]) =>
   Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobTextOf(app, x.request.payloadSha256))!) })));
 const toolsCallIn = async (app: DispatchApp, events: any[]) => (await rpcExchangesOf(app, events)).find((x) => x.body.method === 'tools/call')!;
 
-/** Calls a tool and leaves `leaveAfterMs` later; resolves with the action's events once its TOOL_RESULT is written (the call ended, answered or cut off). */
-async function callAndLeave(app: DispatchApp, tool: string, action: string, args: Record<string, unknown>, leaveAfterMs: number): Promise<any[]> {
+/**
+ * Calls a tool and leaves once the call is running (its TOOL_CALL is recorded, so the door is
+ * listening for a disconnect: a fixed delay could leave before, on a loaded machine); resolves with
+ * the action's events once its TOOL_RESULT is written (the call ended, answered or cut off).
+ */
+async function callAndLeave(app: DispatchApp, tool: string, action: string, args: Record<string, unknown>): Promise<any[]> {
   const gone = new AbortController();
   const sent = fetch(`${app.origin}/api/tools/${tool}`, {
     method: 'POST',
@@ -44,7 +48,9 @@ async function callAndLeave(app: DispatchApp, tool: string, action: string, args
     body: JSON.stringify(args),
     signal: gone.signal,
   });
-  setTimeout(() => gone.abort(), leaveAfterMs);
+  sent.catch(() => {});
+  await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_CALL'), 'the TOOL_CALL', 60_000);
+  gone.abort();
   await expect(sent).rejects.toThrow();
   await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'), 'the TOOL_RESULT', 60_000);
   return app.events(action);
@@ -231,7 +237,7 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
 
   it('an MCP call still running at the stream cut-off after its caller left is cancelled then, and keeps what arrived', async () => {
     // The notification arrives at once; the answer would take 20 s, past the 1.5 s cut-off.
-    const cut = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-cut-${kind}`, { ms: 20_000 }, 150);
+    const cut = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-cut-${kind}`, { ms: 20_000 });
     const cancelled = cut.find((e) => e.kind === 'TOOL_RESULT')!;
     expect(cancelled).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
     expect(cancelled.metadata.message).toContain('went on for up to 1500 ms more');
@@ -374,22 +380,22 @@ describe.each(databaseKinds)('MCP calls after their caller has gone, answered in
   const blobText = (sha: string | null) => blobTextOf(app, sha);
 
   it('over HTTP: the answer that came after the caller left is on the record, the wire included', async () => {
-    const finished = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-${kind}`, { ms: 650 }, 150);
+    const finished = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-${kind}`, { ms: 2_000 });
     const kept = finished.find((e) => e.kind === 'TOOL_RESULT')!;
     expect(kept).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
-    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 650 });
+    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 2_000 });
     const keptWire = await toolsCallIn(app, finished);
     expect(keptWire.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
     const keptMessages = sseMessages((await blobText(keptWire.response.payloadSha256))!);
     expect(keptMessages.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
-    expect(keptMessages[1].result.content[0].text).toBe('{"slept":650}');
+    expect(keptMessages[1].result.content[0].text).toBe('{"slept":2000}');
   });
 
   it('over stdio: the answer and the pipes are on the record', async () => {
-    const events = await callAndLeave(app, 'MCP_STDIO_SLOW', `mcp-stdio-leave-${kind}`, { ms: 600 }, 300);
+    const events = await callAndLeave(app, 'MCP_STDIO_SLOW', `mcp-stdio-leave-${kind}`, { ms: 2_000 });
     const result = events.find((e) => e.kind === 'TOOL_RESULT')!;
     expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
-    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
+    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 2_000 });
     const stdout = events.find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
     expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
   });
