@@ -41,7 +41,7 @@ export const settings = {
     doc: 'JSON file of {"SECRET_NAME": "value"}; with DIRLEDGER_SECRET_<NAME> variables, the secret registry.',
   },
   INLINE_MAX_BYTES: { schema: bytes.default(262_144), doc: 'Largest payload stored inline (compressed) in PostgreSQL.' },
-  PAYLOAD_MAX_BYTES: { schema: bytes.default(8_388_608), doc: 'Payloads larger than this are recorded as MISSING.' },
+  PAYLOAD_MAX_BYTES: { schema: bytes.default(8_388_608), doc: 'Payloads larger than this are recorded as MISSING; an outbound request body larger than this is not sent (PAYLOAD_TOO_LARGE).' },
   BATCH_MAX_BYTES: { schema: bytes.default(67_108_864), doc: 'Largest request body the ledger ingest door reads (413 past it).' },
   GRAPHQL_MAX_DEPTH: { schema: z.coerce.number().int().min(1).default(12), doc: 'Deepest GraphQL selection allowed.' },
   GRAPHQL_MAX_COST: { schema: z.coerce.number().int().min(1).default(20_000), doc: 'Highest GraphQL query cost allowed.' },

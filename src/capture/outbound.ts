@@ -5,6 +5,10 @@
 // as the body (an fs read stream: a deploy) is recorded by reference, ARTIFACT with its file URI,
 // size and SHA-256; its bytes pass on untouched and are never copied into the ledger.
 //
+// Record before send: the request body is read whole first (at most `payloadMaxBytes`; a larger one
+// is refused unsent, and recorded so), its REQUEST/OUT recorded (durable, with the spool), and only
+// then are the same bytes sent. A spool that cannot take it fails the request with nothing sent.
+//
 // The events are recorded in the async context of the request that started the exchange, even
 // though undici calls back from the context of whichever request opened the pooled connection.
 //
@@ -15,16 +19,16 @@
 // its own exchange); excluded origins (the object store); node:http / node:https requests (the AWS
 // SDK, pg's raw sockets), which never pass through undici.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash, randomUUID, type Hash } from 'node:crypto';
-import { ReadStream } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, ReadStream } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { DomainError, ErrorCode } from '../errors.ts';
-import type { EventInput } from '../ledger/input.ts';
+import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
 import { currentInvocation, eventFields, type Invocation } from '../context/request.ts';
-import { BoundedBytes } from './payload.ts';
+import { BoundedBytes, bytesPayload } from './payload.ts';
 import { StreamPublisher, type StreamState } from './tee.ts';
 
 export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
@@ -32,7 +36,7 @@ export type OutboundRecorder = (event: EventInput) => Promise<void> | void;
 export type OutboundCaptureOptions = {
   /** Where the two events go: the background writer's enqueue. Runs in the async context the exchange started in. */
   record: OutboundRecorder;
-  /** Bodies larger than this are recorded as MISSING with their size. */
+  /** A request body larger than this is refused unsent (PAYLOAD_TOO_LARGE); a response body larger is recorded as MISSING with its size. */
   payloadMaxBytes: number;
   /** Origins (scheme://host:port) never recorded, such as the S3 endpoint. */
   excludeOrigins?: string[];
@@ -85,20 +89,17 @@ export function installOutboundCapture(options: OutboundCaptureOptions): Outboun
       failed(error);
       return dispatch(opts, handler);
     }
-    const sent = { ...opts, body: exchange.tapBody(opts.body) as Dispatcher.DispatchOptions['body'] };
     const wrapped = exchange.handler(handler);
-    // A body known now: its REQUEST/OUT is recorded before the first byte leaves; a spool that cannot take it fails the request unsent.
-    const recorded = exchange.recordBeforeSending();
-    if (!recorded) return dispatch(sent, wrapped);
-    recorded.then(
-      () => {
+    exchange.prepare(opts.body).then(
+      (body) => {
         try {
-          dispatch(sent, wrapped);
+          dispatch({ ...opts, body: body as Dispatcher.DispatchOptions['body'] }, wrapped);
         } catch (error) {
-          handler.onResponseError?.(refusedController(error as Error), error as Error);
+          wrapped.onResponseError?.(refusedController(error as Error), error as Error);
         }
       },
-      (error: Error) => handler.onResponseError?.(refusedController(error), error),
+      // Refused unsent: recorded as such when the spool took the REQUEST/OUT, else (the spool itself failed) nothing more to record.
+      (error: Error) => (exchange.requestRecorded ? wrapped : handler).onResponseError?.(refusedController(error), error),
     );
     return true;
   };
@@ -119,18 +120,20 @@ class Exchange {
   private readonly id = randomUUID();
   /** `options.record`, bound to the async context the exchange started in. */
   private readonly record: OutboundRecorder;
-  private readonly requestBody: BoundedBytes;
   private readonly responseBody: BoundedBytes;
   private readonly sentAt = new Date();
   private readonly url: string;
   private readonly urlCut: boolean;
   private readonly method: string;
   private readonly requestHeaders: Headers;
-  private bodyKind: 'NONE' | 'BYTES' | 'STREAM' | 'FILE' | 'UNREADABLE' = 'NONE';
-  /** A file sent as the body (a deploy): recorded by reference, its bytes hashed as they pass, never copied. */
-  private file: { uri: string; hash: Hash; size: number } | undefined;
-  private requestDone = false;
-  private requestRecorded = false;
+  /** What the REQUEST/OUT says of the body: its bytes, a file's reference, NONE or MISSING. */
+  private requestPayload: PayloadInput = { state: 'NONE' };
+  /** The body's bytes when it was read whole (to tell a runner's `tools/call`). */
+  private requestBytes: Buffer | undefined;
+  /** Why the request was refused unsent (on its REQUEST/OUT). */
+  private notSent: string | undefined;
+  /** The REQUEST/OUT was recorded (or its recording failed for a reason other than the spool). */
+  requestRecorded = false;
   private response: { status: number; headers: Headers; at: Date } | undefined;
   /** Set for the answer to a runner's `tools/call` when the door publishes its stream. */
   private published: StreamPublisher | undefined;
@@ -148,60 +151,12 @@ class Exchange {
     this.options = options;
     this.failed = failed;
     this.record = AsyncLocalStorage.bind(options.record);
-    this.requestBody = new BoundedBytes(options.payloadMaxBytes);
     this.responseBody = new BoundedBytes(options.payloadMaxBytes);
     const full = new URL(opts.path, opts.origin).toString();
     this.urlCut = full.length > URL_MAX;
     this.url = this.urlCut ? full.slice(0, URL_MAX) : full;
     this.method = opts.method;
     this.requestHeaders = normaliseHeaders(opts.headers);
-  }
-
-  /** Passes the body on unchanged, keeping a copy of each chunk as it is sent. */
-  tapBody(body: unknown): unknown {
-    if (body === null || body === undefined) {
-      this.requestDone = true;
-      return body;
-    }
-    if (typeof body === 'string' || body instanceof Uint8Array) {
-      this.bodyKind = 'BYTES';
-      this.requestBody.push(body);
-      this.requestDone = true;
-      return body;
-    }
-    if (body instanceof ReadStream && (typeof body.path === 'string' || Buffer.isBuffer(body.path))) {
-      this.bodyKind = 'FILE';
-      this.file = { uri: pathToFileURL(path.resolve(body.path.toString())).href, hash: createHash('sha256'), size: 0 };
-      return this.tapFile(body);
-    }
-    if (typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' || typeof (body as Iterable<unknown>)[Symbol.iterator] === 'function') {
-      this.bodyKind = 'STREAM';
-      return this.tap(body as AsyncIterable<Uint8Array | string>);
-    }
-    // FormData and other shapes undici serialises itself: sent as is, recorded as MISSING.
-    this.bodyKind = 'UNREADABLE';
-    this.requestDone = true;
-    return body;
-  }
-
-  private async *tapFile(source: ReadStream): AsyncGenerator<Uint8Array | string> {
-    const file = this.file!;
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      file.hash.update(chunk);
-      file.size += chunk.length;
-      yield chunk;
-    }
-    this.requestDone = true;
-    this.recordRequest();
-  }
-
-  private async *tap(source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): AsyncGenerator<Uint8Array | string> {
-    for await (const chunk of source) {
-      this.requestBody.push(chunk);
-      yield chunk;
-    }
-    this.requestDone = true;
-    this.recordRequest();
   }
 
   private base(): Omit<EventInput, 'id' | 'kind' | 'direction' | 'occurredAt' | 'payload'> {
@@ -223,47 +178,124 @@ class Exchange {
   }
 
   /**
-   * For a body known before sending (none, bytes, or one undici serialises): records the REQUEST/OUT
-   * now and resolves once it is recorded (durable, with the spool). Rejects only with
-   * SPOOL_UNAVAILABLE; any other capture failure is counted and the request goes on. Undefined for
-   * a streamed body, whose REQUEST/OUT is recorded when it has been sent.
+   * Reads the body whole, records the REQUEST/OUT, and resolves with the body to send: the same
+   * bytes. Rejects with nothing sent when the body is over the limit or its source fails (both
+   * recorded, the reason on the REQUEST/OUT), or with SPOOL_UNAVAILABLE when the REQUEST/OUT cannot
+   * be recorded. Any other capture failure is counted and the request goes on.
    */
-  recordBeforeSending(): Promise<void> | undefined {
-    if (!this.requestDone || this.requestRecorded) return undefined;
-    let pending: Promise<void> | void;
+  async prepare(body: unknown): Promise<unknown> {
+    let sent: unknown;
+    let refusal: Error | undefined;
     try {
-      pending = this.recordRequest(true);
+      sent = await this.readBody(body);
     } catch (error) {
-      this.failed(error);
-      return undefined;
+      refusal = error instanceof Error ? error : new Error(String(error));
+      this.notSent = `${refusal instanceof DomainError ? refusal.code : refusal.name}: ${refusal.message}`;
     }
-    return pending?.catch((error: unknown) => {
-      if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) throw error;
+    const event: EventInput = { ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload: this.requestPayload };
+    if (this.notSent) event.metadata = { ...event.metadata, notSent: this.notSent };
+    try {
+      await this.record(event);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) {
+        if (body instanceof ReadStream) body.destroy();
+        throw error;
+      }
       this.failed(error);
-    });
+    }
+    this.requestRecorded = true;
+    if (refusal) throw refusal;
+    return sent;
   }
 
-  private recordRequest(raw = false): Promise<void> | void {
-    if (this.requestRecorded) return;
-    this.requestRecorded = true;
-    const payload: EventInput['payload'] =
-      this.bodyKind === 'NONE'
-        ? { state: 'NONE' }
-        : this.bodyKind === 'FILE'
-          ? { state: 'ARTIFACT', artifactUri: this.file!.uri, size: this.file!.size, ...(this.requestDone && { artifactSha256: this.file!.hash.copy().digest('hex') }) }
-        : this.bodyKind === 'UNREADABLE'
-          ? { state: 'MISSING' }
-          : this.requestBody.payload(this.requestDone ? 'COMPLETE' : 'PARTIAL');
-    const event: EventInput = { ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload };
-    if (raw) return this.record(event);
-    this.emit(event);
+  private async readBody(body: unknown): Promise<unknown> {
+    if (body === null || body === undefined) return body;
+    if (body instanceof ReadStream && (typeof body.path === 'string' || Buffer.isBuffer(body.path))) return this.readFile(body, body.path.toString());
+    const max = this.options.payloadMaxBytes;
+    if (typeof body === 'string' || body instanceof Uint8Array) {
+      const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      if (bytes.length > max) throw this.tooLarge(bytes.length);
+      this.keep(Buffer.from(bytes));
+      return body;
+    }
+    if (body instanceof Blob) {
+      if (body.size > max) throw this.tooLarge(body.size);
+      const bytes = Buffer.from(await body.arrayBuffer());
+      this.keep(bytes);
+      return bytes;
+    }
+    const iterate = (body as AsyncIterable<unknown>)[Symbol.asyncIterator] ?? (body as Iterable<unknown>)[Symbol.iterator];
+    if (typeof iterate === 'function') {
+      const chunks = iterate.call(body) as AsyncIterator<Uint8Array | string> | Iterator<Uint8Array | string>;
+      const kept: Buffer[] = [];
+      let size = 0;
+      try {
+        for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+          // Copied: the sender may reuse its buffer.
+          const bytes = typeof next.value === 'string' ? Buffer.from(next.value, 'utf8') : Buffer.from(next.value);
+          size += bytes.length;
+          if (size > max) {
+            // Not awaited: fetch's body generator settles its return only once the request has failed.
+            void Promise.resolve(chunks.return?.()).catch(() => {});
+            throw this.tooLarge();
+          }
+          kept.push(bytes);
+        }
+      } catch (error) {
+        if (!(error instanceof DomainError)) this.requestPayload = bytesPayload(Buffer.concat(kept), 'PARTIAL');
+        throw error;
+      }
+      const bytes = Buffer.concat(kept, size);
+      this.keep(bytes);
+      return bytes;
+    }
+    // FormData and other shapes undici serialises itself: sent as is, recorded as MISSING.
+    this.requestPayload = { state: 'MISSING' };
+    return body;
+  }
+
+  private keep(bytes: Buffer): void {
+    this.requestBytes = bytes;
+    this.requestPayload = bytesPayload(bytes);
+  }
+
+  /** Refused unsent: recorded as MISSING (with the size when it is known). */
+  private tooLarge(size?: number): DomainError {
+    const max = this.options.payloadMaxBytes;
+    this.requestPayload = { state: 'MISSING', ...(size !== undefined && { size }) };
+    return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `An outbound request body is larger than ${max} bytes (PAYLOAD_MAX_BYTES); it was not sent.`, { limit: max });
+  }
+
+  /**
+   * A file sent as the body (a deploy): hashed from its path first, recorded by reference, then
+   * sent from the caller's stream, hashed again as it passes. A file that changed in between is
+   * broken off before its last chunk, so the upstream never gets a whole body the record does not name.
+   */
+  private async readFile(stream: ReadStream, filePath: string): Promise<AsyncGenerator<Buffer>> {
+    const artifactUri = pathToFileURL(path.resolve(filePath)).href;
+    this.requestPayload = { state: 'ARTIFACT', artifactUri };
+    const { start, end } = stream as unknown as { start?: number; end?: number };
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      for await (const chunk of createReadStream(filePath, { ...(start !== undefined && { start }), ...(end !== undefined && { end }) }) as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        size += chunk.length;
+      }
+    } catch (error) {
+      stream.destroy();
+      throw error;
+    }
+    const artifactSha256 = hash.digest('hex');
+    this.requestPayload = { state: 'ARTIFACT', artifactUri, size, artifactSha256 };
+    return sendFile(stream, artifactUri, size, artifactSha256);
   }
 
   /** At the response's start: publish its chunks when the request was a runner's MCP `tools/call` and the door streams. */
   private startPublishing(): void {
     const publish = this.invocation.outboundFor?.publish;
-    if (!publish || !this.requestDone) return;
-    const body = this.requestBody.bytes();
+    if (!publish) return;
+    const body = this.requestBytes;
     if (body && isToolsCall(body)) this.published = new StreamPublisher(publish);
   }
 
@@ -274,7 +306,6 @@ class Exchange {
   }
 
   private recordResponse(error?: Error): Promise<void> | void {
-    this.recordRequest();
     const base = this.base();
     if (error) base.metadata = { ...base.metadata, error: `${error.name}: ${error.message}` };
     const event: EventInput = this.response
@@ -324,8 +355,6 @@ class Exchange {
         guard(() => {
           this.response = { status: statusCode, headers: normaliseHeaders(headers), at: new Date() };
           this.startPublishing();
-          if (!this.requestDone) return;
-          this.recordRequest();
         });
         return inner.onResponseStart?.(controller, statusCode, headers, statusMessage);
       },
@@ -351,6 +380,21 @@ class Exchange {
       },
     };
   }
+}
+
+/** The file's bytes as they pass, the last chunk held back until the whole file hashed as recorded. */
+async function* sendFile(source: ReadStream, uri: string, size: number, sha256: string): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  let sent = 0;
+  let held: Buffer | undefined;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    if (held) yield held;
+    hash.update(chunk);
+    sent += chunk.length;
+    held = chunk;
+  }
+  if (sent !== size || hash.digest('hex') !== sha256) throw new Error(`${uri} changed while it was being sent; the request was broken off before its last bytes.`);
+  if (held) yield held;
 }
 
 /** The controller a handler is given when its request is failed before dispatch: already aborted, nothing to pause. */

@@ -561,6 +561,18 @@ class EventSink {
       clearTimeout(timer);
       clearTimeout(cutoff);
       callerSignal?.removeEventListener('abort', onCaller);
+      const unrecorded = spoolRefusalIn(error);
+      if (unrecorded) {
+        // The MCP client's request could not be recorded, so it was not sent: the door answers 503 + Retry-After.
+        await this.emit([
+          {
+            ...this.base('TOOL_RESULT', 'IN', { ...extra, code: unrecorded.code, message: `Nothing was sent: the request to the MCP server could not be recorded (${unrecorded.message}).` }),
+            status: 'ERROR',
+            ...(contract && { contract }),
+          },
+        ]);
+        throw unrecorded;
+      }
       const code: DispatchErrorCode = timeout.aborted ? 'TIMEOUT' : callerSignal?.aborted ? 'CANCELLED' : ((error as { code?: string }).code === 'RESPONSE_TOO_LARGE' ? 'RESPONSE_TOO_LARGE' : 'UPSTREAM_ERROR');
       const message =
         code === 'TIMEOUT'
@@ -749,6 +761,14 @@ export function withJsonType(headers: Record<string, string>, body: unknown): Re
   if (body === undefined || typeof body === 'string') return headers;
   if (Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) return headers;
   return { ...headers, 'content-type': 'application/json' };
+}
+
+/** A SPOOL_UNAVAILABLE refusal behind an error (the outbound capture's, wrapped by fetch and the MCP client), if any. */
+function spoolRefusalIn(error: unknown): DomainError | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof DomainError && e.code === ErrorCode.SPOOL_UNAVAILABLE) return e;
+  }
+  return undefined;
 }
 
 function errorText(error: unknown): string {

@@ -20,8 +20,18 @@ export function parsedEvent(id: string, overrides: Record<string, unknown> = {})
 
 export type TestServer = { origin: string; server: Server; stop(): Promise<void> };
 
-export async function startServer(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<TestServer> {
-  const server = createServer(handler);
+export async function startServer(handler: (request: IncomingMessage, response: ServerResponse) => unknown): Promise<TestServer> {
+  const server = createServer((request, response) => {
+    const handled: unknown = handler(request, response);
+    // A client that left mid-request fails the handler's read ('aborted', ECONNRESET): there is no one to answer.
+    // Any other error stays unhandled, as it would be without this.
+    if (handled instanceof Promise) {
+      handled.catch((error: unknown) => {
+        if ((error as { code?: string }).code !== 'ECONNRESET') throw error;
+        response.destroy();
+      });
+    }
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest, fetch as undiciFetch } from 'undici';
@@ -232,8 +233,8 @@ describe('outbound capture through the global dispatcher', () => {
     await expect(invoke('act-refused', () => fetch(`${origin}/x`, { method: 'POST', body: 'lost' }))).rejects.toThrow();
     await until(() => exchangeOf('act-refused').length === 2, 'two events');
     const [out, back] = exchangeOf('act-refused');
-    // No byte of the body left the process: the request is recorded with what passed, nothing.
-    expect(out).toMatchObject({ kind: 'REQUEST', payload: { state: 'PARTIAL', text: '' } });
+    // The request is recorded whole before it is sent; the ERROR response says it never got an answer.
+    expect(out).toMatchObject({ kind: 'REQUEST', payload: { state: 'COMPLETE', text: 'lost' } });
     expect(back).toMatchObject({ kind: 'RESPONSE', status: 'ERROR', payload: { state: 'NONE' } });
     expect((back!.metadata as { error: string }).error).toMatch(/ECONNREFUSED|connect/i);
   });
@@ -264,42 +265,124 @@ describe('outbound capture through the global dispatcher', () => {
     expect(await call).toBe('wait');
   });
 
-  // fetch hands undici a body as a stream: its REQUEST/OUT is recorded once sent, so these calls send bytes or nothing.
-  it('sends a request whose body is known only once its REQUEST/OUT is recorded, and not at all when the spool refuses it', async () => {
+  it('sends every request only once its REQUEST/OUT is recorded, the same bytes, and nothing when the spool refuses it', async () => {
     const arrivals: string[] = [];
     const target = await startServer(async (request, response) => {
       arrivals.push(`${request.url} ${(await readBody(request)).toString()}`);
       response.end('ok');
     });
     try {
+      // fetch hands undici every body as a stream (here a string, a ReadableStream); undici's request a buffer.
+      const streamed = () => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(Buffer.from('two ')), c.enqueue(Buffer.from('parts')), c.close()) });
+      const senders: [string, () => Promise<string>][] = [
+        ['fetch-text', async () => (await fetch(`${target.origin}/fetch-text`, { method: 'POST', body: 'one' })).text()],
+        ['fetch-stream', async () => (await fetch(`${target.origin}/fetch-stream`, { method: 'POST', body: streamed(), duplex: 'half' } as RequestInit)).text()],
+        ['request', async () => (await undiciRequest(`${target.origin}/request`, { method: 'POST', body: Buffer.from('three') })).body.text()],
+      ];
+      for (const [name, send] of senders) {
+        let release!: () => void;
+        const durable = new Promise<void>((resolve) => (release = resolve));
+        sink = (event) => {
+          recorded.push(event);
+          return event.kind === 'REQUEST' ? durable : undefined;
+        };
+        const call = invoke(`act-before-${name}`, send);
+        await until(() => exchangeOf(`act-before-${name}`).length === 1, 'the request event');
+        await sleep(50);
+        expect(arrivals, name).toEqual([]);
+        release();
+        expect(await call).toBe('ok');
+        const [out] = exchangeOf(`act-before-${name}`);
+        expect(arrivals.splice(0)).toEqual([`/${name} ${out!.payload.text}`]);
+        expect(out!.payload.state).toBe('COMPLETE');
+      }
+
+      sink = (event) => {
+        recorded.push(event);
+        return Promise.reject(new DomainError(ErrorCode.SPOOL_UNAVAILABLE, 'ENOSPC', { retryAfterSeconds: 1 }));
+      };
+      const refused = await invoke('act-refused', () => fetch(`${target.origin}/second`, { method: 'POST', body: 'never' })).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(TypeError);
+      expect(((refused as TypeError).cause as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+      const viaRequest = await invoke('act-refused-2', () => undiciRequest(`${target.origin}/third`, { method: 'PUT', body: Buffer.from('three') })).catch((e: unknown) => e);
+      expect((viaRequest as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+      await sleep(50);
+      expect(arrivals).toEqual([]);
+      expect(exchangeOf('act-refused').map((e) => e.kind)).toEqual(['REQUEST']);
+    } finally {
+      await target.stop();
+    }
+  });
+
+  it('refuses a body over the limit unsent, and one whose source fails, each recorded with why', async () => {
+    const arrivals: string[] = [];
+    const target = await startServer(async (request, response) => {
+      arrivals.push(request.url!);
+      await readBody(request);
+      response.end('ok');
+    });
+    try {
+      const big = Buffer.alloc(PAYLOAD_MAX + 1, 0x62);
+      const asStream = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < 4; i++) c.enqueue(big.subarray(0, PAYLOAD_MAX / 2));
+          c.close();
+        },
+      });
+      const viaFetch = await invoke('act-big-stream', () => fetch(`${target.origin}/big`, { method: 'POST', body: asStream, duplex: 'half' } as RequestInit)).catch((e: unknown) => e);
+      expect(((viaFetch as TypeError).cause as DomainError).code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
+      const viaRequest = await invoke('act-big-bytes', () => undiciRequest(`${target.origin}/big`, { method: 'PUT', body: big })).catch((e: unknown) => e);
+      expect(viaRequest).toBeInstanceOf(DomainError);
+      expect((viaRequest as DomainError).message).toBe(`An outbound request body is larger than ${PAYLOAD_MAX} bytes (PAYLOAD_MAX_BYTES); it was not sent.`);
+
+      const failing = Readable.from(
+        (async function* () {
+          yield Buffer.from('half a body');
+          throw new Error('the source broke');
+        })(),
+      );
+      await expect(invoke('act-broken', () => undiciRequest(`${target.origin}/broken`, { method: 'POST', body: failing }))).rejects.toThrow('the source broke');
+      await until(() => ['act-big-stream', 'act-big-bytes', 'act-broken'].every((id) => exchangeOf(id).length === 2), 'two events each');
+      await sleep(50);
+      expect(arrivals).toEqual([]);
+
+      const [bigOut, bigBack] = exchangeOf('act-big-stream');
+      expect(bigOut).toMatchObject({ kind: 'REQUEST', payload: { state: 'MISSING' }, metadata: { notSent: expect.stringMatching(/^PAYLOAD_TOO_LARGE: An outbound request body is larger than/) } });
+      expect(bigBack).toMatchObject({ kind: 'RESPONSE', status: 'ERROR', payload: { state: 'NONE' } });
+      expect(exchangeOf('act-big-bytes')[0]).toMatchObject({ payload: { state: 'MISSING', size: PAYLOAD_MAX + 1 }, metadata: { notSent: expect.stringContaining('PAYLOAD_TOO_LARGE') } });
+      const [brokenOut, brokenBack] = exchangeOf('act-broken');
+      expect(brokenOut).toMatchObject({ payload: { state: 'PARTIAL', text: 'half a body' }, metadata: { notSent: expect.stringContaining('the source broke') } });
+      expect(brokenBack).toMatchObject({ status: 'ERROR' });
+      expect(capture.stats().errors).toBe(0);
+    } finally {
+      await target.stop();
+    }
+  });
+
+  it('breaks off a file sent as the body if it changed after it was recorded, before its last bytes leave', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-deploy-'));
+    try {
+      const file = path.join(dir, 'site.js');
+      const bytes = randomBytes(300_000);
+      await writeFile(file, bytes);
       let release!: () => void;
       const durable = new Promise<void>((resolve) => (release = resolve));
       sink = (event) => {
         recorded.push(event);
         return event.kind === 'REQUEST' ? durable : undefined;
       };
-      const call = invoke('act-before', async () => (await undiciRequest(`${target.origin}/first`, { method: 'POST', body: 'one' })).body.text());
-      await until(() => exchangeOf('act-before').length === 1, 'the request event');
-      await sleep(50);
-      expect(arrivals).toEqual([]);
+      const call = invoke('act-changed', async () => (await undiciRequest(`${upstream.origin}/deploy`, { method: 'PUT', body: createReadStream(file) })).body.json()).catch((e: unknown) => e);
+      await until(() => exchangeOf('act-changed').length === 1, 'the request event');
+      const [out] = exchangeOf('act-changed');
+      expect(out!.payload).toEqual({ state: 'ARTIFACT', artifactUri: pathToFileURL(file).href, size: bytes.length, artifactSha256: createHash('sha256').update(bytes).digest('hex') });
+      bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+      await writeFile(file, bytes);
       release();
-      expect(await call).toBe('ok');
-      expect(arrivals).toEqual(['/first one']);
-
-      sink = (event) => {
-        recorded.push(event);
-        return Promise.reject(new DomainError(ErrorCode.SPOOL_UNAVAILABLE, 'ENOSPC', { retryAfterSeconds: 1 }));
-      };
-      const refused = await invoke('act-refused', () => fetch(`${target.origin}/second`)).catch((e: unknown) => e);
-      expect(refused).toBeInstanceOf(TypeError);
-      expect(((refused as TypeError).cause as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
-      const viaRequest = await invoke('act-refused-2', () => undiciRequest(`${target.origin}/third`, { method: 'PUT', body: Buffer.from('three') })).catch((e: unknown) => e);
-      expect((viaRequest as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
-      await sleep(50);
-      expect(arrivals).toEqual(['/first one']);
-      expect(exchangeOf('act-refused').map((e) => e.kind)).toEqual(['REQUEST']);
+      expect(await call).toBeInstanceOf(Error);
+      await until(() => exchangeOf('act-changed').length === 2, 'the response event');
+      expect(exchangeOf('act-changed')[1]).toMatchObject({ status: 'ERROR', metadata: { error: expect.stringContaining('changed while it was being sent') } });
     } finally {
-      await target.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

@@ -2,32 +2,47 @@
 // refused 503 + Retry-After and nothing reaches the upstream; the spool's state is visible.
 import type { FileHandle } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SpoolIo } from '../../src/ledger/spool.ts';
+import type { EventInput } from '../../src/ledger/input.ts';
+import { unframe, type SpoolIo } from '../../src/ledger/spool.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { startDispatchApp, type DispatchApp } from '../dispatch/helpers.ts';
+import { startMcpUpstream, type McpUpstream } from '../dispatch/mcp-upstream.ts';
 import { readBody, startServer, type TestServer } from './helpers.ts';
 
-/** The real file operations, with a full disk switched on for every write, or for writes holding one kind of event. */
+/**
+ * The real file operations, with a full disk switched on for every write, or for writes holding some
+ * text (one kind of event, the outbound capture's); `synced` lists every event once its sync returned.
+ */
 function faultyIo() {
-  const state: { full: boolean; failKind: string | undefined } = { full: false, failKind: undefined };
+  const state: { full: boolean; failKind: string | undefined; failWhen: string | undefined } = { full: false, failKind: undefined, failWhen: undefined };
+  const synced: EventInput[] = [];
+  const written = new Map<FileHandle, Buffer[]>();
   const io: SpoolIo = {
     async write(file: FileHandle, bytes: Buffer) {
-      if (state.full || (state.failKind && bytes.includes(`"kind":"${state.failKind}"`))) {
+      if (state.full || (state.failKind && bytes.includes(`"kind":"${state.failKind}"`)) || (state.failWhen && bytes.includes(state.failWhen))) {
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       }
       let offset = 0;
       while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
+      written.set(file, [...(written.get(file) ?? []), Buffer.from(bytes)]);
     },
-    sync: (file) => file.datasync(),
+    async sync(file) {
+      await file.datasync();
+      synced.push(...unframe(Buffer.concat(written.get(file) ?? [])).events);
+      written.delete(file);
+    },
   };
-  return { io, state };
+  return { io, state, synced };
 }
 
 describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
   let upstream: TestServer;
+  let mcp: McpUpstream;
   let app: DispatchApp;
   const seen: string[] = [];
   const faults = faultyIo();
+  /** Each request the MCP upstream received, and whether its REQUEST/OUT was durable when its head arrived. */
+  const mcpArrivals: { method: string; body: string; durable: boolean }[] = [];
 
   beforeAll(async () => {
     upstream = await startServer(async (request, response) => {
@@ -35,12 +50,31 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{"ok":true}');
     });
-    // Lingering events wait for the next durable write however slow the machine, so the writes per call are exact.
-    app = await startDispatchApp(kind, [{ name: 'UP', way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } }, args: { type: 'object', properties: { q: { type: 'string' } } } }], { SPOOL_LINGER_MS: '600000' }, { spoolIo: faults.io });
+    mcp = await startMcpUpstream('', (method) => {
+      // What was durable at the moment the request's head arrived: its REQUEST/OUT must be among it.
+      const durableThen = faults.synced.slice();
+      return (body) => {
+        const same = (e: EventInput) =>
+          e.kind === 'REQUEST' && e.direction === 'OUT' && e.url === mcp.url && e.method === method && (body === '' ? e.payload.state === 'NONE' : e.payload.text === body);
+        const earlier = mcpArrivals.filter((a) => a.method === method && a.body === body).length;
+        mcpArrivals.push({ method, body, durable: durableThen.filter(same).length > earlier });
+      };
+    });
+    app = await startDispatchApp(
+      kind,
+      [
+        { name: 'UP', way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } }, args: { type: 'object', properties: { q: { type: 'string' } } } },
+        { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+      ],
+      // Lingering events wait for the next durable write however slow the machine, so the writes per call are exact.
+      { SPOOL_LINGER_MS: '600000' },
+      { spoolIo: faults.io },
+    );
   });
   afterAll(async () => {
     await app?.stop();
     await upstream?.stop();
+    await mcp?.close();
   });
 
   const viaHttp = () => app.post('/api/dispatch', { tool: 'UP', args: { q: 'http' } });
@@ -104,6 +138,40 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     await app.app.services.writer.flush();
     const calls = await app.app.services.db.prisma.ledgerEvent.count({ where: { kind: 'TOOL_CALL', tool: 'UP' } });
     expect(calls).toBe(0);
+  });
+
+  it("an MCP step over HTTP: each of the client's requests is durable before it reaches the server; a spool that cannot take one sends nothing", async () => {
+    mcpArrivals.length = 0;
+    for (const [a, b] of [[1, 2], [3, 4]]) {
+      const r = await app.post('/api/tools/MCP_ADD', { a, b });
+      expect(r.body).toMatchObject({ outcome: 'OK', output: { sum: a! + b! } });
+    }
+    const session = ['initialize', 'notifications/initialized', 'tools/call'];
+    expect(mcpArrivals.filter((a) => a.method === 'POST').map((a) => JSON.parse(a.body).method)).toEqual([...session, ...session]);
+    expect(mcpArrivals.filter((a) => !a.durable)).toEqual([]);
+
+    mcpArrivals.length = 0;
+    faults.state.failWhen = '"capture":"outbound"';
+    try {
+      const http = await app.post('/api/tools/MCP_ADD', { a: 5, b: 6 }, { 'x-dirledger-action': `mcp-unrecorded-${kind}` });
+      expect(http.status).toBe(503);
+      expect(http.headers.get('retry-after')).toBe('1');
+      expect(http.body.error.code).toBe('SPOOL_UNAVAILABLE');
+      const mcpDoor = await fetch(`${app.origin}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...app.auth },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'MCP_ADD', arguments: { a: 7, b: 8 } } }),
+      });
+      expect(mcpDoor.status).toBe(503);
+      expect(((await mcpDoor.json()) as any).error.code).toBe('SPOOL_UNAVAILABLE');
+    } finally {
+      faults.state.failWhen = undefined;
+    }
+    expect(mcpArrivals).toEqual([]);
+    // The call is on the record as asked for and ended unsent (the door's 503 is its own answer, as for a refused TOOL_CALL).
+    const events = await app.events(`mcp-unrecorded-${kind}`);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN']);
+    expect(events[2]).toMatchObject({ status: 'ERROR', metadata: { code: 'SPOOL_UNAVAILABLE', message: expect.stringMatching(/^Nothing was sent: the request to the MCP server could not be recorded/) } });
   });
 
   it('refuses 503 before the handler runs when nothing can be written at all, then recovers', async () => {

@@ -3,12 +3,58 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.ts';
 import { databaseKinds, refuseConnections } from '../helpers/database.ts';
-import { readBody, startServer, type TestServer } from '../capture/helpers.ts';
+import { readBody, startServer, until, type TestServer } from '../capture/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
 import { startMcpUpstream, type McpUpstream } from './mcp-upstream.ts';
 
 const CANARY = 'canary-7Qx9-secret-value-31337';
 const injections = ['; rm -rf /tmp/nothing-here', '$(touch /tmp/dirledger-pwned)', '`id`', 'line1\nline2', "it's \"quoted\" && echo no | cat > /tmp/x"];
+
+/** JSON-RPC lines, as a stdio MCP session writes them. */
+const jsonLines = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+
+const blobTextOf = async (app: DispatchApp, sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
+/** The SDK's HTTP exchanges of one action: request OUT and response IN paired by exchange id. */
+const wireExchanges = (events: any[]) => {
+  const outbound = events.filter((e) => e.metadata?.capture === 'outbound');
+  return outbound
+    .filter((e) => e.kind === 'REQUEST')
+    .map((request) => ({ request, response: outbound.find((e) => e.kind === 'RESPONSE' && e.metadata.exchange === request.metadata.exchange) }));
+};
+const sseMessages = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)));
+/** The SDK's POSTs of one action, each with its JSON-RPC body. */
+const rpcExchangesOf = (app: DispatchApp, events: any[]) =>
+  Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobTextOf(app, x.request.payloadSha256))!) })));
+const toolsCallIn = async (app: DispatchApp, events: any[]) => (await rpcExchangesOf(app, events)).find((x) => x.body.method === 'tools/call')!;
+
+/**
+ * Calls a tool and leaves once the call is running (its TOOL_CALL is recorded, so the door is
+ * listening for a disconnect: a fixed delay could leave before, on a loaded machine); resolves with
+ * the action's events once its TOOL_RESULT is written (the call ended, answered or cut off).
+ */
+async function callAndLeave(app: DispatchApp, tool: string, action: string, args: Record<string, unknown>): Promise<any[]> {
+  const gone = new AbortController();
+  const sent = fetch(`${app.origin}/api/tools/${tool}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
+    body: JSON.stringify(args),
+    signal: gone.signal,
+  });
+  sent.catch(() => {});
+  await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_CALL'), 'the TOOL_CALL', 60_000);
+  gone.abort();
+  await expect(sent).rejects.toThrow();
+  await until(async () => (await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'), 'the TOOL_RESULT', 60_000);
+  return app.events(action);
+}
 
 describe.each(databaseKinds)('the runner (%s)', (kind) => {
   let upstream: TestServer;
@@ -52,7 +98,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         },
         { name: 'MCP_STDIO_MISSING', way: { method: 'MCP', server: '/nonexistent/dirledger-no-such-mcp-server --stdio', tool: 'add', arguments: {} } },
         { name: 'MCP_STDIO_SHELL', way: { method: 'MCP', server: `${stdioServer} "$(touch /tmp/dirledger-pwned)"`, tool: 'argv', arguments: {} } },
-        { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
         { name: 'MCP_FAIL', way: { method: 'MCP', server: mcp.url, tool: 'fail', arguments: {} } },
         { name: 'MCP_DOWN', way: { method: 'MCP', server: closedMcpUrl, tool: 'add', arguments: { a: 1, b: 2 } } },
         { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
@@ -84,24 +129,9 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(events[1]!.method).toBe('CLI');
   });
 
-  const blobText = async (sha: string | null) => (sha ? (await app.app.services.ledger.readBlob(sha))!.toString('utf8') : null);
-  /** The SDK's HTTP exchanges of one action: request OUT and response IN paired by exchange id. */
-  const wireExchanges = (events: any[]) => {
-    const outbound = events.filter((e) => e.metadata?.capture === 'outbound');
-    return outbound
-      .filter((e) => e.kind === 'REQUEST')
-      .map((request) => ({ request, response: outbound.find((e) => e.kind === 'RESPONSE' && e.metadata.exchange === request.metadata.exchange) }));
-  };
-
-  const sseMessages = (text: string) =>
-    text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice(6)));
-  /** The SDK's POSTs of one action, each with its JSON-RPC body. */
-  const rpcExchanges = (events: any[]) =>
-    Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobText(x.request.payloadSha256))!) })));
-  const toolsCallOf = async (events: any[]) => (await rpcExchanges(events)).find((x) => x.body.method === 'tools/call')!;
+  const blobText = (sha: string | null) => blobTextOf(app, sha);
+  const rpcExchanges = (events: any[]) => rpcExchangesOf(app, events);
+  const toolsCallOf = (events: any[]) => toolsCallIn(app, events);
 
   /**
    * The action's events once every SDK request has its response: the client's GET stream, cut when
@@ -151,13 +181,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(sseMessages(answer)[0].result.structuredContent).toEqual({ sum: 42 });
   });
 
-  /** JSON-RPC lines, as a stdio MCP session writes them. */
-  const jsonLines = (text: string) =>
-    text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line));
-
   it('an MCP contract whose server is a command line runs over stdio: split into words, never through a shell, its pipes recorded byte for byte', async () => {
     const r = await app.post('/api/tools/MCP_STDIO_ADD', { a: 2, b: 40 });
     expect(r.body).toMatchObject({ outcome: 'OK', status: 0, output: { sum: 42 } });
@@ -201,25 +224,6 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect((await app.events(shell.body.actionId)).map((e) => e.kind)).toEqual(['REQUEST', 'REFUSAL', 'RESPONSE']);
   });
 
-  it('an MCP call over stdio also goes on after its caller has gone, up to the cut-off', async () => {
-    const action = 'mcp-stdio-leave';
-    const gone = new AbortController();
-    const sent = fetch(`${app.origin}/api/tools/MCP_STDIO_SLOW`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
-      body: JSON.stringify({ ms: 600 }),
-      signal: gone.signal,
-    });
-    setTimeout(() => gone.abort(), 300);
-    await expect(sent).rejects.toThrow();
-    for (let i = 0; i < 100 && !(await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'); i++) await new Promise((r) => setTimeout(r, 50));
-    const result = (await app.events(action)).find((e) => e.kind === 'TOOL_RESULT')!;
-    expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
-    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 600 });
-    const stdout = (await app.events(action)).find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
-    expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
-  });
-
   it('an MCP tool that answers isError, and an MCP server that is down, are errors on the record, the wire included', async () => {
     const failed = await app.post('/api/tools/MCP_FAIL', {});
     expect(failed.status).toBe(502);
@@ -234,9 +238,10 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(down.body.error.message).toMatch(/^The call failed: /);
     const downEvents = await app.events(down.body.actionId);
     expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
-    // The initialize POST that found nobody: no byte of its body crossed the wire (PARTIAL, empty), and its response IN says ERROR.
+    // The initialize POST that found nobody: recorded whole before it was sent, and its response IN says ERROR.
     const [attempt] = wireExchanges(downEvents);
-    expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'PARTIAL', payloadSize: 0n, metadata: { via: 'MCP' } });
+    expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'COMPLETE', metadata: { via: 'MCP' } });
+    expect(JSON.parse((await blobText(attempt!.request.payloadSha256))!)).toMatchObject({ method: 'initialize' });
     expect(attempt!.response).toMatchObject({ status: 'ERROR', payloadState: 'NONE' });
     expect(attempt!.response.metadata.error).toMatch(/ECONNREFUSED|connect/i);
     expect(downEvents.find((e) => e.kind === 'TOOL_RESULT')).toMatchObject({ status: 'ERROR', metadata: { code: 'UPSTREAM_ERROR' } });
@@ -245,36 +250,9 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect((await app.post('/api/tools/MCP_ADD', { a: 1, b: 1 })).body.output).toEqual({ sum: 2 });
   });
 
-  it('an MCP call goes on after its caller has gone, up to the stream cut-off, and keeps what arrived', async () => {
-    const leave = async (args: Record<string, unknown>) => {
-      const action = `mcp-leave-${args.ms}`;
-      const gone = new AbortController();
-      const sent = fetch(`${app.origin}/api/tools/MCP_SLOW`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-dirledger-action': action, ...app.auth },
-        body: JSON.stringify(args),
-        signal: gone.signal,
-      });
-      setTimeout(() => gone.abort(), 150);
-      await expect(sent).rejects.toThrow();
-      // The runner's TOOL_RESULT is written once the call has ended (answered or cut off).
-      for (let i = 0; i < 100 && !(await app.events(action)).some((e) => e.kind === 'TOOL_RESULT'); i++) await new Promise((r) => setTimeout(r, 50));
-      return app.events(action);
-    };
-
-    // Answered 500 ms after the caller left, inside the 1.5 s cut-off: the answer is on the record.
-    const finished = await leave({ ms: 650 });
-    const kept = finished.find((e) => e.kind === 'TOOL_RESULT')!;
-    expect(kept).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
-    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 650 });
-    const keptWire = await toolsCallOf(finished);
-    expect(keptWire.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
-    const keptMessages = sseMessages((await blobText(keptWire.response.payloadSha256))!);
-    expect(keptMessages.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
-    expect(keptMessages[1].result.content[0].text).toBe('{"slept":650}');
-
-    // Still running at the cut-off: cancelled then, and the wire keeps what had arrived (the notification).
-    const cut = await leave({ ms: 20_000 });
+  it('an MCP call still running at the stream cut-off after its caller left is cancelled then, and keeps what arrived', async () => {
+    // The notification arrives at once; the answer would take 20 s, past the 1.5 s cut-off.
+    const cut = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-cut-${kind}`, { ms: 20_000 });
     const cancelled = cut.find((e) => e.kind === 'TOOL_RESULT')!;
     expect(cancelled).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
     expect(cancelled.metadata.message).toContain('went on for up to 1500 ms more');
@@ -388,6 +366,53 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     }
     expect(stored).toContain('[DIRLEDGER_TOKEN]');
     expect(blobs.some((b) => b?.includes('[DIRLEDGER_ROOT_KEY]'))).toBe(true);
+  });
+});
+
+describe.each(databaseKinds)('MCP calls after their caller has gone, answered inside the cut-off (%s)', (kind) => {
+  // Their own app with a 30 s cut-off: the durable records and the MCP session (a child's start, for
+  // stdio) on a loaded 2-core machine must fit inside it, where the app above keeps a 1.5 s cut-off
+  // to see a call cancelled at it.
+  let app: DispatchApp;
+  let mcp: McpUpstream;
+  beforeAll(async () => {
+    mcp = await startMcpUpstream();
+    const stdioServer = `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`;
+    const slow = { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] };
+    app = await startDispatchApp(
+      kind,
+      [
+        { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: slow },
+        { name: 'MCP_STDIO_SLOW', way: { method: 'MCP', server: stdioServer, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: slow },
+      ],
+      { STREAM_CUTOFF_MS: '30000' },
+    );
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await mcp?.close();
+  });
+  const blobText = (sha: string | null) => blobTextOf(app, sha);
+
+  it('over HTTP: the answer that came after the caller left is on the record, the wire included', async () => {
+    const finished = await callAndLeave(app, 'MCP_SLOW', `mcp-leave-${kind}`, { ms: 2_000 });
+    const kept = finished.find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(kept).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
+    expect(JSON.parse((await blobText(kept.payloadSha256))!)).toEqual({ slept: 2_000 });
+    const keptWire = await toolsCallIn(app, finished);
+    expect(keptWire.response).toMatchObject({ status: '200', payloadState: 'COMPLETE' });
+    const keptMessages = sseMessages((await blobText(keptWire.response.payloadSha256))!);
+    expect(keptMessages.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
+    expect(keptMessages[1].result.content[0].text).toBe('{"slept":2000}');
+  });
+
+  it('over stdio: the answer and the pipes are on the record', async () => {
+    const events = await callAndLeave(app, 'MCP_STDIO_SLOW', `mcp-stdio-leave-${kind}`, { ms: 2_000 });
+    const result = events.find((e) => e.kind === 'TOOL_RESULT')!;
+    expect(result).toMatchObject({ status: '0', metadata: { clientDisconnected: true } });
+    expect(JSON.parse((await blobText(result.payloadSha256))!)).toEqual({ slept: 2_000 });
+    const stdout = events.find((e) => e.kind === 'RESPONSE' && e.direction === 'IN')!;
+    expect(jsonLines((await blobText(stdout.payloadSha256))!).map((m) => m.method ?? 'result')).toEqual(['result', 'notifications/message', 'result']);
   });
 });
 

@@ -59,6 +59,14 @@ export async function createTestDatabase(kind: DatabaseKind, options: { poolSize
   });
 }
 
+/** Fills an empty embedded-database folder with the suite's migrated template, so a server started on it skips initdb and the migrations. */
+export async function seedPgliteFolder(pgDataDir: string): Promise<void> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const dump = await readFile(inject('pgliteTemplate'));
+  const seeded = await PGlite.create({ dataDir: pgDataDir, loadDataDir: new Blob([dump]) });
+  await seeded.close();
+}
+
 /**
  * A real outage of a PostgreSQL test database: new connections are refused and open ones are
  * ended. Resolves with the function that lifts it.
