@@ -21,6 +21,7 @@ import {
 import type { Door } from '../context/door.ts';
 import type { SharedRateLimiter } from './shared-rate.ts';
 import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
+import { LRUCache } from 'lru-cache';
 
 export const TOKEN_LOCATION = 'dirledger';
 /** `dl1:<key id>:<token id>`, then the id of each issuer, nearest first: revoking any of them revokes the token. */
@@ -119,9 +120,9 @@ const VERIFIED_KEY_MAX_CHARS = 2_048;
 export class Authority {
   private readonly keyId: string;
   private readonly signingKey: Buffer<ArrayBuffer>;
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 100_000 });
   /** Token text → its verified form; the time, audience and door checks still run on every request. */
-  private readonly verified = new Map<string, Verified>();
+  private readonly verified = new LRUCache<string, Verified>({ max: VERIFIED_CACHE_MAX });
 
   constructor(private readonly options: AuthorityOptions) {
     this.keyId = keyIdOf(options.rootKey);
@@ -153,7 +154,6 @@ export class Authority {
       if ('reason' in checked) return plain(checked.reason, checked.tokenId);
       verified = checked;
       if (text.length <= VERIFIED_KEY_MAX_CHARS) {
-        if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
         this.verified.set(text, verified);
       }
     }
@@ -393,7 +393,6 @@ export class Authority {
     const bucket = this.buckets.get(grant.tokenId) ?? { tokens: rateBurst, at: now };
     bucket.tokens = Math.min(rateBurst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
     bucket.at = now;
-    if (this.buckets.size > 100_000) this.buckets.clear();
     this.buckets.set(grant.tokenId, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
