@@ -8,6 +8,7 @@ import type { Logger } from '../logger.ts';
 import { checkContract, checkContractCell, contractSha256, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import { wayHeader } from './labels.ts';
 import { describeRetiredHit, findRetired, type RetiredTarget } from './retired.ts';
+import { rowMeant, RunnableRows, type NamedRow, type RowMeaning, type RunnableRow } from './row-meant.ts';
 import { describeProblem, parseSection, sectionFileType, versionTagOf, type ParsedSection, type SectionProblem } from './sections.ts';
 
 export type DirectoryOptions = {
@@ -116,12 +117,25 @@ export class Directory {
   private listings = new Map<string, { generation: number; body: string; count: number }>();
   private closed = false;
   private contractCache = new Map<string, { shape: string; contract: unknown }>();
+  private readonly runnable: RunnableRows;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly logger: Logger,
     readonly options: DirectoryOptions,
-  ) {}
+  ) {
+    this.runnable = new RunnableRows(prisma, () => this.generation);
+  }
+
+  /** Which of `rows` the name means (see row-meant.ts): the one decision every name lookup makes. */
+  rowMeant<R extends NamedRow>(rows: readonly R[], name: string, among: RowMeaning): R | null {
+    return rowMeant(rows, name, among);
+  }
+
+  /** The row the runner runs for a name, or null (cached until the index changes). */
+  runnableRow(name: string): Promise<RunnableRow | null> {
+    return this.runnable.get(name);
+  }
 
   /** Builds every changed section; passes run one at a time. */
   build(): Promise<BuildReport> {

@@ -265,7 +265,7 @@ builder.objectFields(IssuedTokenRef, (t) => ({
       const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
       const { authority } = ctx.services;
       return names.flatMap((name) => {
-        const row = rows.find((r) => r.name === name && r.type === 'tool') ?? rows.find((r) => r.name === name && isTool(r));
+        const row = ctx.services.directory.rowMeant(rows, name, 'tool');
         if (!row) return [];
         const links = LinkForms.filter((form) => {
           const checked = authority.authenticate(issued.token, linkDoor[form]);
@@ -424,7 +424,7 @@ builder.queryFields((t) => ({
     args: { name: t.arg.string({ required: true }), type: t.arg.string() },
     resolve: async (query, _root, args, ctx) => {
       const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name, ...(args.type ? { type: args.type } : {}) }, orderBy: { type: 'asc' } });
-      return rows.find((r) => r.type === 'tool') ?? rows[0] ?? null;
+      return ctx.services.directory.rowMeant(rows, args.name, 'any');
     },
   }),
   tool: t.field({
@@ -517,7 +517,10 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
         (await loadBatched(ctx, 'tool-row', e.tool, async (names) => {
           const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
           const out = new Map<string, (typeof rows)[number]>();
-          for (const r of rows) if (!out.has(r.name) || r.type === 'tool') out.set(r.name, r);
+          for (const name of names) {
+            const row = ctx.services.directory.rowMeant(rows, name, 'any');
+            if (row) out.set(name, row);
+          }
           return out;
         })) ?? null
       );

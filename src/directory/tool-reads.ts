@@ -23,8 +23,6 @@ export type ToolRow = DirectoryRow & { [eventsReadAhead]?: Record<string, unknow
 /** Tool.events read ahead: its page size, cursor, filter (scope merged) and planned columns. */
 export type Ahead = { take: number; after: bigint | null; filter: LedgerFilter; plan: EventPlan };
 
-const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
-
 /** Tool.events as the query asks for it under this field, when it can be read ahead. */
 function eventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
   const scope = ledgerScopeNow(ctx);
@@ -73,7 +71,6 @@ export async function readTools(ctx: Context, info: GraphQLResolveInfo, names: s
     if (!tool) byKey.set(key, (tool = ahead ? { ...r, [eventsReadAhead]: [] } : r));
     if (ahead && ahead.plan.present(found)) tool[eventsReadAhead]!.push(ahead.plan.read(found));
   }
-  const byName = new Map<string, ToolRow>();
-  for (const r of byKey.values()) if (isTool(r) && (!byName.has(r.name) || r.type === 'tool')) byName.set(r.name, r);
-  return names.flatMap((n) => byName.get(n) ?? []);
+  const rows = [...byKey.values()];
+  return names.flatMap((n) => ctx.services.directory.rowMeant(rows, n, 'tool') ?? []);
 }
