@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Grant } from '../auth/authority.ts';
 import { badInput } from '../errors.ts';
-import type { StreamChunk, StreamCut } from '../capture/tee.ts';
+import type { StreamChunk, StreamCut } from './stream.ts';
 import { Doors, type Door } from './door.ts';
 
 /** Who is asking and through which door; `grant` is the token the door verified (absent with AUTHORITY=off). */

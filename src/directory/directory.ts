@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
 import { checkContract, checkContractCell, contractSha256, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import { wayHeader } from './labels.ts';
 import { describeRetiredHit, findRetired, type RetiredTarget } from './retired.ts';
-import { rowMeant, RunnableRows, type NamedRow, type RowMeaning, type RunnableRow } from './row-meant.ts';
+import { rowMeant, RunnableRows, type NamedRow, type RowMeaning, type RunnableRow, type StoredWay } from './row-meant.ts';
 import { describeProblem, parseSection, sectionFileType, versionTagOf, type ParsedSection, type SectionProblem } from './sections.ts';
 
 export type DirectoryOptions = {
@@ -21,7 +21,7 @@ export type DirectoryOptions = {
 };
 
 /** A way cell as stored on the row: the contract itself lives in contract_version. */
-export type StoredWay = { header: string; sha256: string; shape: ContractShape };
+export type { StoredWay };
 export type RowRefusal = { row: number; name: string; column: string; reason: string };
 
 export type BuildReport = {

@@ -3,7 +3,7 @@
 // reads always agree: the `tool` row first, else the first type alphabetically among those that count.
 import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '../generated/prisma/client.ts';
-import type { StoredWay } from './directory.ts';
+import type { ContractShape } from './contracts.ts';
 
 /**
  * Which rows count. `any`: every row (DirectoryRow reads); `tool`: the tool row, or a row with a way
@@ -19,6 +19,9 @@ export function rowMeant<R extends NamedRow>(rows: readonly R[], name: string, a
   const counted = rows.filter((r) => r.name === name && (among === 'any' || hasWay(r) || (among === 'tool' && r.type === 'tool')));
   return counted.find((r) => r.type === 'tool') ?? counted.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0))[0] ?? null;
 }
+
+/** One way of a row as stored: its header (the form), its contract's hash and shape. */
+export type StoredWay = { header: string; sha256: string; shape: ContractShape };
 
 /** What the runner needs of the row a name means. */
 export type RunnableRow = { type: string; name: string; kind: string | null; ways: Record<string, StoredWay>; argsSchema: unknown; reasons: string[] };
