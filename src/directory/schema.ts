@@ -1,5 +1,8 @@
 // The Directory's GraphQL types and the root fields that return them, and its joins with the Ledger.
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { getArgumentValues } from 'graphql/execution/values.js';
+import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import { selectedFields } from '../graphql/selection.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
@@ -13,12 +16,12 @@ import { filterConditions, planEventSelect, runRead, SqlParams, type EventQuery 
 import { filterSql, parseFilter, type LedgerFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
 import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
-import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
+import { ledgerScope, ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from '../graphql/loader.ts';
-import { eventsReadAhead, readTools, type ToolRow } from './tool-reads.ts';
+import { eventsReadAhead, readTools, type Ahead, type ToolRow } from './tool-reads.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
 export const ContractFormEnum = builder.enumType('ContractForm', {
@@ -103,6 +106,22 @@ export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
     builds: t.exposeInt('builds', { description: 'How many times this section was (re)built.' }),
   }),
 });
+
+/** Tool.events as the query asks for it under this field, when it can be read ahead. */
+function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
+  const scope = ledgerScopeNow(ctx);
+  const nodes = selectedFields(info, 'events');
+  if (scope.kind === 'none' || nodes.length !== 1) return undefined;
+  try {
+    const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
+    const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
+    const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
+    if (!plan) return undefined;
+    return { take: pageSize(args.first), after: args.after ? decodeCursor(args.after) : null, filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope), plan };
+  } catch {
+    return undefined; // bad arguments: Tool.events reads its own page and answers with the error there
+  }
+}
 
 const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
 
@@ -432,7 +451,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One tool by name, with its contracts.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx, info) => (await readTools(ctx, info, [args.name]))[0] ?? null,
+    resolve: async (_root, args, ctx, info) => (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
   }),
   tools: t.field({
     type: [ToolRef],
@@ -440,7 +459,7 @@ builder.queryFields((t) => ({
     args: { names: t.arg.stringList({ required: true }) },
     resolve: async (_root, args, ctx, info) => {
       if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
-      return readTools(ctx, info, args.names);
+      return readTools(ctx.services.db.sql, ctx.services.directory, args.names, toolEventsAhead(ctx, info));
     },
   }),
   directoryIndex: t.field({
