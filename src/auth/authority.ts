@@ -52,6 +52,13 @@ export type Grant = Readonly<{
   powers: ReadonlySet<Power>;
 }>;
 
+declare module '../context/request.ts' {
+  /** The request context carries this Grant (src/context/request.ts). */
+  interface GrantCarrier {
+    grant: import('./authority.ts').Grant;
+  }
+}
+
 export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked';
 
 export type Refusal = Readonly<{
