@@ -52,10 +52,12 @@ export type Grant = Readonly<{
   powers: ReadonlySet<Power>;
 }>;
 
+type AuthGrant = Grant;
+
 declare module '../context/request.ts' {
   /** The request context carries this Grant (src/context/request.ts). */
   interface GrantCarrier {
-    grant: import('./authority.ts').Grant;
+    grant: AuthGrant;
   }
 }
 
@@ -418,6 +420,17 @@ export class Authority {
     await this.options.record(refusalEvent(refusal, fields));
   }
 
+  /** The read limit of a caller; no grant (AUTHORITY=off) reads everything. */
+  readLimitOf(grant: Grant | undefined): ReadLimit {
+    return grant ? this.readLimit(grant) : { kind: 'all' };
+  }
+
+  /** A read refused (the token may read nothing of the ledger): its message, and recording its REFUSAL. */
+  refuseRead(grant: Grant, door: Door, what: string): { message: string; record(fields: Parameters<typeof refusalEvent>[1]): Promise<void> } {
+    const refusal = readRefusal(grant, door, what);
+    return { message: refusal.message, record: (fields) => this.record(refusal, fields) };
+  }
+
   /** What the holder may read of the ledger. */
   readLimit(grant: Grant): ReadLimit {
     if (grant.read === 'all') return { kind: 'all' };
@@ -542,5 +555,22 @@ export function refusalEvent(refusal: Refusal, fields: { actionId: string; sessi
       ...(refusal.tool && { tool: refusal.tool }),
       ...(refusal.tokenId && { tokenId: refusal.tokenId }),
     },
+  };
+}
+
+/** The refusal of a read by a token that may read nothing of the ledger. */
+export function readRefusal(grant: Grant, door: Door, what: string): Refusal {
+  // The caveat that narrowed reads to nothing: `read = none`, else `read = task` on a token without a task.
+  const none = grant.caveats.findIndex((c) => c.kind === 'read' && c.scope === 'none');
+  const i = none >= 0 ? none : grant.caveats.findIndex((c) => c.kind === 'read');
+  const reason = none >= 0 || i < 0 ? `the token may read nothing of the ledger (${what})` : `the token may read only its own task's events but names no task (${what})`;
+  return {
+    limit: 'read',
+    ...(i >= 0 && { caveat: grant.texts[i] }),
+    door,
+    reason,
+    message: 'This token may not read the ledger.',
+    status: 403,
+    tokenId: grant.tokenId,
   };
 }
