@@ -44,9 +44,19 @@ export class RunnableRows {
     }
     const hit = this.rows.get(name);
     if (hit) return hit.row;
-    const found = await this.prisma.directoryRow.findMany({ where: { name }, select: { type: true, name: true, kind: true, ways: true, argsSchema: true, reasons: true } });
+    const found = await this.prisma.directoryRow.findMany({
+      where: { name },
+      select: { type: true, name: true, kind: true, ways: true, argsSchema: true, reasons: true },
+    });
     const pick = rowMeant(found, name, 'runnable');
-    const row = pick && { type: pick.type, name: pick.name, kind: pick.kind, ways: pick.ways as Record<string, StoredWay>, argsSchema: pick.argsSchema, reasons: pick.reasons };
+    const row = pick && {
+      type: pick.type,
+      name: pick.name,
+      kind: pick.kind,
+      ways: pick.ways as Record<string, StoredWay>,
+      argsSchema: pick.argsSchema,
+      reasons: pick.reasons,
+    };
     if (generation === this.currentGeneration()) this.rows.set(name, { row });
     return row;
   }

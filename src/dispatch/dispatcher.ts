@@ -21,12 +21,20 @@ import { checkArgs } from './args.ts';
 import { builtins } from './builtins.ts';
 import { checkToolName, chooseWay, planSteps, type RenderedStep, type SelfTarget, type Way } from './plan.ts';
 import { CallRecorder, type ContractRef, type EventRecord } from './record.ts';
-import { answerOutput, forbidden, Refusal, type DispatchErrorCode, type DispatchRequest, type DispatchResult, type ResultBase, type StreamOptions } from './result.ts';
+import {
+  answerOutput,
+  forbidden,
+  Refusal,
+  type DispatchErrorCode,
+  type DispatchRequest,
+  type DispatchResult,
+  type ResultBase,
+  type StreamOptions,
+} from './result.ts';
 import type { StepAnswer } from './runners.ts';
 import { sendFailure, sendStep, StepClock } from './send.ts';
 import { streamAnswer } from './stream.ts';
 import { TemplateError } from './template.ts';
-
 
 export type DispatcherOptions = EventRecord & {
   /** This server's base URL (services.publicUrl), for contracts that reach the server itself. */
@@ -71,12 +79,18 @@ export class Dispatcher {
       if (builtin) {
         const shown = { method: 'BUILTIN', tool: row.name, arguments: args };
         if (dryRun) return await events.dryRun(base, [shown]);
-        const answer = () => Promise.resolve(builtin(args)).then((value) => ({ status: 0, bytes: Buffer.from(JSON.stringify(value ?? null)), contentType: 'application/json' }));
+        const answer = () =>
+          Promise.resolve(builtin(args)).then((value) => ({ status: 0, bytes: Buffer.from(JSON.stringify(value ?? null)), contentType: 'application/json' }));
         return await this.step({ base, step: { kind: 'builtin', shown }, contract: undefined, tool: row.name }, events, answer);
       }
       const way = await this.way(row);
       const rendered = planSteps(row, way, args, { secrets: this.options.secrets, retired: this.options.retired, self: () => this.selfTarget(invocation) });
-      if (dryRun) return await events.dryRun(base, rendered.map((r) => r.shown), way);
+      if (dryRun)
+        return await events.dryRun(
+          base,
+          rendered.map((r) => r.shown),
+          way,
+        );
       return await this.run(base, row.name, way, rendered, events, options);
     } catch (error) {
       if (error instanceof Refusal || error instanceof TemplateError) {
@@ -103,7 +117,13 @@ export class Dispatcher {
     const checked = checkArgs(row.argsSchema, request.args ?? {});
     if (!checked.ok) throw new Refusal('ARGS_INVALID', checked.message, { field: checked.field });
     events.args = checked.args;
-    const callRefusal = await this.options.authorize?.call({ tool: row.name, rowType: row.type, args: checked.args, argsSchema: row.argsSchema, dryRun: Boolean(request.dryRun) });
+    const callRefusal = await this.options.authorize?.call({
+      tool: row.name,
+      rowType: row.type,
+      args: checked.args,
+      argsSchema: row.argsSchema,
+      dryRun: Boolean(request.dryRun),
+    });
     if (callRefusal) throw forbidden(callRefusal);
     return { row, args: checked.args };
   }
@@ -121,9 +141,18 @@ export class Dispatcher {
   }
 
   /** Sends the planned steps in order; a sequence stops at the first step that is not OK. */
-  private async run(base: ResultBase, tool: string, way: Way, rendered: RenderedStep[], events: CallRecorder, options: DispatchOptions): Promise<DispatchResult> {
+  private async run(
+    base: ResultBase,
+    tool: string,
+    way: Way,
+    rendered: RenderedStep[],
+    events: CallRecorder,
+    options: DispatchOptions,
+  ): Promise<DispatchResult> {
     const contractFor = async (i: number): Promise<ContractRef> =>
-      Array.isArray(way.contract) ? { form: `${way.header} step ${i + 1}`, sha256: await this.remember(way.contract[i]!) } : { form: way.header, sha256: way.sha256 };
+      Array.isArray(way.contract)
+        ? { form: `${way.header} step ${i + 1}`, sha256: await this.remember(way.contract[i]!) }
+        : { form: way.header, sha256: way.sha256 };
     if (rendered.length === 1) {
       const call = { base, step: rendered[0]!, contract: await contractFor(0), tool };
       return await this.step(call, events, undefined, options.signal, options.stream);
@@ -136,20 +165,41 @@ export class Dispatcher {
     }
     const last = results.at(-1)!;
     const { steps: _s, ...lastFields } = last;
-    return { ...lastFields, ...base, steps: results, ...(results.length < rendered.length && { error: { code: last.error!.code, message: `Step ${results.length} of ${rendered.length} failed, so the sequence stopped: ${last.error!.message}` } }) };
+    return {
+      ...lastFields,
+      ...base,
+      steps: results,
+      ...(results.length < rendered.length && {
+        error: { code: last.error!.code, message: `Step ${results.length} of ${rendered.length} failed, so the sequence stopped: ${last.error!.message}` },
+      }),
+    };
   }
 
   /** Sends one step under the timeout and the caller's signal (or answers a builtin in process), and records it. */
-  private async step(call: StepCall, events: CallRecorder, inProcess?: () => Promise<StepAnswer>, callerSignal?: AbortSignal, stream?: StreamOptions): Promise<DispatchResult> {
+  private async step(
+    call: StepCall,
+    events: CallRecorder,
+    inProcess?: () => Promise<StepAnswer>,
+    callerSignal?: AbortSignal,
+    stream?: StreamOptions,
+  ): Promise<DispatchResult> {
     const { base, step, contract } = call;
     const extra = events.stepExtra(call.index);
     await events.callOut(step, extra, contract);
     const keepAfterCaller = step.kind === 'mcp' ? (this.options.streamCutoffMs ?? 0) : 0;
     const clock = new StepClock(this.options.timeoutMs, keepAfterCaller, callerSignal);
-    const wire = { tool: call.tool, contract, cut: clock.cut, ...(call.index && { step: call.index }), ...(!call.index && stream?.publish && { publish: stream.publish }) };
+    const wire = {
+      tool: call.tool,
+      contract,
+      cut: clock.cut,
+      ...(call.index && { step: call.index }),
+      ...(!call.index && stream?.publish && { publish: stream.publish }),
+    };
     let answer: StepAnswer;
     try {
-      answer = await (inProcess ? inProcess() : sendStep(step, { signal: clock.signal, maxBytes: this.options.responseMaxBytes, streaming: Boolean(stream) }, wire));
+      answer = await (inProcess
+        ? inProcess()
+        : sendStep(step, { signal: clock.signal, maxBytes: this.options.responseMaxBytes, streaming: Boolean(stream) }, wire));
     } catch (error) {
       clock.stop();
       clock.answered();
@@ -159,14 +209,33 @@ export class Dispatcher {
       return { ...base, outcome: 'ERROR', error: safe };
     }
     clock.answered();
-    if (answer.body && stream) return streamAnswer({ base, answer: answer as StepAnswer & { body: ReadableStream<Uint8Array> }, extra, contract, clock, ...(callerSignal && { clientSignal: callerSignal }) }, stream, events, this.options.redactor, this.options.responseMaxBytes);
+    if (answer.body && stream)
+      return streamAnswer(
+        {
+          base,
+          answer: answer as StepAnswer & { body: ReadableStream<Uint8Array> },
+          extra,
+          contract,
+          clock,
+          ...(callerSignal && { clientSignal: callerSignal }),
+        },
+        stream,
+        events,
+        this.options.redactor,
+        this.options.responseMaxBytes,
+      );
     clock.stop();
     await events.answered(answer, extra, contract, keepAfterCaller > 0 && clock.callerGone);
     const ok = answer.ok ?? (step.kind === 'http' ? answer.status < 400 : answer.status === 0);
     const out = answerOutput(answer, this.options.redactor);
     if (ok) return { ...base, outcome: 'OK', status: answer.status, ...out };
     const code: DispatchErrorCode = step.kind === 'http' ? 'UPSTREAM_STATUS' : step.kind === 'cli' ? 'EXIT_STATUS' : 'TOOL_ERROR';
-    const message = step.kind === 'http' ? `The upstream answered HTTP ${answer.status}.` : step.kind === 'cli' ? `The command exited with status ${answer.status}.` : 'The MCP tool answered with isError.';
+    const message =
+      step.kind === 'http'
+        ? `The upstream answered HTTP ${answer.status}.`
+        : step.kind === 'cli'
+          ? `The command exited with status ${answer.status}.`
+          : 'The MCP tool answered with isError.';
     return { ...base, outcome: 'ERROR', status: answer.status, ...out, error: { code, message } };
   }
 

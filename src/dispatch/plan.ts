@@ -24,13 +24,19 @@ const rank = (shape: string) => {
 /** A tool name no column can hold, refused as BAD_INPUT before anything is looked up. */
 export function checkToolName(tool: unknown): void {
   const problem = typeof tool !== 'string' || tool.length > 512 ? 'more than 512 characters' : plainTextProblem(tool);
-  if (problem) throw new Refusal('BAD_INPUT', `Invalid tool: expected a tool name (${plainTextExpected}, at most 512), got ${JSON.stringify(String(tool).slice(0, 80))} (it holds ${problem}).`, { field: 'tool' });
+  if (problem)
+    throw new Refusal(
+      'BAD_INPUT',
+      `Invalid tool: expected a tool name (${plainTextExpected}, at most 512), got ${JSON.stringify(String(tool).slice(0, 80))} (it holds ${problem}).`,
+      { field: 'tool' },
+    );
 }
 
 /** The way the runner takes: HTTP, then MCP, then CLI, then a sequence; NOT_RUNNABLE when the row has none. */
 export function chooseWay(row: RunnableRow): StoredWay {
   const chosen = [...Object.values(row.ways)].sort((a, b) => rank(a.shape) - rank(b.shape))[0];
-  if (!chosen) throw new Refusal('NOT_RUNNABLE', `${JSON.stringify(row.name)} has no way to call it${row.reasons.length ? `: ${row.reasons.join('; ')}` : ''}.`);
+  if (!chosen)
+    throw new Refusal('NOT_RUNNABLE', `${JSON.stringify(row.name)} has no way to call it${row.reasons.length ? `: ${row.reasons.join('; ')}` : ''}.`);
   return chosen;
 }
 
@@ -44,28 +50,49 @@ export function planSteps(
   const steps = Array.isArray(way.contract) ? way.contract : [way.contract];
   const code = steps.findIndex((s) => s.method === 'CODE');
   if (code >= 0) {
-    const others = Object.values(row.ways).filter((w) => w.shape !== 'CODE').map((w) => w.header);
+    const others = Object.values(row.ways)
+      .filter((w) => w.shape !== 'CODE')
+      .map((w) => w.header);
     throw new Refusal(
       'CODE_NOT_EXECUTED',
       `${JSON.stringify(row.name)} ${steps.length > 1 ? `step ${code + 1} ` : ''}is a CODE contract, which the runner never executes. ` +
-        (others.length ? `Its runnable ways: ${others.join(', ')}.` : 'The row has no other way; paste the code where it belongs, or add an HTTP, MCP or CLI way.'),
+        (others.length
+          ? `Its runnable ways: ${others.join(', ')}.`
+          : 'The row has no other way; paste the code where it belongs, or add an HTTP, MCP or CLI way.'),
     );
   }
   const unbound = templateSecrets(way.contract).filter((name) => !(name in env.secrets));
   if (unbound.length) {
-    throw new Refusal('SECRET_UNBOUND', `${JSON.stringify(row.name)} needs the secret${unbound.length > 1 ? 's' : ''} ${unbound.map((n) => `[${n}]`).join(', ')}, which ${unbound.length > 1 ? 'are' : 'is'} not bound; nothing was sent.`, { secrets: unbound });
+    throw new Refusal(
+      'SECRET_UNBOUND',
+      `${JSON.stringify(row.name)} needs the secret${unbound.length > 1 ? 's' : ''} ${unbound.map((n) => `[${n}]`).join(', ')}, which ${unbound.length > 1 ? 'are' : 'is'} not bound; nothing was sent.`,
+      { secrets: unbound },
+    );
   }
   // Only a contract that reaches this server itself carries the caller's token.
   const self = steps.some((step) => step.method === 'MCP' && isSelfMcp(step.server)) ? env.self() : undefined;
   const rendered = steps.map((step) => renderStep(step, args, env.secrets, self));
-  const hit = findRetired(rendered.map((r) => r.shown), env.retired) ?? findRetired(args, env.retired);
-  if (hit) throw new Refusal('RETIRED_BUILD', `${JSON.stringify(row.name)} was refused: the rendered request ${describeRetiredHit(hit)}; nothing was sent.`, { target: hit.target, where: hit.where, via: hit.via });
+  const hit =
+    findRetired(
+      rendered.map((r) => r.shown),
+      env.retired,
+    ) ?? findRetired(args, env.retired);
+  if (hit)
+    throw new Refusal('RETIRED_BUILD', `${JSON.stringify(row.name)} was refused: the rendered request ${describeRetiredHit(hit)}; nothing was sent.`, {
+      target: hit.target,
+      where: hit.where,
+      via: hit.via,
+    });
   return rendered;
 }
 
 export type RenderedStep =
   | { kind: 'http'; shown: unknown; sent: { method: string; url: string; headers: Record<string, string>; body?: unknown } }
-  | { kind: 'mcp'; shown: unknown; sent: { server: string; argv?: string[]; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> } }
+  | {
+      kind: 'mcp';
+      shown: unknown;
+      sent: { server: string; argv?: string[]; headers: Record<string, string>; tool: string; arguments: Record<string, unknown> };
+    }
   | { kind: 'cli'; shown: unknown; sent: { argv: string[] } }
   | { kind: 'builtin'; shown: unknown; sent?: undefined };
 
@@ -111,7 +138,13 @@ export function renderStep(step: StepContract, args: Record<string, unknown>, se
     return {
       kind: 'mcp',
       shown: { method: 'MCP', server: server.shown, headers: headers.shown, tool: tool.shown, arguments: argumentsR.shown },
-      sent: { server: server.sent as string, ...(argv && { argv }), headers: headers.sent as Record<string, string>, tool: tool.sent as string, arguments: argumentsR.sent as Record<string, unknown> },
+      sent: {
+        server: server.sent as string,
+        ...(argv && { argv }),
+        headers: headers.sent as Record<string, string>,
+        tool: tool.sent as string,
+        arguments: argumentsR.sent as Record<string, unknown>,
+      },
     };
   }
   if (step.method === 'CODE') throw new Error('CODE is refused before rendering');
@@ -129,7 +162,12 @@ export function describeSent(step: RenderedStep): Partial<EventInput> {
   const sent = step.sent as Sent | undefined;
   if (step.kind === 'http' && sent && 'url' in sent) {
     const body = sent.body === undefined ? undefined : typeof sent.body === 'string' ? sent.body : JSON.stringify(sent.body);
-    return { method: sent.method, url: sent.url.slice(0, 16_384), headers: withJsonType(sent.headers, sent.body), payload: body === undefined ? { state: 'NONE' } : { state: 'COMPLETE', text: body } };
+    return {
+      method: sent.method,
+      url: sent.url.slice(0, 16_384),
+      headers: withJsonType(sent.headers, sent.body),
+      payload: body === undefined ? { state: 'NONE' } : { state: 'COMPLETE', text: body },
+    };
   }
   if (step.kind === 'mcp' && sent && 'server' in sent) {
     return {

@@ -160,9 +160,23 @@ export class CallRecorder {
     extra: StepExtra,
     contract: ContractRef | undefined,
   ): Promise<void> {
-    const meta = { ...extra, stream: true, clientDisconnected: ended.clientDisconnected, ...(ended.cut && { cut: ended.cut }), ...(error && { code: error.code, message: error.message }) };
+    const meta = {
+      ...extra,
+      stream: true,
+      clientDisconnected: ended.clientDisconnected,
+      ...(ended.cut && { cut: ended.cut }),
+      ...(error && { code: error.code, message: error.message }),
+    };
     return this.emit(
-      [{ ...this.base('TOOL_RESULT', 'IN', meta), status: String(answer.status), ...(answer.headers && { headers: answer.headers }), payload: ended.payload, ...(contract && { contract }) }],
+      [
+        {
+          ...this.base('TOOL_RESULT', 'IN', meta),
+          status: String(answer.status),
+          ...(answer.headers && { headers: answer.headers }),
+          payload: ended.payload,
+          ...(contract && { contract }),
+        },
+      ],
       'now',
     );
   }

@@ -75,7 +75,6 @@ export const DispatchErrorCode = {
 } as const;
 export type DispatchErrorCode = (typeof DispatchErrorCode)[keyof typeof DispatchErrorCode];
 
-
 export type ResultBase = { tool: string; actionId: string; dryRun: boolean };
 
 /** A call refused before anything was sent: its code, the caller's message and the REFUSAL event's detail. */
@@ -91,7 +90,13 @@ export class Refusal extends Error {
 
 /** A token's refusal as the runner's own: the caller sees the message, the REFUSAL event the detail. */
 export const forbidden = (r: AuthRefusal) =>
-  new Refusal('FORBIDDEN', r.message, { limit: r.limit, door: r.door, reason: r.reason, ...(r.caveat && { caveat: r.caveat }), ...(r.tokenId && { tokenId: r.tokenId }) });
+  new Refusal('FORBIDDEN', r.message, {
+    limit: r.limit,
+    door: r.door,
+    reason: r.reason,
+    ...(r.caveat && { caveat: r.caveat }),
+    ...(r.tokenId && { tokenId: r.tokenId }),
+  });
 
 /** The answer for the caller: secret values replaced by names, JSON parsed when it is JSON. */
 export function answerOutput(answer: StepAnswer, redactor: SecretRedactor): Pick<DispatchResult, 'output' | 'outputText' | 'outputBase64'> {

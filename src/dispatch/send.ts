@@ -101,7 +101,11 @@ export function sendFailure(error: unknown, clock: StepClock, tool: string, resp
   if (clock.timedOut) return { code: 'TIMEOUT', message: `${JSON.stringify(tool)} did not answer within ${clock.timeoutMs} ms; the call was abandoned.` };
   if (clock.callerGone) {
     const keep = clock.keepAfterCallerMs;
-    return { code: 'CANCELLED', message: keep > 0 ? `The caller went away; the call went on for up to ${keep} ms more, then was cancelled.` : 'The caller went away; the call was cancelled.' };
+    return {
+      code: 'CANCELLED',
+      message:
+        keep > 0 ? `The caller went away; the call went on for up to ${keep} ms more, then was cancelled.` : 'The caller went away; the call was cancelled.',
+    };
   }
   if ((error as { code?: string }).code === 'RESPONSE_TOO_LARGE') {
     return { code: 'RESPONSE_TOO_LARGE', message: `The answer passed ${responseMaxBytes} bytes; the call was stopped and the answer not kept.` };

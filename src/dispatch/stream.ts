@@ -18,7 +18,13 @@ export type StreamedCall = {
   clientSignal?: AbortSignal;
 };
 
-export function streamAnswer(call: StreamedCall, stream: StreamOptions, events: CallRecorder, redactor: SecretRedactor, responseMaxBytes: number): Promise<DispatchResult> {
+export function streamAnswer(
+  call: StreamedCall,
+  stream: StreamOptions,
+  events: CallRecorder,
+  redactor: SecretRedactor,
+  responseMaxBytes: number,
+): Promise<DispatchResult> {
   const { base, answer, clock, clientSignal } = call;
   const tee = teeStream(answer.body, {
     cutoffMs: stream.cutoffMs,
@@ -30,9 +36,15 @@ export function streamAnswer(call: StreamedCall, stream: StreamOptions, events: 
     clock.stop();
     const timedOut = clock.timedOut && r.state !== 'COMPLETE';
     const error = timedOut
-      ? { code: 'TIMEOUT' as const, message: `${JSON.stringify(base.tool)} was still streaming after ${clock.timeoutMs} ms; the call was abandoned and what arrived kept as PARTIAL.` }
+      ? {
+          code: 'TIMEOUT' as const,
+          message: `${JSON.stringify(base.tool)} was still streaming after ${clock.timeoutMs} ms; the call was abandoned and what arrived kept as PARTIAL.`,
+        }
       : r.cut === 'CUTOFF'
-        ? { code: 'CANCELLED' as const, message: `The caller went away; the stream was read for up to ${stream.cutoffMs} ms more and what arrived kept as PARTIAL.` }
+        ? {
+            code: 'CANCELLED' as const,
+            message: `The caller went away; the stream was read for up to ${stream.cutoffMs} ms more and what arrived kept as PARTIAL.`,
+          }
         : r.cut === 'SOURCE_ERROR'
           ? { code: 'UPSTREAM_ERROR' as const, message: redactor.text(`The stream broke: ${r.error ?? 'unknown error'}`, new Set()) }
           : undefined;

@@ -9,7 +9,10 @@ const loaders = new WeakMap<object, Map<string, DataLoader<unknown, unknown>>>()
 /** Loads `key` together with every other key asked for under the same `name` in this tick. */
 export function loadBatched<K, V>(ctx: object, name: string, key: K, load: (keys: K[]) => Promise<Map<K, V>>): Promise<V | undefined> {
   let byName = loaders.get(ctx);
-  if (!byName) loaders.set(ctx, (byName = new Map()));
+  if (!byName) {
+    byName = new Map();
+    loaders.set(ctx, byName);
+  }
   let loader = byName.get(name) as DataLoader<K, V | undefined> | undefined;
   if (!loader) {
     loader = new DataLoader<K, V | undefined>(

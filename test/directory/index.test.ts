@@ -74,9 +74,9 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let page = 0; page < 100; page++) {
-      const r = await t.gql(q, { after });
+      const r: { data?: any; errors?: any[] } = await t.gql(q, { after });
       expect(r.errors).toBeUndefined();
-      const { edges, pageInfo } = r.data.directory;
+      const { edges, pageInfo }: { edges: any[]; pageInfo: any } = r.data.directory;
       seen.push(...edges.map((e: { node: { name: string } }) => e.node.name));
       expect(pageInfo.hasPreviousPage).toBe(after !== null);
       expect(pageInfo.startCursor).toBe(edges[0].cursor);
@@ -89,7 +89,7 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     for (const bad of ['not-a-cursor', Buffer.from('directory:2').toString('base64url'), Buffer.from('OffsetConnection:-3').toString('base64')]) {
       const r = await t.gql(q, { after: bad });
       expect(r.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_INPUT' } });
-      expect(r.errors[0].message).toContain('Invalid after: expected a cursor returned by directory');
+      expect(r.errors?.[0].message).toContain('Invalid after: expected a cursor returned by directory');
     }
     const last = await t.gql(`{ directory(last: 2) { edges { cursor } } }`);
     expect(last.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_INPUT' } });
