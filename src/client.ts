@@ -1,7 +1,7 @@
 // `dirledger/client`: the SDK form's client. Every tool is a method, `client.tools.NAME(args)`, that
 // posts the canonical call to POST /api/dispatch and resolves with the DispatchResult. The token is
 // the `token` option, else DIRLEDGER_TOKEN from the environment (where there is one).
-import type { DispatchResult } from './dispatch/dispatcher.ts';
+import type { DispatchResult } from './dispatch/result.ts';
 
 export type ClientOptions = {
   baseUrl: string;

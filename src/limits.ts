@@ -7,7 +7,7 @@
 //                   unpaired surrogate (PostgreSQL text cannot hold NUL; a lone surrogate has no
 //                   UTF-8 form). Args, metadata and payloads are content and are not checked here.
 //   whole numbers   positions and cursors fit PostgreSQL's bigint
-import { badInput, type DomainError } from './errors.ts';
+import { badInput, DomainError, ErrorCode } from './errors.ts';
 
 /** Deepest JSON nesting any door accepts (the recursive steps after it stay far from the stack limit). */
 export const JSON_MAX_DEPTH = 512;
@@ -90,4 +90,31 @@ export function requirePlainText(field: string, text: string): string {
 /** A whole number in decimal that fits a bigint position (0 … 2^63−1). */
 export function isBigintText(text: string): boolean {
   return /^\d{1,19}$/.test(text) && BigInt(text) <= BIGINT_MAX;
+}
+
+/** Reads a request body, refusing (413) as soon as it passes `limit` bytes. */
+export async function readBody(request: Request, limit: number): Promise<Buffer> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > limit) throw tooLarge(limit, declared);
+  if (!request.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit, size);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number, size: number): DomainError {
+  return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body too large: expected at most ${limit} bytes, got ${size === size ? `at least ${size}` : 'more'}.`, {
+    limit,
+  });
 }

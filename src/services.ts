@@ -194,7 +194,6 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   const dispatcher = new Dispatcher({
     authorize: callAuthorizer(authority),
     selfOrigin: () => services.publicUrl,
-    prisma: database.prisma,
     directory,
     record: (events, when) => {
       if (when === 'now' || !currentInvocation()?.answerWaitsForRecord) return writer.enqueue(events);

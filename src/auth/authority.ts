@@ -21,6 +21,7 @@ import {
 import type { Door } from '../context/door.ts';
 import type { SharedRateLimiter } from './shared-rate.ts';
 import { attenuate, derivedKey, MalformedToken, mint, parse, serialize, signatureChain, type Macaroon } from './macaroon.ts';
+import { LRUCache } from 'lru-cache';
 
 export const TOKEN_LOCATION = 'dirledger';
 /** `dl1:<key id>:<token id>`, then the id of each issuer, nearest first: revoking any of them revokes the token. */
@@ -50,6 +51,15 @@ export type Grant = Readonly<{
   read: ReadScope;
   powers: ReadonlySet<Power>;
 }>;
+
+type AuthGrant = Grant;
+
+declare module '../context/request.ts' {
+  /** The request context carries this Grant (src/context/request.ts). */
+  interface GrantCarrier {
+    grant: AuthGrant;
+  }
+}
 
 export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked';
 
@@ -119,9 +129,9 @@ const VERIFIED_KEY_MAX_CHARS = 2_048;
 export class Authority {
   private readonly keyId: string;
   private readonly signingKey: Buffer<ArrayBuffer>;
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 100_000 });
   /** Token text → its verified form; the time, audience and door checks still run on every request. */
-  private readonly verified = new Map<string, Verified>();
+  private readonly verified = new LRUCache<string, Verified>({ max: VERIFIED_CACHE_MAX });
 
   private readonly options: AuthorityOptions;
   constructor(options: AuthorityOptions) {
@@ -155,7 +165,6 @@ export class Authority {
       if ('reason' in checked) return plain(checked.reason, checked.tokenId);
       verified = checked;
       if (text.length <= VERIFIED_KEY_MAX_CHARS) {
-        if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
         this.verified.set(text, verified);
       }
     }
@@ -395,7 +404,6 @@ export class Authority {
     const bucket = this.buckets.get(grant.tokenId) ?? { tokens: rateBurst, at: now };
     bucket.tokens = Math.min(rateBurst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
     bucket.at = now;
-    if (this.buckets.size > 100_000) this.buckets.clear();
     this.buckets.set(grant.tokenId, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
@@ -412,6 +420,17 @@ export class Authority {
   /** Records a refusal as a REFUSAL event of its action (background writer; a failure is the caller's to log). */
   async record(refusal: Refusal, fields: Parameters<typeof refusalEvent>[1]): Promise<void> {
     await this.options.record(refusalEvent(refusal, fields));
+  }
+
+  /** The read limit of a caller; no grant (AUTHORITY=off) reads everything. */
+  readLimitOf(grant: Grant | undefined): ReadLimit {
+    return grant ? this.readLimit(grant) : { kind: 'all' };
+  }
+
+  /** A read refused (the token may read nothing of the ledger): its message, and recording its REFUSAL. */
+  refuseRead(grant: Grant, door: Door, what: string): { message: string; record(fields: Parameters<typeof refusalEvent>[1]): Promise<void> } {
+    const refusal = readRefusal(grant, door, what);
+    return { message: refusal.message, record: (fields) => this.record(refusal, fields) };
   }
 
   /** What the holder may read of the ledger. */
@@ -540,5 +559,22 @@ export function refusalEvent(refusal: Refusal, fields: { actionId: string; sessi
       ...(refusal.tool && { tool: refusal.tool }),
       ...(refusal.tokenId && { tokenId: refusal.tokenId }),
     },
+  };
+}
+
+/** The refusal of a read by a token that may read nothing of the ledger. */
+export function readRefusal(grant: Grant, door: Door, what: string): Refusal {
+  // The caveat that narrowed reads to nothing: `read = none`, else `read = task` on a token without a task.
+  const none = grant.caveats.findIndex((c) => c.kind === 'read' && c.scope === 'none');
+  const i = none >= 0 ? none : grant.caveats.findIndex((c) => c.kind === 'read');
+  const reason = none >= 0 || i < 0 ? `the token may read nothing of the ledger (${what})` : `the token may read only its own task's events but names no task (${what})`;
+  return {
+    limit: 'read',
+    ...(i >= 0 && { caveat: grant.texts[i] }),
+    door,
+    reason,
+    message: 'This token may not read the ledger.',
+    status: 403,
+    tokenId: grant.tokenId,
   };
 }

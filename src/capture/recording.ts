@@ -2,6 +2,7 @@
 // recorded except the Ledger's own reads and the storage layer's own traffic (docs/ARCHITECTURE.md,
 // "What is recorded"). One table per transport: HTTP routes by path, GraphQL by root field.
 import { Kind, parse, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { LRUCache } from 'lru-cache';
 
 /** What an exchange reads or changes. */
 export type Touches =
@@ -105,8 +106,7 @@ export function graphqlDocumentRecorded(document: DocumentNode, operationName?: 
   return fields.length === 0 || isRecorded(fields.map((f) => graphqlFieldTouches[f] ?? 'DIRECTORY'));
 }
 
-const decisions = new Map<string, boolean>();
-const decisionsMax = 1_000;
+const decisions = new LRUCache<string, boolean>({ max: 1_000 });
 
 /**
  * Whether one GraphQL operation is recorded. An unknown field, or a document that does not parse,
@@ -125,7 +125,6 @@ export function graphqlOperationRecorded(query: unknown, operationName?: unknown
   } catch {
     recorded = true;
   }
-  if (decisions.size >= decisionsMax) decisions.clear();
   decisions.set(key, recorded);
   return recorded;
 }

@@ -9,18 +9,8 @@ import { Readable } from 'node:stream';
 import type { PayloadInput } from '../ledger/input.ts';
 import { BoundedBytes } from './payload.ts';
 
-export type StreamState = 'COMPLETE' | 'PARTIAL' | 'MISSING';
-
-/** Why a stream stopped before its end, when it did. */
-export type StreamCut = 'CUTOFF' | 'SOURCE_ERROR';
-
-/**
- * Published as bytes arrive, in order, for subscribers. The bytes are raw: a publisher must redact
- * secrets (SecretRedactor) before they leave the process.
- */
-export type StreamChunk =
-  | { type: 'CHUNK'; sequence: number; offset: number; bytes: Uint8Array }
-  | { type: 'END'; sequence: number; size: number; state: StreamState; sha256: string; cut?: StreamCut };
+export type { StreamChunk, StreamCut, StreamState } from '../context/stream.ts';
+import type { StreamChunk, StreamCut, StreamState } from '../context/stream.ts';
 
 export type TeeResult = {
   state: StreamState;

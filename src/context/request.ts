@@ -4,12 +4,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Grant } from '../auth/authority.ts';
 import { badInput } from '../errors.ts';
-import type { StreamChunk, StreamCut } from '../capture/tee.ts';
+import type { StreamChunk, StreamCut } from './stream.ts';
 import { Doors, type Door } from './door.ts';
 
 /** Who is asking and through which door; `grant` is the token the door verified (absent with AUTHORITY=off). */
+/**
+ * What the caller's token lets it do. The floor only carries it: its shape is the auth layer's
+ * (src/auth/authority.ts adds `grant` to GrantCarrier), so nothing here imports upward.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in src/auth/authority.ts
+export interface GrantCarrier {}
+export type Grant = GrantCarrier extends { grant: infer G } ? G : never;
+
 export type Caller = Readonly<{ door: Door; grant?: Grant }>;
 
 const label = (max = 512) => z.string().min(1).max(max);

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.ts';
 import { checkContract, checkContractCell, contractSha256, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import { wayHeader } from './labels.ts';
 import { describeRetiredHit, findRetired, type RetiredTarget } from './retired.ts';
+import { rowMeant, RunnableRows, type NamedRow, type RowMeaning, type RunnableRow, type StoredWay } from './row-meant.ts';
 import { describeProblem, parseSection, sectionFileType, versionTagOf, type ParsedSection, type SectionProblem } from './sections.ts';
 
 export type DirectoryOptions = {
@@ -20,7 +21,7 @@ export type DirectoryOptions = {
 };
 
 /** A way cell as stored on the row: the contract itself lives in contract_version. */
-export type StoredWay = { header: string; sha256: string; shape: ContractShape };
+export type { StoredWay };
 export type RowRefusal = { row: number; name: string; column: string; reason: string };
 
 export type BuildReport = {
@@ -116,6 +117,7 @@ export class Directory {
   private listings = new Map<string, { generation: number; body: string; count: number }>();
   private closed = false;
   private contractCache = new Map<string, { shape: string; contract: unknown }>();
+  private readonly runnable: RunnableRows;
 
   private readonly prisma: PrismaClient;
   private readonly logger: Logger;
@@ -128,6 +130,17 @@ export class Directory {
     this.prisma = prisma;
     this.logger = logger;
     this.options = options;
+    this.runnable = new RunnableRows(prisma, () => this.generation);
+  }
+
+  /** Which of `rows` the name means (see row-meant.ts): the one decision every name lookup makes. */
+  rowMeant<R extends NamedRow>(rows: readonly R[], name: string, among: RowMeaning): R | null {
+    return rowMeant(rows, name, among);
+  }
+
+  /** The row the runner runs for a name, or null (cached until the index changes). */
+  runnableRow(name: string): Promise<RunnableRow | null> {
+    return this.runnable.get(name);
   }
 
   /** Builds every changed section; passes run one at a time. */

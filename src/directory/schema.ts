@@ -1,5 +1,9 @@
 // The Directory's GraphQL types and the root fields that return them, and its joins with the Ledger.
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
+import { getArgumentValues } from 'graphql/execution/values.js';
+import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import { selectedFields } from '../graphql/selection.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
@@ -13,12 +17,12 @@ import { filterConditions, planEventSelect, runRead, SqlParams, type EventQuery 
 import { filterSql, parseFilter, type LedgerFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
 import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
-import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
+import { ledgerScope, ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from '../graphql/loader.ts';
-import { eventsReadAhead, readTools, type ToolRow } from './tool-reads.ts';
+import { eventsReadAhead, readTools, type Ahead, type ToolRow } from './tool-reads.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
 export const ContractFormEnum = builder.enumType('ContractForm', {
@@ -103,6 +107,22 @@ export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
     builds: t.exposeInt('builds', { description: 'How many times this section was (re)built.' }),
   }),
 });
+
+/** Tool.events as the query asks for it under this field, when it can be read ahead. */
+function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
+  const scope = ledgerScopeNow(ctx);
+  const nodes = selectedFields(info, 'events');
+  if (scope.kind === 'none' || nodes.length !== 1) return undefined;
+  try {
+    const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
+    const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
+    const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
+    if (!plan) return undefined;
+    return { take: pageSize(args.first), after: args.after ? decodeCursor(args.after) : null, filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope), plan };
+  } catch {
+    return undefined; // bad arguments: Tool.events reads its own page and answers with the error there
+  }
+}
 
 const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
 
@@ -265,7 +285,7 @@ builder.objectFields(IssuedTokenRef, (t) => ({
       const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
       const { authority } = ctx.services;
       return names.flatMap((name) => {
-        const row = rows.find((r) => r.name === name && r.type === 'tool') ?? rows.find((r) => r.name === name && isTool(r));
+        const row = ctx.services.directory.rowMeant(rows, name, 'tool');
         if (!row) return [];
         const links = LinkForms.filter((form) => {
           const checked = authority.authenticate(issued.token, linkDoor[form]);
@@ -399,19 +419,16 @@ builder.queryFields((t) => ({
         const first = args.first ?? 100;
         if (first < 0 || first > maxPage) throw badInput(`Invalid first: expected a whole number from 0 to ${maxPage}, got ${first}`);
         if (args.last !== undefined && args.last !== null) throw badInput('Invalid last: the directory pages forward only (first, after)');
-        const offset = args.after ? decodeListCursor(args.after) : 0;
-        const rows = await ctx.services.db.prisma.directoryRow.findMany({
-          where: args.type ? { type: args.type } : {},
-          select: { name: true, type: true, kind: true },
-          orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
-          skip: offset,
-          take: first + 1,
-        });
-        const edges = rows.slice(0, first).map((node, i) => ({ cursor: encodeListCursor(offset + i + 1), node }));
-        return {
-          edges,
-          pageInfo: { hasNextPage: rows.length > first, hasPreviousPage: offset > 0, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-        };
+        if (args.after) checkListCursor(args.after);
+        return resolveOffsetConnection({ args: { first, after: args.after }, defaultSize: first, maxSize: maxPage }, ({ offset, limit }) =>
+          ctx.services.db.prisma.directoryRow.findMany({
+            where: args.type ? { type: args.type } : {},
+            select: { name: true, type: true, kind: true },
+            orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
+            skip: offset,
+            take: limit,
+          }),
+        );
       },
     },
     { name: 'DirectoryConnection' },
@@ -424,7 +441,7 @@ builder.queryFields((t) => ({
     args: { name: t.arg.string({ required: true }), type: t.arg.string() },
     resolve: async (query, _root, args, ctx) => {
       const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name, ...(args.type ? { type: args.type } : {}) }, orderBy: { type: 'asc' } });
-      return rows.find((r) => r.type === 'tool') ?? rows[0] ?? null;
+      return ctx.services.directory.rowMeant(rows, args.name, 'any');
     },
   }),
   tool: t.field({
@@ -432,7 +449,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One tool by name, with its contracts.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx, info) => (await readTools(ctx, info, [args.name]))[0] ?? null,
+    resolve: async (_root, args, ctx, info) => (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
   }),
   tools: t.field({
     type: [ToolRef],
@@ -440,7 +457,7 @@ builder.queryFields((t) => ({
     args: { names: t.arg.stringList({ required: true }) },
     resolve: async (_root, args, ctx, info) => {
       if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
-      return readTools(ctx, info, args.names);
+      return readTools(ctx.services.db.sql, ctx.services.directory, args.names, toolEventsAhead(ctx, info));
     },
   }),
   directoryIndex: t.field({
@@ -472,15 +489,13 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const listPrefix = 'directory:';
-function encodeListCursor(offset: number): string {
-  return Buffer.from(`${listPrefix}${offset}`).toString('base64url');
-}
-function decodeListCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const n = Number(text.slice(listPrefix.length));
-  if (!text.startsWith(listPrefix) || !Number.isInteger(n) || n < 0) throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
-  return n;
+/** The listing pages by offset with the relay plugin's cursors; one it did not make is BAD_INPUT, not a masked error. */
+function checkListCursor(cursor: string): void {
+  let offset = Number.NaN;
+  try {
+    offset = cursorToOffset(cursor);
+  } catch {}
+  if (!Number.isInteger(offset) || offset < 0) throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
 }
 
 // ---- from a recorded call back to its contract ----
@@ -517,7 +532,10 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
         (await loadBatched(ctx, 'tool-row', e.tool, async (names) => {
           const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
           const out = new Map<string, (typeof rows)[number]>();
-          for (const r of rows) if (!out.has(r.name) || r.type === 'tool') out.set(r.name, r);
+          for (const name of names) {
+            const row = ctx.services.directory.rowMeant(rows, name, 'any');
+            if (row) out.set(name, row);
+          }
           return out;
         })) ?? null
       );

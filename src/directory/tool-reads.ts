@@ -3,18 +3,11 @@
 // where reading the rows and then their events took two (issue 17). Any other shape (Tool.events
 // asked twice under aliases, a selection event-select.ts does not plan, a caller who may read no
 // events) reads the rows alone, and Tool.events reads its page itself.
-import { getArgumentValues } from 'graphql/execution/values.js';
-import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
-import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { SqlQueryable } from '../db/sql.ts';
 import type { DirectoryRow } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { selectedFields } from '../graphql/selection.ts';
-import { decodeCursor } from '../ledger/cursor.ts';
-import { directoryRowColumns, filterConditions, planEventSelect, runRead, SqlParams, type EventPlan, type EventQuery } from '../ledger/event-select.ts';
-import { parseFilter, type LedgerFilter } from '../ledger/filter.ts';
-import { ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
-import { pageSize } from '../ledger/reads.ts';
-import { withoutNulls } from '../ledger/schema.ts';
+import { directoryRowColumns, filterConditions, runRead, SqlParams, type EventPlan } from '../ledger/event-select.ts';
+import type { LedgerFilter } from '../ledger/filter.ts';
+import type { Directory } from './directory.ts';
 
 /** The events read ahead with a tool row, under this key on the row. */
 export const eventsReadAhead = Symbol('events read ahead');
@@ -22,24 +15,6 @@ export type ToolRow = DirectoryRow & { [eventsReadAhead]?: Record<string, unknow
 
 /** Tool.events read ahead: its page size, cursor, filter (scope merged) and planned columns. */
 export type Ahead = { take: number; after: bigint | null; filter: LedgerFilter; plan: EventPlan };
-
-const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
-
-/** Tool.events as the query asks for it under this field, when it can be read ahead. */
-function eventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
-  const scope = ledgerScopeNow(ctx);
-  const nodes = selectedFields(info, 'events');
-  if (scope.kind === 'none' || nodes.length !== 1) return undefined;
-  try {
-    const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
-    const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
-    const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
-    if (!plan) return undefined;
-    return { take: pageSize(args.first), after: args.after ? decodeCursor(args.after) : null, filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope), plan };
-  } catch {
-    return undefined; // bad arguments: Tool.events reads its own page and answers with the error there
-  }
-}
 
 /** The rows named, with each one's page of events when `ahead` is given, as one statement. */
 export function toolsStatement(names: string[], ahead?: Ahead): { text: string; params: SqlParams } {
@@ -61,19 +36,17 @@ export function toolsStatement(names: string[], ahead?: Ahead): { text: string; 
  * The tool row of each name (the `tool` type first, else a row with a way), in the order asked; unknown
  * names are left out. One statement, with the events when they can be read ahead.
  */
-export async function readTools(ctx: Context, info: GraphQLResolveInfo, names: string[]): Promise<ToolRow[]> {
-  const ahead = eventsAhead(ctx, info);
+export async function readTools(sql: SqlQueryable, directory: Pick<Directory, 'rowMeant'>, names: string[], ahead?: Ahead): Promise<ToolRow[]> {
   const row = directoryRowColumns();
   const { text, params } = toolsStatement(names, ahead);
   const byKey = new Map<string, ToolRow>();
-  for (const found of await runRead(ctx.services.db.sql, text, params)) {
+  for (const found of await runRead(sql, text, params)) {
     const r = row.read(found) as ToolRow;
     const key = `${r.type}\u0000${r.name}`;
     let tool = byKey.get(key);
     if (!tool) byKey.set(key, (tool = ahead ? { ...r, [eventsReadAhead]: [] } : r));
     if (ahead && ahead.plan.present(found)) tool[eventsReadAhead]!.push(ahead.plan.read(found));
   }
-  const byName = new Map<string, ToolRow>();
-  for (const r of byKey.values()) if (isTool(r) && (!byName.has(r.name) || r.type === 'tool')) byName.set(r.name, r);
-  return names.flatMap((n) => byName.get(n) ?? []);
+  const rows = [...byKey.values()];
+  return names.flatMap((n) => directory.rowMeant(rows, n, 'tool') ?? []);
 }

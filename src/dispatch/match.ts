@@ -15,7 +15,7 @@
 //   side has it; when the contract sets it, it is compared like any other;
 // - body: equal as text, or both JSON and equal as values (key order and whitespace do not count).
 import type { Contract, StepContract } from '../directory/contracts.ts';
-import { describeSent, renderStep } from './dispatcher.ts';
+import { describeSent, renderStep } from './plan.ts';
 
 export type ContractDifference = { part: string; expected: string | null; recorded: string | null };
 export type ContractMatch = { matches: boolean; differences: ContractDifference[] };

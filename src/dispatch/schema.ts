@@ -10,7 +10,7 @@ import { builder } from '../graphql/builder.ts';
 import { DispatchOutcomeEnum } from '../ledger/task-schema.ts';
 import { LedgerEventRef } from '../ledger/schema.ts';
 import { decodeJson, decodeText } from '../ledger/storable.ts';
-import type { DispatchResult } from './dispatcher.ts';
+import type { DispatchResult } from './result.ts';
 import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type ContractMatch } from './match.ts';
 
 const DispatchError = builder.objectRef<{ code: string; message: string }>('DispatchError').implement({

@@ -1,4 +1,5 @@
 // What the MCP doors list: every runnable Directory tool, with its args schema as the inputSchema.
+import type { Directory } from '../directory/directory.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 
 export type McpTool = {
@@ -46,19 +47,20 @@ export function decodeCursor(cursor: string): number | undefined {
 }
 
 /** One page of runnable tools in section order (the tool section first, then any row with a way), only those `allowed` when given. */
-export async function listRunnableTools(prisma: PrismaClient, offset: number, allowed?: (name: string) => boolean): Promise<{ tools: McpTool[]; nextCursor?: string }> {
+export async function listRunnableTools(prisma: PrismaClient, directory: Pick<Directory, 'rowMeant'>, offset: number, allowed?: (name: string) => boolean): Promise<{ tools: McpTool[]; nextCursor?: string }> {
   const rows = await prisma.directoryRow.findMany({
     where: { runnable: true, name: { not: FindToolName } },
     select: { name: true, type: true, description: true, argsSchema: true, ways: true },
     orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
   });
-  // A name used by several types is one tool: the tool row when there is one (as the runner picks).
-  const seen = new Set<string>();
+  // A name used by several types is one tool: the row it means (Directory.rowMeant), the tool section's first.
+  const byName = new Map<string, typeof rows>();
+  for (const r of rows) byName.get(r.name)?.push(r) ?? byName.set(r.name, [r]);
+  const position = new Map(rows.map((r, i) => [r, i]));
+  const meant = [...byName].flatMap(([name, named]) => directory.rowMeant(named, name, 'tool') ?? []);
+  meant.sort((a, b) => Number(b.type === 'tool') - Number(a.type === 'tool') || position.get(a)! - position.get(b)!);
   const tools: McpTool[] = [];
-  for (const row of [...rows.filter((r) => r.type === 'tool'), ...rows.filter((r) => r.type !== 'tool')]) {
-    if (seen.has(row.name)) continue;
-    if (row.type !== 'tool' && Object.keys((row.ways as object | null) ?? {}).length === 0) continue;
-    seen.add(row.name);
+  for (const row of meant) {
     if (allowed && !allowed(row.name)) continue;
     tools.push({ name: row.name, description: row.description, inputSchema: inputSchemaOf(row.argsSchema) });
   }

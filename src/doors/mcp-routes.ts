@@ -9,7 +9,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import type { z } from 'zod';
 import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
-import { selfMcpPath } from '../dispatch/dispatcher.ts';
+import { selfMcpPath } from '../dispatch/plan.ts';
 import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { createMcpServer } from './mcp-server.ts';
 import type { Services } from '../services.ts';

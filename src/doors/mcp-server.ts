@@ -6,7 +6,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode as R
 import { z } from 'zod';
 import type { Authority } from '../auth/authority.ts';
 import { currentGrant } from '../context/request.ts';
-import type { DispatchRequest, DispatchResult } from '../dispatch/dispatcher.ts';
+import type { DispatchRequest, DispatchResult } from '../dispatch/result.ts';
+import type { Directory } from '../directory/directory.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { resolutionJson } from './resolver-routes.ts';
 import type { DirectoryResolver } from '../resolver/directory-source.ts';
@@ -16,6 +17,7 @@ import { decodeCursor, FindTool, FindToolName, listRunnableTools } from './mcp-c
 /** What the MCP server needs of an app's services. */
 export type McpServices = {
   db: { prisma: PrismaClient };
+  directory: Pick<Directory, 'rowMeant'>;
   resolver: Pick<DirectoryResolver, 'resolve'>;
   dispatcher: { dispatch(request: DispatchRequest): Promise<DispatchResult> };
   /** With it, tools/list lists only the tools the caller's token may call. */
@@ -56,7 +58,7 @@ export function createMcpServer(services: McpServices, form: McpForm, wrap: McpH
       const { authority } = services;
       const door = form === 'MCP_HTTP' ? 'MCP' : 'MCP_STDIO';
       const allowed = grant && authority ? (name: string) => authority.allowsTool(grant, door, name) === null : undefined;
-      const page = await listRunnableTools(services.db.prisma, offset, allowed);
+      const page = await listRunnableTools(services.db.prisma, services.directory, offset, allowed);
       return { ...page, tools: offset === 0 ? [FindTool, ...page.tools] : page.tools };
     }),
   );

@@ -4,7 +4,9 @@ import { isUtf8 } from 'node:buffer';
 // Response is streamed through a reader (about half the CPU of a small JSON answer).
 import { Response } from '@whatwg-node/server';
 import { DomainError, ErrorCode, httpStatusOf } from '../errors.ts';
-import { jsonTextTooDeep, tooDeep } from '../limits.ts';
+import { jsonTextTooDeep, readBody, tooDeep } from '../limits.ts';
+
+export { readBody };
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)), {
@@ -21,33 +23,6 @@ export function errorResponse(error: DomainError, headers: Record<string, string
   return json({ error: { code: error.code, message: error.message, ...error.details } }, httpStatusOf[error.code], {
     ...extra,
     ...headers,
-  });
-}
-
-/** Reads a request body, refusing (413) as soon as it passes `limit` bytes. */
-export async function readBody(request: Request, limit: number): Promise<Buffer> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limit) throw tooLarge(limit, declared);
-  if (!request.body) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit, size);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
-}
-
-function tooLarge(limit: number, size: number): DomainError {
-  return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body too large: expected at most ${limit} bytes, got ${size === size ? `at least ${size}` : 'more'}.`, {
-    limit,
   });
 }
 

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
 import { currentInvocation } from '../context/request.ts';
 import type { StreamChunk } from '../capture/tee.ts';
-import type { DispatchResult } from '../dispatch/dispatcher.ts';
+import type { DispatchResult } from '../dispatch/result.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { CallMessage } from './call-message.ts';

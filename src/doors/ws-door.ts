@@ -23,7 +23,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
 import { runAsCaller } from '../context/request.ts';
-import { captureExchange, InvocationHeaders, invocationFromHeaders } from '../capture/boundary.ts';
+import { captureCall, InvocationHeaders, invocationFromHeaders, jsonAnswer, type BoundaryAnswer } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { lapseCode, watchLapse } from '../live/lease.ts';
 import type { Services } from '../services.ts';
@@ -194,7 +194,7 @@ async function answer(services: Services, info: SocketInfo, data: RawData, isBin
   const parsed = parse(bytes, isBinary);
   const id = parsed.ok ? parsed.message.id : parsed.id;
   const tool = parsed.ok && parsed.message.type === 'call' ? parsed.message.tool : undefined;
-  const reply = await captureExchange(
+  const sent = await captureCall(
     services,
     {
       door: 'WEBSOCKET',
@@ -203,22 +203,28 @@ async function answer(services: Services, info: SocketInfo, data: RawData, isBin
       ...(tool && isPlainName(tool) ? { tool } : {}),
     },
     async () => {
-      if (!parsed.ok) return replyResponse({ type: 'error', ...(id !== undefined && { id }), error: { code: parsed.error.code, message: parsed.error.message } }, 400);
+      if (!parsed.ok) return reply({ type: 'error', ...(id !== undefined && { id }), error: { code: parsed.error.code, message: parsed.error.message } }, 400);
       const m = parsed.message;
-      if (m.type === 'ping') return replyResponse({ type: 'pong', ...(id !== undefined && { id }) });
+      if (m.type === 'ping') return reply({ type: 'pong', ...(id !== undefined && { id }) });
       const result = await services.dispatcher.dispatch({ tool: m.tool, args: m.args ?? {}, ...(m.dryRun !== undefined && { dryRun: m.dryRun }), form: m.form ?? 'WEBSOCKET' });
-      return replyResponse({ type: 'result', ...(id !== undefined && { id }), result });
+      return reply({ type: 'result', ...(id !== undefined && { id }), result });
     },
+    recordedReply,
   ).catch((error: unknown) => {
     if (!(error instanceof DomainError)) throw error;
-    return replyResponse({ type: 'error', ...(id !== undefined && { id }), error: { code: error.code, message: error.message } }, 400);
+    return reply({ type: 'error', ...(id !== undefined && { id }), error: { code: error.code, message: error.message } }, 400);
   });
-  return reply.text();
+  return JSON.stringify(sent.body);
 }
 
-function replyResponse(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+/** One reply message, and the status its answer OUT is recorded with. */
+type Reply = { body: unknown; status: number };
+
+function reply(body: unknown, status = 200): Reply {
+  return { body, status };
 }
+
+const recordedReply = (reply: Reply): BoundaryAnswer => ({ ...jsonAnswer(reply.body), status: reply.status });
 
 type Parsed = { ok: true; message: z.output<typeof InMessage> } | { ok: false; id?: string; error: DomainError };
 

@@ -20,8 +20,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { DomainError } from '../errors.ts';
-import { readBody } from '../doors/respond.ts';
-import { JSON_MAX_DEPTH, jsonTextTooDeep, plainTextExpected, plainTextProblem, tooDeep, valueTooDeep } from '../limits.ts';
+import { JSON_MAX_DEPTH, jsonTextTooDeep, readBody, plainTextExpected, plainTextProblem, tooDeep, valueTooDeep } from '../limits.ts';
 
 /** Input fields that carry content, not names: `Type.field`. */
 const contentFields = new Set(['PayloadInput.text']);

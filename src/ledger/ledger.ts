@@ -11,6 +11,7 @@ import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, 
 import type { SecretRedactor } from '../secrets/redact.ts';
 import { chainCtesSql, returningTextsSql } from './chain.ts';
 import { encodeJson, encodeText } from './storable.ts';
+import { LRUCache } from 'lru-cache';
 
 export type LedgerLimits = {
   inlineMaxBytes: number;
@@ -79,7 +80,8 @@ const COMMIT_LOCK_KEY = 7_431_280_911;
 
 export class Ledger {
   private readonly listeners = new Set<(result: AppendResult) => void>();
-  private readonly knownBlobs = new Set<string>();
+  /** Blob hashes known to be stored (~6 MB of hashes at most). */
+  private readonly knownBlobs = new LRUCache<string, true>({ max: 65_536 });
 
   private readonly sql: SqlExecutor;
 
@@ -276,8 +278,7 @@ export class Ledger {
   }
 
   private rememberBlob(sha256: string): void {
-    if (this.knownBlobs.size >= 65_536) this.knownBlobs.clear(); // ~6 MB of hashes at most
-    this.knownBlobs.add(sha256);
+    this.knownBlobs.set(sha256, true);
   }
 
   /** The exact stored bytes of a blob, verified against its hash; null for an unknown hash. */

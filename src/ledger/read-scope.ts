@@ -2,9 +2,8 @@
 // condition in SQL (never applied after paging, so counts and cursors stay exact); something
 // outside it reads as absent. A token that may read nothing is refused, once per operation on record.
 import { randomUUID } from 'node:crypto';
-import type { Authority } from '../auth/authority.ts';
-import { readLimitOf, readRefusal } from '../auth/read-scope.ts';
-import type { Caller } from '../context/request.ts';
+import type { Door } from '../context/door.ts';
+import type { Caller, Grant } from '../context/request.ts';
 import type { Logger } from '../logger.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
@@ -12,22 +11,28 @@ import { withinTask, type LedgerFilter } from './filter.ts';
 
 export type LedgerScope = { kind: 'all' } | { kind: 'task'; task: string };
 
+/** What a read asks of the authority (src/auth/authority.ts answers it): the caller's limit, and the refusal of a read. */
+export type ReadAuthority = {
+  readLimitOf(grant: Grant | undefined): LedgerScope | { kind: 'none' };
+  refuseRead(grant: Grant, door: Door, what: string): { message: string; record(fields: { actionId: string; task?: string; agent?: string }): Promise<void> };
+};
+
 /** What a read needs of the operation it runs in (the GraphQL context is one); one object per operation. */
-export type ReadContext = { services: { authority: Authority; logger: Logger }; caller: Caller };
+export type ReadContext = { services: { authority: ReadAuthority; logger: Logger }; caller: Caller };
 
 /** One recorded refusal per operation, however many fields it refuses. */
 const refusals = new WeakMap<object, Promise<void>>();
 
 /** The caller's scope, or FORBIDDEN (`extensions.limit: "read"`) with a REFUSAL event when it may read nothing. */
 export async function ledgerScope(ctx: ReadContext, what: string): Promise<LedgerScope> {
-  const limit = readLimitOf(ctx.services.authority, ctx.caller.grant);
+  const limit = ctx.services.authority.readLimitOf(ctx.caller.grant);
   if (limit.kind !== 'none') return limit;
   const grant = ctx.caller.grant!;
-  const refusal = readRefusal(grant, ctx.caller.door, what);
+  const refusal = ctx.services.authority.refuseRead(grant, ctx.caller.door, what);
   let recorded = refusals.get(ctx);
   if (!recorded) {
-    recorded = ctx.services.authority
-      .record(refusal, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
+    recorded = refusal
+      .record({ actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
       .catch((error) => ctx.services.logger.error({ err: error }, 'recording a refusal failed'));
     refusals.set(ctx, recorded);
   }
@@ -37,7 +42,7 @@ export async function ledgerScope(ctx: ReadContext, what: string): Promise<Ledge
 
 /** The scope without refusing: a caller that may read nothing sees nothing (for nested fields, reached only through a scoped root). */
 export function ledgerScopeNow(ctx: ReadContext): LedgerScope | { kind: 'none' } {
-  return readLimitOf(ctx.services.authority, ctx.caller.grant);
+  return ctx.services.authority.readLimitOf(ctx.caller.grant);
 }
 
 /** The filter, narrowed to the scope's task. */

@@ -65,6 +65,38 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     expect(JSON.stringify(weather.data.tool.contracts[0].json)).toContain('[OPENWEATHER_KEY]');
   });
 
+  it('pages the directory listing with relay offset cursors, forward only, in section order', async () => {
+    const q = `query($after: String) { directory(type: "tool", first: 2, after: $after) { edges { cursor node { name } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`;
+    const all = await t.gql(`{ directory(type: "tool", first: 1000) { edges { node { name } } pageInfo { hasNextPage } } }`);
+    const expected: string[] = all.data.directory.edges.map((e: { node: { name: string } }) => e.node.name);
+    expect(all.data.directory.pageInfo.hasNextPage).toBe(false);
+    expect(expected.length).toBeGreaterThan(4);
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 100; page++) {
+      const r: { data?: any; errors?: any[] } = await t.gql(q, { after });
+      expect(r.errors).toBeUndefined();
+      const { edges, pageInfo }: { edges: any[]; pageInfo: any } = r.data.directory;
+      seen.push(...edges.map((e: { node: { name: string } }) => e.node.name));
+      expect(pageInfo.hasPreviousPage).toBe(after !== null);
+      expect(pageInfo.startCursor).toBe(edges[0].cursor);
+      expect(pageInfo.endCursor).toBe(edges.at(-1).cursor);
+      if (!pageInfo.hasNextPage) break;
+      after = pageInfo.endCursor;
+    }
+    expect(seen).toEqual(expected);
+
+    for (const bad of ['not-a-cursor', Buffer.from('directory:2').toString('base64url'), Buffer.from('OffsetConnection:-3').toString('base64')]) {
+      const r = await t.gql(q, { after: bad });
+      expect(r.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_INPUT' } });
+      expect(r.errors?.[0].message).toContain('Invalid after: expected a cursor returned by directory');
+    }
+    const last = await t.gql(`{ directory(last: 2) { edges { cursor } } }`);
+    expect(last.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_INPUT' } });
+    const tooMany = await t.gql(`{ directory(first: 1001) { edges { cursor } } }`);
+    expect(tooMany.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_INPUT' } });
+  });
+
   it('appends the three links for a live scoped token, and says which check a token fails', async () => {
     const q = `query($token: String, $forms: [ContractForm!]) { tool(name: "ECHO") { contracts(token: $token, forms: $forms) { form door json text secretNames } } }`;
     const token = t.mint('tools = ECHO', 'uses <= 2');
