@@ -4,8 +4,19 @@ const floor = '^src/(context|secrets)/|^src/(errors|limits|logger|validation)\\.
 const cores = '^src/(directory|resolver|ledger|capture|dispatch|auth|live)/';
 const doors = '^src/(doors|http|mcp|cli)/|^src/(app|server|services)\\.ts$';
 
+// The cores, lowest first: each may import those before it, never one after it.
+const coreOrder = ['db', 'ledger', 'auth', 'capture', 'directory', 'resolver', 'dispatch', 'live'];
+const upward = coreOrder.slice(0, -1).map((core, i) => ({
+  name: `${core}-imports-no-core-above-it`,
+  severity: 'error',
+  comment: `Cores in order: ${coreOrder.join(' < ')}.`,
+  from: { path: `^src/${core}/` },
+  to: { path: `^src/(${coreOrder.slice(i + 1).join('|')})/` },
+}));
+
 module.exports = {
   forbidden: [
+    ...upward,
     { name: 'no-cycles', severity: 'error', comment: 'An import cycle hides which module is below which.', from: { path: '^src/' }, to: { circular: true, dependencyTypesNot: ['type-only'] } },
     { name: 'floor-imports-only-floor', severity: 'error', comment: 'The bottom floor (request context, secrets, errors, limits, logger) knows nothing above it.', from: { path: floor }, to: { path: '^src/', pathNot: `${floor}|^src/config\\.ts$` } },
     { name: 'db-below-cores', severity: 'error', comment: 'The database layer knows no core, adapter or door.', from: { path: '^src/db/' }, to: { path: `${cores}|^src/graphql/|${doors}` } },
