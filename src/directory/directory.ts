@@ -3,6 +3,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import type { Logger } from '../logger.ts';
 import { checkContract, checkContractCell, contractSha256, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
@@ -116,7 +117,7 @@ export class Directory {
   private timer: NodeJS.Timeout | undefined;
   private listings = new Map<string, { generation: number; body: string; count: number }>();
   private closed = false;
-  private contractCache = new Map<string, { shape: string; contract: unknown }>();
+  private contractCache = new LRUCache<string, { shape: string; contract: unknown }>({ max: contractCacheMax });
   private readonly runnable: RunnableRows;
 
   private readonly prisma: PrismaClient;
@@ -393,7 +394,6 @@ export class Directory {
       const rows = await this.prisma.contractVersion.findMany({ where: { sha256: { in: missing } } });
       for (const r of rows) {
         const v = { shape: r.shape, contract: r.contract };
-        if (this.contractCache.size >= contractCacheMax) this.contractCache.delete(this.contractCache.keys().next().value!);
         this.contractCache.set(r.sha256, v);
         out.set(r.sha256, v);
       }

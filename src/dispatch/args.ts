@@ -1,10 +1,10 @@
 // Arguments are checked against the row's args schema (JSON Schema, Ajv) before anything leaves.
 import { JSON_MAX_DEPTH, valueTooDeep } from '../limits.ts';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 
 const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: false });
-const cache = new Map<string, ValidateFunction | Error>();
-const cacheMax = 5_000;
+const cache = new LRUCache<string, ValidateFunction | Error>({ max: 5_000 });
 
 export type ArgsCheck = { ok: true; args: Record<string, unknown> } | { ok: false; field: string; message: string };
 
@@ -56,7 +56,6 @@ export function checkArgs(schema: unknown, input: unknown): ArgsCheck {
     } catch (error) {
       validate = error as Error;
     }
-    if (cache.size >= cacheMax) cache.delete(cache.keys().next().value!);
     cache.set(key, validate);
   }
   if (validate instanceof Error) return { ok: false, field: '(the args schema)', message: `The row's args schema cannot be used: ${validate.message}.` };

@@ -5,6 +5,7 @@ import { checkContract, checkContractCell, shapeOf } from '../../src/directory/c
 import { generateDirectory, renderSection, scaleMix, SeedRows } from '../../src/directory/fixtures.ts';
 import { ContractForms, exampleArgs, LinkForms, renderForms } from '../../src/directory/forms.ts';
 import { findRetired, parseRetiredTargets } from '../../src/directory/retired.ts';
+import { rowMeant } from '../../src/directory/row-meant.ts';
 import { parseSection, sectionFileType } from '../../src/directory/sections.ts';
 import { demoDirectoryDir } from '../../src/services.ts';
 
@@ -44,6 +45,36 @@ describe('section format', () => {
   it('names files that are not sections', () => {
     expect(sectionFileType('_aliases.csv')).toBeNull();
     expect(sectionFileType('outside API.csv')).toEqual({ type: 'outside API', format: 'csv' });
+  });
+});
+
+describe('which row a name means', () => {
+  const way = { HTTP: { header: 'way: http', sha256: 'a'.repeat(64), shape: 'HTTP' } };
+  const row = (type: string, name: string, ways: object = {}) => ({ type, name, ways });
+
+  it('the tool row first, else the first type alphabetically, whatever order the rows come in', () => {
+    const rows = [row('zeta', 'X', way), row('tool', 'X'), row('alpha', 'X', way), row('alpha', 'Y')];
+    expect(rowMeant(rows, 'X', 'any')).toBe(rows[1]);
+    expect(rowMeant(rows, 'X', 'tool')).toBe(rows[1]);
+    expect(rowMeant([rows[0]!, rows[2]!], 'X', 'any')).toBe(rows[2]);
+    expect(rowMeant(rows, 'Y', 'any')).toBe(rows[3]);
+  });
+
+  it('the runner counts only rows with a way; Tool reads count the tool row or a row with a way', () => {
+    const rows = [row('zeta', 'X', way), row('tool', 'X'), row('alpha', 'Y'), row('beta', 'Z', way), row('alpha', 'Z')];
+    expect(rowMeant(rows, 'X', 'runnable')).toBe(rows[0]);
+    expect(rowMeant(rows, 'X', 'tool')).toBe(rows[1]);
+    expect(rowMeant(rows, 'Y', 'tool')).toBeNull();
+    expect(rowMeant(rows, 'Y', 'runnable')).toBeNull();
+    expect(rowMeant(rows, 'Z', 'tool')).toBe(rows[3]);
+    expect(rowMeant(rows, 'Z', 'any')).toBe(rows[4]);
+  });
+
+  it('an unknown name, or a name that differs only in case, means no row', () => {
+    const rows = [row('tool', 'ECHO', way)];
+    expect(rowMeant(rows, 'echo', 'any')).toBeNull();
+    expect(rowMeant(rows, 'NOPE', 'runnable')).toBeNull();
+    expect(rowMeant([], 'ECHO', 'any')).toBeNull();
   });
 });
 
