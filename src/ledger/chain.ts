@@ -11,7 +11,7 @@ export const GENESIS_LINK = createHash('sha256').update(CHAIN_VERSION, 'utf8').d
 export const DIGEST_ENTRY_BYTES = 40;
 
 /** Milliseconds since the Unix epoch, as decimal text: a timestamp's canonical text whatever the session's TimeZone. */
-const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint::text`;
+const epochMs = (column: string) => `(date_part('epoch', ${column}) * 1000)::bigint::text`;
 
 /**
  * Every column of ledger_event in the chain's fixed order, with the SQL that gives the text hashed for
@@ -55,19 +55,18 @@ export const EVENT_FIELDS: readonly { column: string; sql: string }[] = [
 /** The batch row's columns in the chain's order (chain_seq last). */
 export const BATCH_FIELDS = ['id', 'collector', 'position', 'received', 'inserted', 'duplicates', 'bytes', 'received_at', 'chain_seq'] as const;
 
-/** The batch row's fields as the texts that are hashed, read from a stored row. */
-export const batchFieldsSql = (alias: string) =>
-  [
-    `${alias}.id::text`,
-    `${alias}.collector`,
-    `${alias}.position::text`,
-    `${alias}.received::text`,
-    `${alias}.inserted::text`,
-    `${alias}.duplicates::text`,
-    `${alias}.bytes::text`,
-    epochMs(`${alias}.received_at`),
-    `${alias}.chain_seq::text`,
-  ].join(', ');
+/** The batch row's fields as the texts that are hashed, read from a stored row (one SQL expression each). */
+export const batchFieldsSql = (alias: string): string[] => [
+  `${alias}.id::text`,
+  `${alias}.collector`,
+  `${alias}.position::text`,
+  `${alias}.received::text`,
+  `${alias}.inserted::text`,
+  `${alias}.duplicates::text`,
+  `${alias}.bytes::text`,
+  epochMs(`${alias}.received_at`),
+  `${alias}.chain_seq::text`,
+];
 
 /** A netstring: `<byte length>:<bytes>,` (checkpoints sign these). */
 export const netstring = (text: string): string => `${Buffer.byteLength(text, 'utf8')}:${text},`;

@@ -76,7 +76,6 @@ type StoredEvent = { fields: (string | null)[]; position: bigint; id: string };
 const fieldKeys = EVENT_FIELDS.map((_, i) => `f${i}`);
 const eventTextsSql = EVENT_FIELDS.map((f, i) => `${f.sql} AS f${i}`).join(', ');
 const batchSelectSql = `SELECT ${batchFieldsSql('b')
-  .split(', ')
   .map((s, i) => `${s} AS f${i}`)
   .join(', ')}, b.chain_seq, b.chain_link, b.event_digests, b.column_sums::text[] AS column_sums
   FROM ledger_batch b WHERE b.chain_seq >= $1 AND b.chain_seq <= $2 ORDER BY b.chain_seq LIMIT ${BATCH_PAGE}`;

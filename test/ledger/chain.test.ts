@@ -3,6 +3,7 @@
 // src/ledger/chain.ts), and verifyLedger names each change a superuser makes behind the triggers.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_FIELDS } from '../../src/ledger/chain.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { batch, createTestLedger, event, type TestLedger } from '../helpers/ledger.ts';
@@ -88,6 +89,23 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     // A range: the batches holding positions 3..4.
     const ranged = await verifyLedger(t.db.sql, { from: 3n, to: 4n });
     expect(ranged).toMatchObject({ ok: true, batches: 1, events: 2, firstSeq: 2n, lastSeq: 2n });
+  });
+
+  it('takes a timestamp\'s text with the cheaper float expression exactly as documented, for every millisecond timestamp', async () => {
+    // The append statement reads epoch milliseconds through date_part (float8), cheaper than extract (numeric): for
+    // timestamptz(3) values the two must give the same decimal, or batches chained before the change would no longer verify.
+    const appendSql = EVENT_FIELDS.find((f) => f.column === 'occurred_at')!.sql.replaceAll('occurred_at', 't');
+    const rows = await sql.query<{ t: string; fast: string; documented: string }>(
+      `SELECT t::text, ${appendSql} AS fast, ${ms('t')} AS documented FROM (
+         SELECT unnest(ARRAY['0001-01-01 00:00:00.001+00', '1969-12-31 23:59:59.999+00', '1970-01-01 00:00:00+00',
+           '1970-01-01 00:00:00.001+00', '2026-12-01 02:00:00.5+00', '9999-12-31 23:59:59.999+00']::timestamptz(3)[]) AS t
+         UNION ALL
+         SELECT (timestamptz '1900-01-01 00:00:00+00' + make_interval(secs => (n * 7919.123457)::numeric(20,3)::float8))::timestamptz(3)
+         FROM generate_series(1, 20000) AS n
+       ) v`,
+    );
+    expect(rows.length).toBe(20_006);
+    expect(rows.filter((r) => r.fast !== r.documented)).toEqual([]);
   });
 
   it('stays one unbroken chain under concurrent writers (the link follows commit order)', async () => {
