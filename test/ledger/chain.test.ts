@@ -119,6 +119,23 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     for (const b of await recomputeByHand(sql)) expect(b.link).toBe(b.stored);
   });
 
+  it('verifies across event pages (5,000 a page, the next read while one is hashed) and names a change on a later page', async () => {
+    for (let b = 0; b < 12; b++) {
+      await t.ledger.append(batch('pages', Array.from({ length: 500 }, (_, i) => event(`pg-${b}-${i}`, { payload: { state: 'NONE' } })), (b + 1) * 500));
+    }
+    expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true, problemCount: 0 });
+    const [late] = await sql.query<{ position: string }>("SELECT position::text FROM ledger_event WHERE id = 'pg-11-499'");
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET session = 'rewritten' WHERE id = 'pg-11-499';
+      SET session_replication_role = origin;`);
+    const after = await verifyLedger(t.db.sql);
+    expect(after.problems).toEqual([expect.objectContaining({ kind: 'EVENT_CHANGED', eventId: 'pg-11-499', position: BigInt(late!.position), columns: ['session'] })]);
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET session = NULL WHERE id = 'pg-11-499';
+      SET session_replication_role = origin;`);
+    expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true });
+  });
+
   it('refuses to move the head other than one batch forward, and to delete it or a collector', async () => {
     expect((await sql.refused('UPDATE ledger_chain SET seq = seq + 2')).message).toMatch(/one batch forward/);
     expect((await sql.refused('UPDATE ledger_chain SET seq = seq - 1')).message).toMatch(/one batch forward/);
