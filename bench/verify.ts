@@ -17,7 +17,8 @@ import { FolderObjectStore } from '../src/ledger/object-store.ts';
 import { SecretRedactor } from '../src/secrets/redact.ts';
 import { verifyLedger } from '../src/ledger/verify.ts';
 import { createBenchDatabase } from './lib/postgres.ts';
-import { fixed, int, row } from './lib/stats.ts';
+import { sampleRss } from './lib/rss.ts';
+import { fixed, int, mb, row } from './lib/stats.ts';
 
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -80,13 +81,19 @@ export async function run(args: string[]): Promise<void> {
     }
     const floorSeconds = (performance.now() - t1) / 1000;
 
+    // verifyLedger reads pages of 500 batches and 5,000 events: its memory must not grow with the ledger.
+    const rss = sampleRss(process.pid, 50);
+    const rssBefore = rss.stop().lastBytes;
+    const during = sampleRss(process.pid, 50);
     const t2 = performance.now();
     const verified = await verifyLedger(database.sql);
     const verifySeconds = (performance.now() - t2) / 1000;
+    const rssMax = during.stop().maxBytes;
 
     console.log(row('floor: read the hashed columns', `${int(read / floorSeconds)} events/s`, `${fixed(floorSeconds)} s`));
     console.log(row('verifyLedger over the whole chain', `${int(verified.events / verifySeconds)} events/s`, `${fixed(verifySeconds)} s`, `${int(verified.batches)} batches`));
     console.log(row('verify / floor', fixed(floorSeconds / verifySeconds, 2)));
+    console.log(row('bench RSS before verify / max during', mb(rssBefore), mb(rssMax), `+${mb(Math.max(0, rssMax - rssBefore))}`));
     console.log(row('result', verified.ok ? 'intact' : `CHANGED (${verified.problemCount} problems)`, `${int(verified.events)} of ${int(events)} events`));
   } finally {
     await database.close();

@@ -63,3 +63,27 @@ export function cpuSplit(serverPid: number): () => CpuSplit {
     };
   };
 }
+
+/** CPU seconds one process has run (from /proc/<pid>/schedstat, nanoseconds), or null when it is gone. */
+export function processRunSeconds(pid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ', 1)[0]) / 1e9;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts counting the CPU of the PostgreSQL backends connected to one database (same machine), so
+ * other users' load on the same server is left out; the returned function gives the seconds spent
+ * since. `backendPids` lists them (e.g. from pg_stat_activity). A backend that ends meanwhile is not counted.
+ */
+export async function backendsCpu(backendPids: () => Promise<number[]>): Promise<() => Promise<number>> {
+  const start = new Map<number, number>();
+  for (const pid of await backendPids()) start.set(pid, processRunSeconds(pid) ?? 0);
+  return async () => {
+    let total = 0;
+    for (const pid of await backendPids()) total += (processRunSeconds(pid) ?? 0) - (start.get(pid) ?? 0);
+    return total;
+  };
+}

@@ -24,6 +24,7 @@ export const serverGrants: readonly { table: string; privileges: string; update?
   { table: 'blob', privileges: 'SELECT, INSERT', why: 'append-only' },
   { table: 'ledger_batch', privileges: 'SELECT, INSERT', why: 'append-only' },
   { table: 'contract_version', privileges: 'SELECT, INSERT', why: 'append-only' },
+  { table: 'token_revocation', privileges: 'SELECT, INSERT', why: 'append-only: revokeToken adds a row, every server reads them' },
   { table: 'collector', privileges: 'SELECT, INSERT', update: 'delivered_position, updated_at', why: "a collector's position moves forward on append" },
   { table: 'ledger_tool_count', privileges: 'SELECT, INSERT', update: 'events', why: 'kept by trigger as events are appended' },
   { table: 'ledger_chain', privileges: 'SELECT', update: 'seq, link', why: 'the chain head moves forward on append' },

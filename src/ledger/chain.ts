@@ -11,7 +11,7 @@ export const GENESIS_LINK = createHash('sha256').update(CHAIN_VERSION, 'utf8').d
 export const DIGEST_ENTRY_BYTES = 40;
 
 /** Milliseconds since the Unix epoch, as decimal text: a timestamp's canonical text whatever the session's TimeZone. */
-const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint::text`;
+const epochMs = (column: string) => `(date_part('epoch', ${column}) * 1000)::bigint::text`;
 
 /**
  * Every column of ledger_event in the chain's fixed order, with the SQL that gives the text hashed for
@@ -55,19 +55,18 @@ export const EVENT_FIELDS: readonly { column: string; sql: string }[] = [
 /** The batch row's columns in the chain's order (chain_seq last). */
 export const BATCH_FIELDS = ['id', 'collector', 'position', 'received', 'inserted', 'duplicates', 'bytes', 'received_at', 'chain_seq'] as const;
 
-/** The batch row's fields as the texts that are hashed, read from a stored row. */
-export const batchFieldsSql = (alias: string) =>
-  [
-    `${alias}.id::text`,
-    `${alias}.collector`,
-    `${alias}.position::text`,
-    `${alias}.received::text`,
-    `${alias}.inserted::text`,
-    `${alias}.duplicates::text`,
-    `${alias}.bytes::text`,
-    epochMs(`${alias}.received_at`),
-    `${alias}.chain_seq::text`,
-  ].join(', ');
+/** The batch row's fields as the texts that are hashed, read from a stored row (one SQL expression each). */
+export const batchFieldsSql = (alias: string): string[] => [
+  `${alias}.id::text`,
+  `${alias}.collector`,
+  `${alias}.position::text`,
+  `${alias}.received::text`,
+  `${alias}.inserted::text`,
+  `${alias}.duplicates::text`,
+  `${alias}.bytes::text`,
+  epochMs(`${alias}.received_at`),
+  `${alias}.chain_seq::text`,
+];
 
 /** A netstring: `<byte length>:<bytes>,` (checkpoints sign these). */
 export const netstring = (text: string): string => `${Buffer.byteLength(text, 'utf8')}:${text},`;
@@ -81,15 +80,20 @@ const TEXT_OID = 25;
  * then per field its type OID 25 (int32), its length in bytes (int32; -1 for NULL) and its UTF-8 bytes.
  */
 export function canonicalFields(fields: readonly (string | null)[]): Buffer {
+  // Written straight into one buffer (no Buffer per field): verify runs this for every event it reads.
   let size = 4 + 8 * fields.length;
-  const bytes = fields.map((f) => (f === null ? null : Buffer.from(f, 'utf8')));
-  for (const b of bytes) if (b) size += b.length;
+  for (const f of fields) if (f !== null) size += Buffer.byteLength(f, 'utf8');
   const out = Buffer.allocUnsafe(size);
   let at = out.writeInt32BE(fields.length, 0);
-  for (const b of bytes) {
+  for (const f of fields) {
     at = out.writeInt32BE(TEXT_OID, at);
-    at = out.writeInt32BE(b ? b.length : -1, at);
-    if (b) at += b.copy(out, at);
+    if (f === null) {
+      at = out.writeInt32BE(-1, at);
+      continue;
+    }
+    const length = out.write(f, at + 4, 'utf8');
+    out.writeInt32BE(length, at);
+    at += 4 + length;
   }
   return out;
 }

@@ -76,15 +76,18 @@ type StoredEvent = { fields: (string | null)[]; position: bigint; id: string };
 const fieldKeys = EVENT_FIELDS.map((_, i) => `f${i}`);
 const eventTextsSql = EVENT_FIELDS.map((f, i) => `${f.sql} AS f${i}`).join(', ');
 const batchSelectSql = `SELECT ${batchFieldsSql('b')
-  .split(', ')
   .map((s, i) => `${s} AS f${i}`)
   .join(', ')}, b.chain_seq, b.chain_link, b.event_digests, b.column_sums::text[] AS column_sums
   FROM ledger_batch b WHERE b.chain_seq >= $1 AND b.chain_seq <= $2 ORDER BY b.chain_seq LIMIT ${BATCH_PAGE}`;
 
-/** Reads events in position order over (after, upTo], a page at a time. */
+/**
+ * Reads events in position order over (after, upTo], a page at a time; the next page is asked for as
+ * soon as one arrives, so the database reads it while this process hashes the one before.
+ */
 class EventCursor {
   private buffer: StoredEvent[] = [];
   private at = 0;
+  private next: Promise<StoredEvent[]> | null = null;
   private done = false;
   private readonly sql: SqlQueryable;
   private after: bigint;
@@ -99,20 +102,31 @@ class EventCursor {
     this.upTo = upTo;
   }
 
+  private fetch(after: bigint): Promise<StoredEvent[]> {
+    const page = this.sql
+      .query<Record<string, string | null>>(
+        `SELECT ${eventTextsSql} FROM ledger_event WHERE position > $1${this.upTo === null ? '' : ' AND position <= $2'} ORDER BY position LIMIT ${EVENT_PAGE}`,
+        this.upTo === null ? [after] : [after, this.upTo],
+      )
+      .then((rows) =>
+        rows.map((row) => {
+          const fields = fieldKeys.map((key) => row[key] ?? null);
+          return { fields, position: BigInt(fields[1]!), id: fields[0]! };
+        }),
+      );
+    page.catch(() => {}); // awaited by peek; handled now in case verification stops before it
+    return page;
+  }
+
   async peek(): Promise<StoredEvent | null> {
     if (this.at < this.buffer.length) return this.buffer[this.at]!;
     if (this.done) return null;
-    const rows = await this.sql.query<Record<string, string | null>>(
-      `SELECT ${eventTextsSql} FROM ledger_event WHERE position > $1${this.upTo === null ? '' : ' AND position <= $2'} ORDER BY position LIMIT ${EVENT_PAGE}`,
-      this.upTo === null ? [this.after] : [this.after, this.upTo],
-    );
-    this.buffer = rows.map((row) => {
-      const fields = fieldKeys.map((key) => row[key] ?? null);
-      return { fields, position: BigInt(fields[1]!), id: fields[0]! };
-    });
+    this.buffer = await (this.next ?? this.fetch(this.after));
     this.at = 0;
-    if (rows.length < EVENT_PAGE) this.done = true;
+    this.next = null;
+    if (this.buffer.length < EVENT_PAGE) this.done = true;
     if (this.buffer.length) this.after = this.buffer.at(-1)!.position;
+    if (!this.done) this.next = this.fetch(this.after);
     return this.buffer[0] ?? null;
   }
 

@@ -96,7 +96,7 @@ describe.skipIf(!postgres)('least privilege on postgres', () => {
     }
   });
 
-  it('runs the whole app as the server role: directory build, dispatch, ingest, token uses, reads and verify', async () => {
+  it('runs the whole app as the server role: directory build, dispatch, ingest, token uses, reads, verify and revocation', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-roles-'));
     const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0' });
     const database = await openDatabase({ url: urlAs(roles.server) });
@@ -106,7 +106,8 @@ describe.skipIf(!postgres)('least privilege on postgres', () => {
       const { url, port } = await app.start(0, '127.0.0.1');
       const origin = `http://127.0.0.1:${port}`;
       const admin = { authorization: `Bearer ${app.services.authority.mintToken()}`, 'content-type': 'application/json' };
-      const limited = { authorization: `Bearer ${app.services.authority.mintToken(['uses <= 2'])}`, 'content-type': 'application/json' };
+      const limitedToken = app.services.authority.mintToken(['uses <= 2']);
+      const limited = { authorization: `Bearer ${limitedToken}`, 'content-type': 'application/json' };
 
       for (const headers of [admin, limited, limited]) {
         const call = await fetch(`${origin}/api/dispatch`, { method: 'POST', headers, body: JSON.stringify({ tool: 'ECHO', args: { text: 'as server' } }) });
@@ -128,6 +129,10 @@ describe.skipIf(!postgres)('least privilege on postgres', () => {
       const verified = await gql('{ verifyLedger { ok events problems { kind message } } }');
       expect(verified.errors).toBeUndefined();
       expect(verified.data.verifyLedger).toMatchObject({ ok: true, problems: [] });
+      // Revocation appends to token_revocation (and reads it back): granted to the server role too.
+      const revoked = await gql(`mutation { revokeToken(tokenId: ${JSON.stringify(limitedToken)}, reason: "roles test") { already } }`);
+      expect(revoked.errors).toBeUndefined();
+      expect(revoked.data.revokeToken.already).toBe(false);
 
       const [collector] = await db.sql.query<{ delivered_position: bigint }>("SELECT delivered_position FROM collector WHERE id = 'roles'");
       expect(collector!.delivered_position).toBe(4n);

@@ -3,6 +3,7 @@
 // src/ledger/chain.ts), and verifyLedger names each change a superuser makes behind the triggers.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_FIELDS } from '../../src/ledger/chain.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { batch, createTestLedger, event, type TestLedger } from '../helpers/ledger.ts';
@@ -90,6 +91,23 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     expect(ranged).toMatchObject({ ok: true, batches: 1, events: 2, firstSeq: 2n, lastSeq: 2n });
   });
 
+  it('takes a timestamp\'s text with the cheaper float expression exactly as documented, for every millisecond timestamp', async () => {
+    // The append statement reads epoch milliseconds through date_part (float8), cheaper than extract (numeric): for
+    // timestamptz(3) values the two must give the same decimal, or batches chained before the change would no longer verify.
+    const appendSql = EVENT_FIELDS.find((f) => f.column === 'occurred_at')!.sql.replaceAll('occurred_at', 't');
+    const rows = await sql.query<{ t: string; fast: string; documented: string }>(
+      `SELECT t::text, ${appendSql} AS fast, ${ms('t')} AS documented FROM (
+         SELECT unnest(ARRAY['0001-01-01 00:00:00.001+00', '1969-12-31 23:59:59.999+00', '1970-01-01 00:00:00+00',
+           '1970-01-01 00:00:00.001+00', '2026-12-01 02:00:00.5+00', '9999-12-31 23:59:59.999+00']::timestamptz(3)[]) AS t
+         UNION ALL
+         SELECT (timestamptz '1900-01-01 00:00:00+00' + make_interval(secs => (n * 7919.123457)::numeric(20,3)::float8))::timestamptz(3)
+         FROM generate_series(1, 20000) AS n
+       ) v`,
+    );
+    expect(rows.length).toBe(20_006);
+    expect(rows.filter((r) => r.fast !== r.documented)).toEqual([]);
+  });
+
   it('stays one unbroken chain under concurrent writers (the link follows commit order)', async () => {
     await Promise.all(
       [0, 1, 2, 3].map(async (w) => {
@@ -99,6 +117,23 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     const verified = await verifyLedger(t.db.sql);
     expect(verified).toMatchObject({ ok: true, batches: 46, events: 90 });
     for (const b of await recomputeByHand(sql)) expect(b.link).toBe(b.stored);
+  });
+
+  it('verifies across event pages (5,000 a page, the next read while one is hashed) and names a change on a later page', async () => {
+    for (let b = 0; b < 12; b++) {
+      await t.ledger.append(batch('pages', Array.from({ length: 500 }, (_, i) => event(`pg-${b}-${i}`, { payload: { state: 'NONE' } })), (b + 1) * 500));
+    }
+    expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true, problemCount: 0 });
+    const [late] = await sql.query<{ position: string }>("SELECT position::text FROM ledger_event WHERE id = 'pg-11-499'");
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET session = 'rewritten' WHERE id = 'pg-11-499';
+      SET session_replication_role = origin;`);
+    const after = await verifyLedger(t.db.sql);
+    expect(after.problems).toEqual([expect.objectContaining({ kind: 'EVENT_CHANGED', eventId: 'pg-11-499', position: BigInt(late!.position), columns: ['session'] })]);
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET session = NULL WHERE id = 'pg-11-499';
+      SET session_replication_role = origin;`);
+    expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true });
   });
 
   it('refuses to move the head other than one batch forward, and to delete it or a collector', async () => {
