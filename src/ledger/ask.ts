@@ -111,7 +111,7 @@ function tokenize(question: string): Token[] {
       if (quoted.trim()) tokens.push({ raw: quoted.trim(), word: quoted.trim().toLowerCase(), quoted: true });
       continue;
     }
-    const raw = m[3]!.replace(/^[(\[{,;:!?]+|[)\]},;:!?.]+$/g, '');
+    const raw = m[3]!.replace(/^[([{,;:!?]+|[)\]},;:!?.]+$/g, '');
     if (raw) tokens.push({ raw, word: raw.toLowerCase(), quoted: false });
   }
   return tokens;

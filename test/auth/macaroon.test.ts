@@ -45,7 +45,7 @@ function refused(checked: Checked): boolean {
 
 describe('macaroon format', () => {
   it.each([0, 1, 20])('round-trips a token with %i caveats field for field', (n) => {
-    const token = mint(rootKey, 'dirledger', 'dl1:00000000:' + 'ab'.repeat(16), caveatsOf(n));
+    const token = mint(rootKey, 'dirledger', `dl1:00000000:${'ab'.repeat(16)}`, caveatsOf(n));
     const back = parse(serialize(token));
     expect(back).toEqual(token);
     expect(serialize(back)).toBe(serialize(token));

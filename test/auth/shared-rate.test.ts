@@ -82,7 +82,7 @@ describe.skipIf(reason !== null)('two instances sharing limits through Redis', (
     expect(min).toBeGreaterThanOrEqual(rate * 10 * 0.9);
     expect(max).toBeLessThanOrEqual(rate * 10 * 1.1);
     expect([...counts.retryAfter].every((r) => Number(r) >= 1)).toBe(true);
-    expect(pair.a.app.services.authority['options'].sharedRate?.degraded).toBe(false);
+    expect(pair.a.app.services.authority.sharedRate?.degraded).toBe(false);
   });
 
   it('another token has its own rate', async () => {
@@ -117,7 +117,7 @@ describe('Redis unreachable: per-process limits, logged loudly', () => {
     for (let i = 0; i < 5; i++) statuses.push((await fetch(`${t.origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } })).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     expect(lines.some((l) => l.includes('RATE LIMITS ARE PER PROCESS'))).toBe(true);
-    expect(t.app.services.authority['options'].sharedRate?.degraded).toBe(true);
+    expect(t.app.services.authority.sharedRate?.degraded).toBe(true);
   });
 });
 
@@ -155,7 +155,7 @@ describe.skipIf(privateRedisMissing !== null)('Redis lost mid-run and back: per-
     for (let i = 0; i < 5; i++) statuses.push((await fetch(`${t.origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } })).status);
     return statuses;
   };
-  const limiter = () => t.app.services.authority['options'].sharedRate!;
+  const limiter = () => t.app.services.authority.sharedRate!;
 
   it('counts in Redis, then in this process while Redis is gone, then in Redis again', async () => {
     expect(await five(t.mint('read = all'))).toEqual([200, 200, 200, 429, 429]);
