@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config.ts';
-import { openDatabase } from '../src/db/client.ts';
+import { type Database, openDatabase } from '../src/db/client.ts';
 import { generateDirectory, writeDirectory } from '../src/directory/fixtures.ts';
 import { createLogger } from '../src/logger.ts';
 import { onCleanup } from './lib/cleanup.ts';
@@ -42,7 +42,7 @@ export async function run(args: string[]): Promise<void> {
   const generateMs = performance.now() - t;
 
   const env: Record<string, string> = { DATA_DIR: path.join(tmp, 'data'), DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'silent', PORT: '0', GRAPHQL_MAX_COST: '1000000' };
-  let db;
+  let db: Database | undefined;
   if (values.db === 'pglite') db = await openDatabase({ memory: true });
   else {
     const bench = await createBenchDatabase('directory');

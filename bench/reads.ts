@@ -135,7 +135,7 @@ async function writeDirectory(dataDir: string): Promise<void> {
   const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
   const lines = ['name,description,way: http,args schema', ...tools.map((t) => [t, quote(`The ${t.replaceAll('_', ' ')} tool of the bench workload.`), quote(JSON.stringify(contractOf(t))), quote('{"type":"object","properties":{"query":{"type":"string"}}}')].join(','))];
   await import('node:fs/promises').then((fs) => fs.mkdir(path.join(dataDir, 'directory'), { recursive: true }));
-  await writeFile(path.join(dataDir, 'directory', 'tool.csv'), lines.join('\n') + '\n');
+  await writeFile(path.join(dataDir, 'directory', 'tool.csv'), `${lines.join('\n')}\n`);
 }
 
 /** The workload through the ingest door, 4 senders, each tool request naming its tool's contract. */

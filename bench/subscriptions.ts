@@ -247,12 +247,18 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
   process.stdout.write(`${row('latency p50 (recorded → receipt)', `${fixed(p50, 1)} ms`)}\n`);
   process.stdout.write(`${target('latency p99 (recorded → receipt)', `${fixed(p99, 1)} ms`, `≤ ${targets.p99Ms} ms`, p99 <= targets.p99Ms)}\n`);
   if (servers.length > 1) {
-    latenciesOn.forEach((l, i) => process.stdout.write(`${row(`  subscribers on server ${i + 1} p50 / p99`, `${fixed(percentile(l, 0.5), 1)} ms`, `${fixed(percentile(l, 0.99), 1)} ms`)}\n`));
+    latenciesOn.forEach((l, i) => {
+      process.stdout.write(`${row(`  subscribers on server ${i + 1} p50 / p99`, `${fixed(percentile(l, 0.5), 1)} ms`, `${fixed(percentile(l, 0.99), 1)} ms`)}\n`);
+    });
   }
   process.stdout.write(`${row('latency max (recorded → receipt)', `${fixed(max, 1)} ms`)}\n`);
   process.stdout.write(`${row('send → receipt p50 / p99 / max', `${fixed(percentile(fromSend, 0.5), 1)} ms`, `${fixed(percentile(fromSend, 0.99), 1)} ms`, `${fixed(fromSend.reduce((a, b) => Math.max(a, b), 0), 1)} ms`)}  (upper bound, includes the append call)\n`);
   process.stdout.write(`${row('append call p50 / p99', `${fixed(percentile(appendMs, 0.5), 1)} ms`, `${fixed(percentile(appendMs, 0.99), 1)} ms`)}\n`);
   process.stdout.write(`${row('after append answer p50 / p99', `${fixed(percentile(afterAnswer, 0.5), 1)} ms`, `${fixed(percentile(afterAnswer, 0.99), 1)} ms`)}  (lower bound)\n`);
-  memory.forEach((m, i) => process.stdout.write(`${target(`server ${i + 1} RSS (max)`, mb(m.maxBytes), `≤ ${mb(targets.rssBytes)}`, m.maxBytes <= targets.rssBytes)}\n`));
-  cpu.forEach((c, i) => process.stdout.write(`${row(`server ${i + 1} CPU`, `${fixed(c, 1)} s`)}  (${fixed((100 * c) / writeSeconds, 0)}% of one core)\n`));
+  memory.forEach((m, i) => {
+    process.stdout.write(`${target(`server ${i + 1} RSS (max)`, mb(m.maxBytes), `≤ ${mb(targets.rssBytes)}`, m.maxBytes <= targets.rssBytes)}\n`);
+  });
+  cpu.forEach((c, i) => {
+    process.stdout.write(`${row(`server ${i + 1} CPU`, `${fixed(c, 1)} s`)}  (${fixed((100 * c) / writeSeconds, 0)}% of one core)\n`);
+  });
 }

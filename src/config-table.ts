@@ -1,6 +1,6 @@
 // `node src/config-table.ts` rewrites the README's settings table from config.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { settings } from './config.ts';
 
 export function settingsTable(): string {

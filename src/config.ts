@@ -228,7 +228,7 @@ export function parseConfig(
     }
     if (parsed !== undefined) {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        problems.push('SECRETS_FILE: expected a JSON object of {"NAME": "value"}, got ' + (Array.isArray(parsed) ? 'an array' : typeof parsed));
+        problems.push(`SECRETS_FILE: expected a JSON object of {"NAME": "value"}, got ${Array.isArray(parsed) ? 'an array' : typeof parsed}`);
       } else {
         for (const [name, value] of Object.entries(parsed)) addSecret(`SECRETS_FILE entry ${name}`, name, value);
       }

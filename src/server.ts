@@ -1,14 +1,14 @@
 // Entry only: read config, buildApp(), listen, SIGTERM/SIGINT → stop().
 import v8 from 'node:v8';
-import { buildApp } from './app.ts';
-import { ConfigError, parseConfig } from './config.ts';
+import { type App, buildApp } from './app.ts';
+import { type Config, ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { keepWasmOnBaselineCompiler } from './db/client.ts';
 import { FolderLockedError } from './db/folder-lock.ts';
 import { createLogger } from './logger.ts';
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = parseConfig(env);
   } catch (error) {
@@ -24,7 +24,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
   const keyed = withRootKey(config);
   config = keyed.config;
   const logger = createLogger(config.LOG_LEVEL, config.secrets);
-  let app;
+  let app: App;
   try {
     app = await buildApp(config, { logger });
   } catch (error) {

@@ -20,7 +20,7 @@ export function onCleanup(name: string, run: () => Promise<void> | void): () => 
 
 /** Runs every registered step, newest first; a failing step is reported and the rest still run. */
 export function cleanupAll(): Promise<void> {
-  return (running ??= (async () => {
+  running ??= (async () => {
     while (steps.length) {
       const step = steps.pop()!;
       try {
@@ -30,7 +30,8 @@ export function cleanupAll(): Promise<void> {
       }
     }
     running = undefined;
-  })());
+  })();
+  return running;
 }
 
 let installed = false;

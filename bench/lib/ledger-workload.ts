@@ -51,7 +51,7 @@ const statuses = ['200', '200', '200', '200', '201', '400', '404', '429', '500']
 
 function sentence(r: Prng, min: number, max: number): string {
   const text = r.words(vocabulary, r.int(min, max));
-  return text[0]!.toUpperCase() + text.slice(1) + '.';
+  return `${text[0]!.toUpperCase()}${text.slice(1)}.`;
 }
 
 /** Paragraphs are drawn from a fixed pool of sentences, so generating rows stays cheap next to ingesting them. */

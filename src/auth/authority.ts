@@ -140,6 +140,11 @@ export class Authority {
     this.signingKey = derivedKey(options.rootKey);
   }
 
+  /** The rate limiter shared through Redis, when one is configured. */
+  get sharedRate(): SharedRateLimiter | undefined {
+    return this.options.sharedRate;
+  }
+
   /** A fresh token with these caveats, signed by the root key. In process only (start-up, tests, the CLI). */
   mintToken(caveats: readonly string[] = []): string {
     return mintWithId(this.options.rootKey, this.keyId, caveats).token;

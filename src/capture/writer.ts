@@ -13,7 +13,7 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode, badInput } from '../errors.ts';
-import { EventInput, parseEvent } from '../ledger/input.ts';
+import { type EventInput, parseEvent } from '../ledger/input.ts';
 import type { AppendResult } from '../ledger/ledger.ts';
 import type { BatchInput } from '../ledger/input.ts';
 import type { Config } from '../config.ts';

@@ -261,7 +261,10 @@ token
     if (url) {
       const { recordGrantAt } = await import('./grant.ts');
       const code = await recordGrantAt(url, minted, minted, 'ADMIN');
-      if (code !== 0) return void (process.exitCode = code);
+      if (code !== 0) {
+        process.exitCode = code;
+        return;
+      }
     }
     process.stdout.write(`${minted}\n`);
   });
@@ -319,7 +322,10 @@ token
     if (url) {
       const { recordGrantAt } = await import('./grant.ts');
       const code = await recordGrantAt(url, text, narrowed, 'NARROW');
-      if (code !== 0) return void (process.exitCode = code);
+      if (code !== 0) {
+        process.exitCode = code;
+        return;
+      }
     }
     process.stdout.write(`${narrowed}\n`);
   });

@@ -121,7 +121,7 @@ export function currentInvocation(): Invocation | undefined {
 /** Runs `fn` in the current invocation with generic outbound capture off (the runner records its own calls). */
 export function withoutOutboundCapture<T>(fn: () => T): T {
   const current = currentInvocation();
-  if (!current || !current.captureOutbound) return fn();
+  if (!current?.captureOutbound) return fn();
   return storage.run(Object.freeze({ ...current, captureOutbound: false }), fn);
 }
 

@@ -1,10 +1,11 @@
 // What a folder holds on disk.
+import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Bytes allocated on disk to every file under `folder` (0 when it does not exist); symlinks are not followed. */
 export async function folderBytes(folder: string): Promise<number> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(folder, { withFileTypes: true });
   } catch (error) {

@@ -35,7 +35,8 @@ async function loadEngineModule(): Promise<EngineModule> {
   const module = await WebAssembly.compile(await readFile(path.join(dir, 'schema_engine_bg.wasm')));
   const imports: Record<string, Record<string, unknown>> = {};
   for (const imp of WebAssembly.Module.imports(module)) {
-    (imports[imp.module] ??= {})[imp.name] = bg[imp.name];
+    imports[imp.module] ??= {};
+    imports[imp.module]![imp.name] = bg[imp.name];
   }
   const instance = await WebAssembly.instantiate(module, imports as WebAssembly.Imports);
   bg.__wbg_set_wasm(instance.exports);

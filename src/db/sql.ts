@@ -82,11 +82,14 @@ export class TextArray {
   }
 }
 
-const nonAscii = /[^\x00-\x7f]/;
+const nonAscii = /[\x80-\uffff]/;
 const smallInt32Chars: string[] = [];
 /** A big-endian int32 as four latin1 chars (one byte each). */
 function int32Chars(n: number): string {
-  if (n >= 0 && n < 1024) return (smallInt32Chars[n] ??= String.fromCharCode(0, 0, n >>> 8, n & 255));
+  if (n >= 0 && n < 1024) {
+    smallInt32Chars[n] ??= String.fromCharCode(0, 0, n >>> 8, n & 255);
+    return smallInt32Chars[n];
+  }
   return String.fromCharCode((n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255);
 }
 

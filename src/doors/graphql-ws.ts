@@ -1,7 +1,7 @@
 // GraphQL over WebSocket (graphql-ws): the token is checked at connection_init and again, for expiry,
 // revocation and rate, at each subscribe; a query or mutation that touches more than the Ledger is
 // recorded (door GRAPHQL_WS).
-import { GraphQLError } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, GraphQLError } from 'graphql';
 import type { Context as WsContext, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocketServer } from 'ws';
@@ -17,13 +17,21 @@ import { recordRefusal } from './authenticate.ts';
 import type { Yoga } from './graphql-http.ts';
 import { admitUpgrade } from './upgrade.ts';
 
+type Enveloped = ReturnType<Yoga['getEnveloped']>;
+/** The execution arguments `subscribeOne` answers: Yoga's enveloped execute and subscribe ride in rootValue. */
+type EnvelopedArgs = ExecutionArgs & {
+  query: string;
+  contextValue: { caller: Caller };
+  rootValue: { execute: Enveloped['execute']; subscribe: Enveloped['subscribe'] };
+};
+
 /** Serves graphql-ws on `wsServer`; returns its dispose. */
 export function useGraphqlWs(services: Services, logger: Logger, yoga: Yoga, wsServer: WebSocketServer): () => Promise<void> | void {
   /** A graphql-ws query or mutation; one that touches more than the Ledger is recorded (door GRAPHQL_WS). */
-  async function executeOverWs(args: any): Promise<any> {
+  async function executeOverWs(args: EnvelopedArgs): Promise<ExecutionResult | AsyncIterable<ExecutionResult>> {
     if (!graphqlDocumentRecorded(args.document, args.operationName)) return args.rootValue.execute(args);
     const body = Buffer.from(JSON.stringify({ query: args.query, variables: args.variableValues ?? undefined, operationName: args.operationName ?? undefined }));
-    return captureCall(services, { door: 'GRAPHQL_WS', request: { method: 'EXECUTE', url: 'graphql-ws:execute', headers: {}, body } }, () => args.rootValue.execute(args), jsonAnswer);
+    return captureCall<ExecutionResult | AsyncIterable<ExecutionResult>>(services, { door: 'GRAPHQL_WS', request: { method: 'EXECUTE', url: 'graphql-ws:execute', headers: {}, body } }, () => args.rootValue.execute(args), jsonAnswer);
   }
 
   async function subscribeOne(ctx: WsContext<Record<string, unknown>, Extra>, params: SubscribePayload) {
@@ -73,8 +81,9 @@ export function useGraphqlWs(services: Services, logger: Logger, yoga: Yoga, wsS
 
   const ws = useServer(
     {
-      execute: (args: any) => runAsCaller(args.contextValue.caller, () => executeOverWs(args)),
-      subscribe: (args: any) => runAsCaller(args.contextValue.caller, () => args.rootValue.subscribe(args)),
+      // Every args here is the one subscribeOne answered.
+      execute: (args) => runAsCaller((args as EnvelopedArgs).contextValue.caller, () => executeOverWs(args as EnvelopedArgs)),
+      subscribe: (args) => runAsCaller((args as EnvelopedArgs).contextValue.caller, () => (args as EnvelopedArgs).rootValue.subscribe(args)),
       onConnect: async (ctx) => {
         const checked = await admitUpgrade(services, ctx.extra.request, new URL(ctx.extra.request.url ?? '/', 'http://localhost'), 'GRAPHQL_WS', ctx.connectionParams);
         if (checked === null) return true;

@@ -45,7 +45,10 @@ const gates = new WeakMap<Services, Gate>();
 
 export async function ingestBatch(request: Request, services: Services): Promise<Response> {
   let gate = gates.get(services);
-  if (!gate) gates.set(services, (gate = new Gate(INGEST_CONCURRENCY)));
+  if (!gate) {
+    gate = new Gate(INGEST_CONCURRENCY);
+    gates.set(services, gate);
+  }
   try {
     const result = await gate.run(async () => {
       const body = await readJson(request, services.config.BATCH_MAX_BYTES);

@@ -48,7 +48,8 @@ export function upgradeListener(services: Services, logger: Logger, graphqlWs: W
       if (refuseUrlToken(services, logger, request, upgradeUrl, 'WEBSOCKET', socket)) return;
       // No token at the upgrade (a browser): the first message must carry it.
       if (services.authRequired && !credentialOf(headersOf(request)) && !credentialOfProtocols(request.headers['sec-websocket-protocol'])) {
-        return wsDoor.handleUpgrade(request, socket, head, undefined, (token) => admitUpgrade(services, request, upgradeUrl, 'WEBSOCKET', undefined, token ?? '') as Promise<Checked>);
+        wsDoor.handleUpgrade(request, socket, head, undefined, (token) => admitUpgrade(services, request, upgradeUrl, 'WEBSOCKET', undefined, token ?? '') as Promise<Checked>);
+        return;
       }
       void admitUpgrade(services, request, upgradeUrl, 'WEBSOCKET').then(
         (checked) => {

@@ -111,7 +111,7 @@ function tokenize(question: string): Token[] {
       if (quoted.trim()) tokens.push({ raw: quoted.trim(), word: quoted.trim().toLowerCase(), quoted: true });
       continue;
     }
-    const raw = m[3]!.replace(/^[(\[{,;:!?]+|[)\]},;:!?.]+$/g, '');
+    const raw = m[3]!.replace(/^[([{,;:!?]+|[)\]},;:!?.]+$/g, '');
     if (raw) tokens.push({ raw, word: raw.toLowerCase(), quoted: false });
   }
   return tokens;
@@ -178,7 +178,9 @@ export function readQuestion(question: string, now: Date = new Date()): AskReadi
     return count;
   };
   const add = <K extends FilterDimension | 'direction'>(key: K, value: string) => {
-    const list = ((filter as Record<string, string[]>)[key] ??= []);
+    const lists = filter as Record<string, string[]>;
+    lists[key] ??= [];
+    const list = lists[key]!;
     if (!list.includes(value)) list.push(value);
   };
   const measure = (m: LedgerMeasure) => {

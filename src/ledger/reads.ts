@@ -2,7 +2,7 @@
 // summed in SQL from rows. Writers only ever add positions above every committed
 // one, so "position after the cursor" never skips or repeats an event.
 import type { Database } from '../db/client.ts';
-import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { filterConditions, planEventSelect, runRead, selectEvents, SqlParams, type EventQuery, type EventSpec } from './event-select.ts';

@@ -169,7 +169,10 @@ async function eventsOfActions(ctx: Context, ids: string[], scope: LedgerScope |
   for (const row of rows) {
     const id = row.actionId as string;
     let list = out.get(id);
-    if (!list) out.set(id, (list = []));
+    if (!list) {
+      list = [];
+      out.set(id, list);
+    }
     list.push(row);
   }
   return out;

@@ -111,7 +111,7 @@ export function unframe(bytes: Buffer): { events: EventInput[]; validBytes: numb
     if (length === 0 || end > bytes.length) break;
     const body = bytes.subarray(offset + HEADER, end);
     if (crc32(body) !== bytes.readUInt32LE(offset + 4)) break;
-    let parsed;
+    let parsed: ReturnType<typeof parseEvent>;
     try {
       parsed = parseEvent(JSON.parse(body.toString('utf8')));
     } catch {

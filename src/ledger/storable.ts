@@ -43,7 +43,10 @@ function mapJson(value: unknown, text: (s: string) => string): unknown {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const v = mapJson(value[i], text);
-      if (v !== value[i]) (out ??= value.slice())[i] = v;
+      if (v !== value[i]) {
+        out ??= value.slice();
+        out[i] = v;
+      }
     }
     return out ?? value;
   }

@@ -49,12 +49,14 @@ export function summarizeCall(rows: readonly CallEventRow[]): CallSummary {
   if (rows.some((r) => r.kind === 'REFUSAL')) outcome = 'REFUSED';
   else if (rows.some((r) => r.kind === 'DRY_RUN')) outcome = 'DRY_RUN';
   else if (results.length) outcome = results.some(failed) ? 'ERROR' : 'OK';
+  let endedAt = first.occurred_at;
+  for (const r of rows) if (r.occurred_at > endedAt) endedAt = r.occurred_at;
   return {
     tool: rows.find((r) => r.tool !== null)?.tool ?? null,
     outcome,
     status: answer?.status ?? rows.findLast((r) => r.status !== null)?.status ?? null,
     startedAt: first.occurred_at,
-    endedAt: rows.reduce((at, r) => (r.occurred_at > at ? r.occurred_at : at), first.occurred_at),
+    endedAt,
     events: rows.length,
   };
 }

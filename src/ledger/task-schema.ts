@@ -49,7 +49,10 @@ function summarize(rows: SummaryRow[]): Map<string, CallSummary> {
   const byAction = new Map<string, CallEventRow[]>();
   for (const row of rows) {
     let list = byAction.get(row.action_id);
-    if (!list) byAction.set(row.action_id, (list = []));
+    if (!list) {
+      list = [];
+      byAction.set(row.action_id, list);
+    }
     list.push(row);
   }
   return new Map([...byAction].map(([action, events]) => [action, summarizeCall(events)]));
@@ -84,7 +87,10 @@ async function callsPage(ctx: Context, task: string, take: number, after: bigint
     `SELECT c.action_id, c.first, ${summaryColumns} FROM calls c JOIN ledger_event e ON e.action_id = c.action_id${scopeCondition(scope, params)} ORDER BY c.first, e.position`;
   const rows = await runRead<SummaryRow & { first: bigint }>(ctx.services.db.sql, text, params);
   let cache = primed.get(ctx);
-  if (!cache) primed.set(ctx, (cache = new Map()));
+  if (!cache) {
+    cache = new Map();
+    primed.set(ctx, cache);
+  }
   for (const [action, summary] of summarize(rows)) cache.set(`${scopeKey(scope)}:${action}`, summary);
   const calls: { action_id: string; first: bigint }[] = [];
   for (const row of rows) if (calls.at(-1)?.action_id !== row.action_id) calls.push({ action_id: row.action_id, first: row.first });

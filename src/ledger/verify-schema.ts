@@ -3,7 +3,7 @@ import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { checkCheckpoint, exportCheckpoint, type Checkpoint, type CheckpointCheck } from './checkpoint.ts';
-import { ChainProblemKinds, verifyLedger, type ChainProblem, type LedgerVerification } from './verify.ts';
+import { type ChainProblemKinds, verifyLedger, type ChainProblem, type LedgerVerification } from './verify.ts';
 
 /** Refuses (and records the refusal) unless the caller holds an admin token; AUTHORITY=off lets everyone through. */
 async function requireOperator(ctx: Context, what: string): Promise<void> {

@@ -25,10 +25,16 @@ export class FilterIndex<S extends Indexed> {
       return;
     }
     let values = this.byDimension.get(dimension);
-    if (!values) this.byDimension.set(dimension, (values = new Map()));
+    if (!values) {
+      values = new Map();
+      this.byDimension.set(dimension, values);
+    }
     for (const value of sub.filter[dimension]!) {
       let set = values.get(value);
-      if (!set) values.set(value, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        values.set(value, set);
+      }
       set.add(sub);
     }
   }

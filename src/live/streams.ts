@@ -218,7 +218,10 @@ export class StreamRegistry {
 
   private streamOf(actionId: string): Stream {
     let stream = this.streams.get(actionId);
-    if (!stream) this.streams.set(actionId, (stream = new Stream(actionId, this.redactor.stream())));
+    if (!stream) {
+      stream = new Stream(actionId, this.redactor.stream());
+      this.streams.set(actionId, stream);
+    }
     return stream;
   }
 

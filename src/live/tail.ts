@@ -158,7 +158,7 @@ export class LedgerTail {
 
   /** Listens to the signal and starts the safety poll, once; both do nothing while the tail is idle. */
   start(): Promise<void> {
-    return (this.starting ??= (async () => {
+    this.starting ??= (async () => {
       this.unsubscribeSignal = this.signal.onWake((position) => {
         this.counters.wakes++;
         if (position !== undefined && this.head !== null && position <= this.head) this.counters.wakesSkipped++;
@@ -178,7 +178,8 @@ export class LedgerTail {
     })().catch((error) => {
       this.starting = undefined;
       throw error;
-    }));
+    });
+    return this.starting;
   }
 
   /**
@@ -188,7 +189,7 @@ export class LedgerTail {
   private async follow(): Promise<void> {
     await this.start();
     if (this.active) return;
-    await (this.resuming ??= (async () => {
+    this.resuming ??= (async () => {
       try {
         const rows = await this.prisma.$queryRaw<{ head: bigint | null }[]>`SELECT max(position) AS head FROM ledger_event`;
         this.counters.reads++;
@@ -198,7 +199,8 @@ export class LedgerTail {
       } finally {
         this.resuming = undefined;
       }
-    })());
+    })();
+    await this.resuming;
   }
 
   /** Reads everything committed past the head now (coalesced: a wake during a read reads again after it). */

@@ -217,7 +217,9 @@ function* buildSteps<R extends ResolverRow>(input: readonly R[], aliasTable: Ali
     const ids = Int32Array.from(best.keys()).sort();
     const specificity = Uint8Array.from(ids, (id) => best.get(id)!.specificity);
     const groups: number[][] = Array.from({ length: 11 }, () => []);
-    specificity.forEach((spec, at) => groups[spec]!.push(at));
+    specificity.forEach((spec, at) => {
+      groups[spec]!.push(at);
+    });
     aliases.set(key, {
       words,
       ids,

@@ -408,7 +408,10 @@ function rowWordsLayer(index: ResolverIndex<ResolverRow>, q: Query, c: Collector
   if (!lists.every(Boolean)) return;
   const add = (id: number) => c.add({ id, score: S.ROW_WORDS, layer: L.ROW_WORDS });
   if (q.tokens.length === 1) {
-    intersect(lists as Int32Array[], (id) => (add(id), c.full));
+    intersect(lists as Int32Array[], (id) => {
+      add(id);
+      return c.full;
+    });
     return;
   }
   // More of the query's words in the name first: one bucket per count, each capped at what is still needed.

@@ -93,8 +93,12 @@ export class ResolverService<R extends ResolverRow = ResolverRow> {
     this.#next = undefined;
     const settle = (p: Promise<ResolverVersion<R>>) =>
       p.then(
-        (v) => next.waiters.forEach((w) => w.resolve(v)),
-        (e) => next.waiters.forEach((w) => w.reject(e)),
+        (v) => {
+          for (const w of next.waiters) w.resolve(v);
+        },
+        (e) => {
+          for (const w of next.waiters) w.reject(e);
+        },
       );
     if (next.version === this.#current.version) settle(Promise.resolve(this.#current));
     else settle(this.#start(next.version, next.load));

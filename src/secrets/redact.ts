@@ -43,7 +43,7 @@ function escapeStarts(values: string[]): string[] {
   const short: Record<string, string> = { '"': '\\"', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
   for (const value of values) {
     if (value.includes(' ')) starts.add('+');
-    for (const [c, escape] of Object.entries(short)) if (value.includes(c)) starts.add(escape);
+    for (const [c, escaped] of Object.entries(short)) if (value.includes(c)) starts.add(escaped);
   }
   return [...starts];
 }
@@ -131,7 +131,7 @@ export class SecretRedactor {
     const entries = (Array.isArray(secrets) ? secrets : Object.entries(secrets)).filter(([, value]) => value.length > 0);
     this.text_ = new Matcher(entries, 'text');
     // Bytes are read as latin1, one character a byte: an ASCII value is spelled the same in both.
-    this.bytes_ = entries.every(([, v]) => /^[\x00-\x7f]*$/.test(v)) ? this.text_ : new Matcher(entries, 'bytes');
+    this.bytes_ = entries.every(([, v]) => !/[\x80-\uffff]/.test(v)) ? this.text_ : new Matcher(entries, 'bytes');
   }
 
   /** A redactor for one stream's chunks in order (see StreamRedactor). */
@@ -208,7 +208,10 @@ export class SecretRedactor {
       let out: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
         const v = this.json(value[i], found);
-        if (v !== value[i]) (out ??= value.slice())[i] = v;
+        if (v !== value[i]) {
+          out ??= value.slice();
+          out[i] = v;
+        }
       }
       return (out ?? value) as T;
     }

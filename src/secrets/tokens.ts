@@ -45,9 +45,15 @@ export const plainTokenRun = new RegExp(`${tokenStart}[A-Za-z0-9_-]*`, 'g');
 export const plainTokenAlphabet = /^[A-Za-z0-9_-]$/;
 export const encodedTokenAlphabet = /^[A-Za-z0-9+/_=-]$/;
 
+/** The placeholder of a redacted token; notes the token name in `found`. */
+function tokenPlaceholder(found: Set<string>): string {
+  found.add(TOKEN_SECRET_NAME);
+  return `[${TOKEN_SECRET_NAME}]`;
+}
+
 /** Plain tokens, and tokens base64-encoded inside other text (Basic auth, a base64 field): the whole base64 run goes. */
 export function redactTokenText(text: string, found: Set<string>): string {
-  let out = text.includes(tokenStart) ? text.replace(plainTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`)) : text;
-  if (encodedTokenTexts.some((n) => out.includes(n))) out = out.replace(encodedTokenRun, () => (found.add(TOKEN_SECRET_NAME), `[${TOKEN_SECRET_NAME}]`));
+  let out = text.includes(tokenStart) ? text.replace(plainTokenRun, () => tokenPlaceholder(found)) : text;
+  if (encodedTokenTexts.some((n) => out.includes(n))) out = out.replace(encodedTokenRun, () => tokenPlaceholder(found));
   return out;
 }

@@ -104,7 +104,10 @@ describe('time: not_before and expires (injected clock)', () => {
 
   it('several of each: the latest not_before and the earliest expiry apply', () => {
     const both = authority.mintToken(['not_before = 2026-12-01T00:00:00.000Z', 'not_before = 2026-12-05T00:00:00.000Z', 'expires = 2026-12-31T00:00:00.000Z', 'expires = 2026-12-20T00:00:00.000Z']);
-    const check = (iso: string) => ((clock = new Date(iso)), refusalAt(both));
+    const check = (iso: string) => {
+      clock = new Date(iso);
+      return refusalAt(both);
+    };
     expect(check('2026-12-03T00:00:00.000Z')!.caveat).toBe('not_before = 2026-12-05T00:00:00.000Z');
     expect(check('2026-12-10T00:00:00.000Z')).toBeNull();
     expect(check('2026-12-25T00:00:00.000Z')!.caveat).toBe('expires = 2026-12-20T00:00:00.000Z');

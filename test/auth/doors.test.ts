@@ -109,7 +109,10 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
 
   it('the raw WebSocket door, upgraded without a token, takes none but a first auth message: a call first is refused (4401), recorded', async () => {
     const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, { headers: { 'x-dirledger-action': `ws-refused-${kind}` } });
-    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
     const replies: any[] = [];
     ws.on('message', (data) => replies.push(JSON.parse(String(data))));
     const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
@@ -246,7 +249,10 @@ describe('per-token rate limits and GraphQL hardening', () => {
     const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, { headers: { authorization: `Bearer ${token}`, 'x-dirledger-action': 'ws-rate-socket' } });
     const replies: any[] = [];
     ws.on('message', (data) => replies.push(JSON.parse(String(data))));
-    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
     // The upgrade spent one of the burst of 2; the first ping the other.
     for (const id of ['p1', 'p2', 'p3']) ws.send(JSON.stringify({ type: 'ping', id }));
     const deadline = Date.now() + 5_000;

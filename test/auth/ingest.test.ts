@@ -51,7 +51,7 @@ describe.each(databaseKinds)('ingest authority on %s', (kind) => {
   describe.each([
     ['POST /ledger/batches', http, 'INGEST'],
     ['GraphQL appendBatch', graphql, 'GRAPHQL'],
-  ] as const)('%s', (name, door, doorName) => {
+  ] as const)('%s', (_name, door, doorName) => {
     const c = (suffix: string) => `${kind}-${doorName}-${suffix}`;
 
     it('an admin token appends; a token without the ingest power is refused (403, power), recorded, nothing appended', async () => {

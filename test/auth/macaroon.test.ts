@@ -45,7 +45,7 @@ function refused(checked: Checked): boolean {
 
 describe('macaroon format', () => {
   it.each([0, 1, 20])('round-trips a token with %i caveats field for field', (n) => {
-    const token = mint(rootKey, 'dirledger', 'dl1:00000000:' + 'ab'.repeat(16), caveatsOf(n));
+    const token = mint(rootKey, 'dirledger', `dl1:00000000:${'ab'.repeat(16)}`, caveatsOf(n));
     const back = parse(serialize(token));
     expect(back).toEqual(token);
     expect(serialize(back)).toBe(serialize(token));
@@ -67,7 +67,10 @@ describe('macaroon format', () => {
     expect(ref.caveats.map((c) => Buffer.from(c.identifier).toString())).toEqual(caveats);
     expect(Buffer.from(ref.signature)).toEqual(parse(text).signature);
     const seen: string[] = [];
-    ref.verify(rootKey, (condition) => (seen.push(condition), null));
+    ref.verify(rootKey, (condition) => {
+      seen.push(condition);
+      return null;
+    });
     expect(seen).toEqual(caveats);
     expect(() => ref.verify(otherKey, acceptAll)).toThrow(/signature mismatch/);
     // The reference refuses the token as soon as one caveat does not hold.
@@ -77,7 +80,10 @@ describe('macaroon format', () => {
   it('narrows offline so that the reference implementation still verifies every caveat', () => {
     const narrowed = Authority.narrow(authority.mintToken(['tools = ECHO']), ['doors = REST', 'expires = 2030-01-01T00:00:00.000Z']);
     const seen: string[] = [];
-    reference.importMacaroon(narrowed).verify(rootKey, (condition) => (seen.push(condition), null));
+    reference.importMacaroon(narrowed).verify(rootKey, (condition) => {
+      seen.push(condition);
+      return null;
+    });
     expect(seen).toEqual(['tools = ECHO', 'doors = REST', 'expires = 2030-01-01T00:00:00.000Z']);
   });
 

@@ -186,7 +186,7 @@ describe('huge and hostile inputs', () => {
     ['trailing bytes after the signature', () => b64(Buffer.concat([Buffer.from(valid[0]!, 'base64url'), Buffer.from([0])]))],
     ['version 1 (hex)', () => Buffer.from('0024location dirledger\n').toString('base64url')],
     ['invalid UTF-8 in a caveat', () => b64(Buffer.from([...header, 2, 2, 0xc3, 0x28, 0, 0, ...tail.slice(1)]))],
-    ['standard base64 with + and /', () => valid[1]!.replace(/-|_/g, (c) => (c === '-' ? '+' : '/')) + '+/'],
+    ['standard base64 with + and /', () => `${valid[1]!.replace(/-|_/g, (c) => (c === '-' ? '+' : '/'))}+/`],
   ];
 
   it.each(cases)('%s: MalformedToken and the plain 401', (_what, build) => {

@@ -112,7 +112,8 @@ describe('revocation on one instance (PGlite)', () => {
       const answer = await t.gql(revokeMutation, { tokenId, reason });
       const label = JSON.stringify([tokenId.slice(0, 10), reason.slice(0, 10)]);
       // Text no field can hold (NUL, a lone surrogate) is refused for every String input before the resolver runs.
-      if (/\u0000|\ud800/.test(tokenId + reason)) {
+      const said = tokenId + reason;
+      if (said.includes('\u0000') || said.includes('\ud800')) {
         expect(answer.errors?.[0].extensions, label).toMatchObject({ code: 'BAD_USER_INPUT' });
         expect(answer.errors?.[0].message, label).toContain(field);
       } else expect(answer.errors?.[0].extensions, label).toMatchObject({ code: 'BAD_INPUT', field });

@@ -273,7 +273,12 @@ describe('outbound capture through the global dispatcher', () => {
     });
     try {
       // fetch hands undici every body as a stream (here a string, a ReadableStream); undici's request a buffer.
-      const streamed = () => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(Buffer.from('two ')), c.enqueue(Buffer.from('parts')), c.close()) });
+      const streamed = () => new ReadableStream<Uint8Array>({ start: (c) => {
+          c.enqueue(Buffer.from('two '));
+          c.enqueue(Buffer.from('parts'));
+          c.close();
+        },
+      });
       const senders: [string, () => Promise<string>][] = [
         ['fetch-text', async () => (await fetch(`${target.origin}/fetch-text`, { method: 'POST', body: 'one' })).text()],
         ['fetch-stream', async () => (await fetch(`${target.origin}/fetch-stream`, { method: 'POST', body: streamed(), duplex: 'half' } as RequestInit)).text()],

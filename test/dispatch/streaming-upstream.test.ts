@@ -23,7 +23,9 @@ type Upstream = { url: string; server: Server; release(): void };
 function upstream(): Promise<Upstream> {
   const waiting: (() => void)[] = [];
   const held = () => new Promise<void>((resolve) => waiting.push(resolve));
-  const release = () => waiting.splice(0).forEach((go) => go());
+  const release = () => {
+    for (const go of waiting.splice(0)) go();
+  };
   const server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     if (url.pathname === '/held') {

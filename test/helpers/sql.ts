@@ -57,7 +57,9 @@ export function recordStatements(db: Pick<TestDatabase, 'pglite'>, into: Stateme
       into.push({ text });
       return (original as (...a: unknown[]) => unknown).call(lite, text, ...rest);
     } as typeof lite.query;
-    return () => void (lite.query = original);
+    return () => {
+      lite.query = original;
+    };
   }
   const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
   const original = proto.query;
@@ -65,7 +67,9 @@ export function recordStatements(db: Pick<TestDatabase, 'pglite'>, into: Stateme
     into.push(typeof config === 'string' ? { text: config } : { text: String((config as { text?: string }).text), name: (config as { name?: string }).name });
     return original.call(this, config, ...rest);
   };
-  return () => void (proto.query = original);
+  return () => {
+    proto.query = original;
+  };
 }
 
 /**

@@ -249,7 +249,10 @@ describe('Spool', () => {
 
   it('writes a lingering append with the next durable one, in one write and in order', async () => {
     let writes = 0;
-    const io: SpoolIo = { write: (file, bytes) => (writes++, realIo.write(file, bytes)), sync: realIo.sync };
+    const io: SpoolIo = { write: (file, bytes) => {
+        writes++;
+        return realIo.write(file, bytes);
+      }, sync: realIo.sync };
     const { spool } = await openSpool({ io, lingerMs: 60_000 });
     const admitted: string[] = [];
     const lingering = spool.append(events('linger', 2), (e) => admitted.push(...e.map((x) => x.id)), true);

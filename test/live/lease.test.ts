@@ -34,7 +34,10 @@ async function wsDoor(origin: string, token: string, { authMessage = false } = {
   const messages: any[] = [];
   socket.on('message', (data) => messages.push(JSON.parse(String(data))));
   const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
-  await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
   if (authMessage) socket.send(JSON.stringify({ type: 'auth', token }));
   // A ping answered: the socket is admitted.
   socket.send(JSON.stringify({ type: 'ping', id: 'admitted' }));

@@ -45,10 +45,17 @@ export function accuracy(set: readonly LabelledQuery[], answer: (q: LabelledQuer
   let top3 = 0;
   for (const query of set) {
     const g = grade(query, answer(query));
-    const c = (byClass[query.class] ??= { queries: 0, top1: 0, top3: 0 });
+    byClass[query.class] ??= { queries: 0, top1: 0, top3: 0 };
+    const c = byClass[query.class]!;
     c.queries++;
-    if (g.top1) (top1++, c.top1++);
-    if (g.top3) (top3++, c.top3++);
+    if (g.top1) {
+      top1++;
+      c.top1++;
+    }
+    if (g.top3) {
+      top3++;
+      c.top3++;
+    }
   }
   return { queries: set.length, top1: top1 / set.length, top3: top3 / set.length, byClass };
 }

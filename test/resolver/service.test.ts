@@ -16,7 +16,10 @@ const names = (s: ResolverService, q: string) => s.resolve(q).matches.map((m) =>
 function deferred<T>() {
   let resolve!: (v: T) => void;
   let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -57,7 +60,10 @@ describe('ResolverService', () => {
   it('does nothing for the live version or the one being built, and coalesces versions asked for meanwhile', async () => {
     const service = new ResolverService();
     let loads = 0;
-    const load = (rows: ResolverRow[]) => () => (loads++, { rows });
+    const load = (rows: ResolverRow[]) => () => {
+      loads++;
+      return { rows };
+    };
     await service.refresh('a', load(v1));
     await service.refresh('a', load(v1));
     expect(service.builds).toBe(1);
