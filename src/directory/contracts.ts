@@ -117,7 +117,10 @@ export function secretNamesIn(value: unknown): string[] {
   const visit = (v: unknown) => {
     if (typeof v === 'string') for (const m of v.matchAll(secretPattern)) found.add(m[1]!);
     else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) (visit(k), visit(inner));
+    else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) {
+      visit(k);
+      visit(inner);
+    }
   };
   visit(value);
   return [...found].sort();

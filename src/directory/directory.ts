@@ -195,7 +195,8 @@ export class Directory {
     } catch (error) {
       this.logger.error({ err: error, dir: this.options.dir }, 'cannot read the directory folder; the index is unchanged');
       report.ms = performance.now() - t0;
-      return (this.lastBuild = report);
+      this.lastBuild = report;
+      return report;
     }
     const present = new Set<string>();
     for (const file of files) {
@@ -238,7 +239,8 @@ export class Directory {
     if (report.rebuilt.length || report.removed.length) {
       this.logger.info({ rebuilt: report.rebuilt, failed: report.failed, removed: report.removed, ms: Math.round(report.ms) }, 'directory built');
     }
-    return (this.lastBuild = report);
+    this.lastBuild = report;
+    return report;
   }
 
   /** Validates and stores one section; on failure keeps the live version and records why. */

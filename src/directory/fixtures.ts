@@ -142,7 +142,10 @@ function sentence(r: Rng, what: string): string {
   const used = new Set<number>();
   for (let i = 0; i < n; i++) {
     const k = r.int(middles.length);
-    if (!used.has(k)) (used.add(k), parts.push(middles[k]!));
+    if (!used.has(k)) {
+      used.add(k);
+      parts.push(middles[k]!);
+    }
   }
   parts.push(r.pick(closers));
   return parts.join(' ');
@@ -317,7 +320,8 @@ function csvCell(value: string): string {
 export function renderSection(rows: Record<string, string>[], format: SectionFormat): string {
   const headers: string[] = [];
   const seen = new Set<string>();
-  for (const row of rows) for (const k of Object.keys(row)) if (!seen.has(k)) (seen.add(k), headers.push(k));
+  for (const row of rows) for (const k of Object.keys(row)) seen.add(k);
+  headers.push(...seen);
   if (format === 'json') return `${JSON.stringify(rows.map((row) => Object.fromEntries(headers.map((h) => [h, row[h] ?? '']))), null, 1)}\n`;
   return `${[headers.map(csvCell).join(','), ...rows.map((row) => headers.map((h) => csvCell(row[h] ?? '')).join(','))].join('\r\n')}\r\n`;
 }

@@ -22,11 +22,11 @@ export function parseRetiredTargets(setting: string | undefined): RetiredTarget[
 
 export type RetiredHit = { target: string; where: string; via: string[] };
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function matcher(t: RetiredTarget): RegExp {
   // The host, as a whole label sequence (subdomains allowed), then an optional port, then the path prefix.
-  return new RegExp(`(?:^|[^a-z0-9-])(?:[a-z0-9-]+\\.)*${escape(t.host)}(?![a-z0-9-]|\\.[a-z0-9])(?::\\d+)?${t.path ? escape(t.path) : ''}`, 'i');
+  return new RegExp(`(?:^|[^a-z0-9-])(?:[a-z0-9-]+\\.)*${escapeRegex(t.host)}(?![a-z0-9-]|\\.[a-z0-9])(?::\\d+)?${t.path ? escapeRegex(t.path) : ''}`, 'i');
 }
 
 const maxDepth = 4;

@@ -98,7 +98,8 @@ export function parseSection(file: string, bytes: Buffer | string): ParsedSectio
     }
     const seen = new Set<string>();
     headers = [];
-    for (const r of data as Record<string, unknown>[]) for (const k of Object.keys(r)) if (!seen.has(k)) (seen.add(k), headers.push(k));
+    for (const r of data as Record<string, unknown>[]) for (const k of Object.keys(r)) seen.add(k);
+    headers = [...seen];
     records = (data as Record<string, unknown>[]).map((r) => headers.map((h) => r[h]));
   }
   out.columns = headers.map((h, i) => classifyHeader(h, i));

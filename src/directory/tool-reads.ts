@@ -44,8 +44,11 @@ export async function readTools(sql: SqlQueryable, directory: Pick<Directory, 'r
     const r = row.read(found) as ToolRow;
     const key = `${r.type}\u0000${r.name}`;
     let tool = byKey.get(key);
-    if (!tool) byKey.set(key, (tool = ahead ? { ...r, [eventsReadAhead]: [] } : r));
-    if (ahead && ahead.plan.present(found)) tool[eventsReadAhead]!.push(ahead.plan.read(found));
+    if (!tool) {
+      tool = ahead ? { ...r, [eventsReadAhead]: [] } : r;
+      byKey.set(key, tool);
+    }
+    if (ahead?.plan.present(found)) tool[eventsReadAhead]!.push(ahead.plan.read(found));
   }
   const rows = [...byKey.values()];
   return names.flatMap((n) => directory.rowMeant(rows, n, 'tool') ?? []);

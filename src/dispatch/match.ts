@@ -49,7 +49,7 @@ export function expectedCall(contract: Contract, args: Record<string, unknown>, 
   }
   const step = contract as StepContract;
   if (step.method === 'CODE') return { part: 'contract', expected: 'a runnable contract (HTTP, MCP or CLI)', recorded: 'a CODE contract, which the runner never sends' };
-  let described;
+  let described: ReturnType<typeof describeSent>;
   try {
     described = describeSent(renderStep(step, args, {}, selfOrigin === undefined ? undefined : { origin: selfOrigin }));
   } catch (error) {

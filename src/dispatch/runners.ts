@@ -2,7 +2,7 @@
 // reads the answer, bounded. None of them records anything: the dispatcher does.
 import { spawn } from 'node:child_process';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Duplex, pipeline, Readable, Transform } from 'node:stream';
+import { type Duplex, pipeline, Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

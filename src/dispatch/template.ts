@@ -43,7 +43,10 @@ export function templateSecrets(template: unknown): string[] {
   const visit = (v: unknown) => {
     if (typeof v === 'string') for (const m of v.replace(placeholder, '').matchAll(secret)) found.add(m[1]!);
     else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) (visit(k), visit(inner));
+    else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) {
+      visit(k);
+      visit(inner);
+    }
   };
   visit(template);
   return [...found].sort();

@@ -338,8 +338,6 @@ const blobRow = (blob: PreparedBlob, storage: BlobRow['storage'], codec: string,
   storedSize,
 });
 
-const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
-
 /** One element of a text[] parameter: strings as they are, numbers and bigints in decimal, Dates in ISO 8601. */
 const asText = (v: unknown): string | null =>
   v === null || v === undefined ? null : typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : String(v);

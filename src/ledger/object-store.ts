@@ -103,7 +103,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private connect() {
-    return (this.sdk ??= import('@aws-sdk/client-s3').then((s3) => {
+    this.sdk ??= import('@aws-sdk/client-s3').then((s3) => {
       const { endpoint, region, accessKeyId, secretAccessKey } = this.settings;
       const client = new s3.S3Client({
         endpoint,
@@ -112,7 +112,8 @@ export class S3ObjectStore implements ObjectStore {
         credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
       });
       return { s3, client };
-    }));
+    });
+    return this.sdk;
   }
 
   async put(key: string, bytes: Buffer): Promise<void> {
