@@ -11,7 +11,8 @@ export const GENESIS_LINK = createHash('sha256').update(CHAIN_VERSION, 'utf8').d
 export const DIGEST_ENTRY_BYTES = 40;
 
 /** Milliseconds since the Unix epoch, as decimal text: a timestamp's canonical text whatever the session's TimeZone. */
-const epochMs = (column: string) => `(date_part('epoch', ${column}) * 1000)::bigint::text`;
+// ±infinity (only a hand edit can store it) has no millisecond count: its own text, so verify names it.
+const epochMs = (column: string) => `CASE WHEN isfinite(${column}) THEN (date_part('epoch', ${column}) * 1000)::bigint::text ELSE ${column}::text END`;
 
 /**
  * Every column of ledger_event in the chain's fixed order, with the SQL that gives the text hashed for

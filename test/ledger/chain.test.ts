@@ -136,6 +136,29 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true });
   });
 
+  it('names a timestamp set to infinity by hand, as it names any changed column', async () => {
+    // One event a batch: the batch's column sums name the column of each.
+    await t.ledger.append(batch('forever', [event('inf-1')], 1));
+    await t.ledger.append(batch('forever', [event('inf-2')], 2));
+    const [kept] = await sql.query<{ occurred: string; recorded: string }>(
+      "SELECT (SELECT occurred_at::text FROM ledger_event WHERE id = 'inf-1') AS occurred, (SELECT recorded_at::text FROM ledger_event WHERE id = 'inf-2') AS recorded",
+    );
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET occurred_at = 'infinity' WHERE id = 'inf-1';
+      UPDATE ledger_event SET recorded_at = '-infinity' WHERE id = 'inf-2';
+      SET session_replication_role = origin;`);
+    const after = await verifyLedger(t.db.sql);
+    expect(after.problems.map((p) => [p.kind, p.eventId, p.columns])).toEqual([
+      ['EVENT_CHANGED', 'inf-1', ['occurred_at']],
+      ['EVENT_CHANGED', 'inf-2', ['recorded_at']],
+    ]);
+    await sql.exec(`SET session_replication_role = replica;
+      UPDATE ledger_event SET occurred_at = '${kept!.occurred}' WHERE id = 'inf-1';
+      UPDATE ledger_event SET recorded_at = '${kept!.recorded}' WHERE id = 'inf-2';
+      SET session_replication_role = origin;`);
+    expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true });
+  });
+
   it('refuses to move the head other than one batch forward, and to delete it or a collector', async () => {
     expect((await sql.refused('UPDATE ledger_chain SET seq = seq + 2')).message).toMatch(/one batch forward/);
     expect((await sql.refused('UPDATE ledger_chain SET seq = seq - 1')).message).toMatch(/one batch forward/);
