@@ -145,7 +145,11 @@ export async function run(args: string[]): Promise<void> {
   const authority = new Authority({ rootKey, audience: 'dirledger', sql: noDatabase, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
 
   // Part 1: verification cost in process.
-  const lines = [`authority benchmark: verification cost (authenticate + allowsTool), ${int(iterations)} requests per token after ${int(iterations / 4)} warm-up (${os.cpus().length} cores)`, '', row('', 'p50', 'p99', 'mean', 'CPU / request')];
+  const lines = [
+    `authority benchmark: verification cost (authenticate + allowsTool), ${int(iterations)} requests per token after ${int(iterations / 4)} warm-up (${os.cpus().length} cores)`,
+    '',
+    row('', 'p50', 'p99', 'mean', 'CPU / request'),
+  ];
   const targets: string[] = [];
   for (const count of [1, 5, 20]) {
     const token = authority.mintToken(caveatsFor(count));
@@ -252,7 +256,12 @@ export async function run(args: string[]): Promise<void> {
     );
     await client.end();
     for (let waited = 0; ; waited += 50) {
-      const answer = await request(`${server.origin}${route}`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${canary}` }, dispatcher: agent });
+      const answer = await request(`${server.origin}${route}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${canary}` },
+        dispatcher: agent,
+      });
       await answer.body.text();
       if (answer.statusCode === 401) return;
       if (waited > 30_000) throw new Error(`${server.origin} still admits the canary token 30 s after its revocation (${answer.statusCode})`);
@@ -331,7 +340,9 @@ export async function run(args: string[]): Promise<void> {
     `dispatch with authority on against off: ${int(n)} sequential calls each, interleaved${seconds > 0 ? `, then ${seconds} s at ${workers} concurrent each` : ''}; POST ${route}; servers and upstream in their own processes`,
     '',
     row('', 'p50', 'p99', 'server CPU/call', seconds > 0 ? `p50 at ${workers}` : '', seconds > 0 ? 'calls/s' : ''),
-    ...all.map((t, i) => row(t.label, ms(p(seq[i]!, 0.5)), ms(p(seq[i]!, 0.99)), ms(cpuPerCall[i]!), con[i] ? ms(p(con[i]!.times, 0.5)) : '', con[i] ? int(con[i]!.rps) : '')),
+    ...all.map((t, i) =>
+      row(t.label, ms(p(seq[i]!, 0.5)), ms(p(seq[i]!, 0.99)), ms(cpuPerCall[i]!), con[i] ? ms(p(con[i]!.times, 0.5)) : '', con[i] ? int(con[i]!.rps) : ''),
+    ),
     '',
   ];
   for (const [i, t] of all.entries()) {

@@ -41,7 +41,14 @@ export async function run(args: string[]): Promise<void> {
   await writeDirectory(dir, sections, 'csv');
   const generateMs = performance.now() - t;
 
-  const env: Record<string, string> = { DATA_DIR: path.join(tmp, 'data'), DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'silent', PORT: '0', GRAPHQL_MAX_COST: '1000000' };
+  const env: Record<string, string> = {
+    DATA_DIR: path.join(tmp, 'data'),
+    DIRECTORY_DIR: dir,
+    DIRECTORY_WATCH_MS: '0',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    GRAPHQL_MAX_COST: '1000000',
+  };
   let db: Database | undefined;
   if (values.db === 'pglite') db = await openDatabase({ memory: true });
   else {
@@ -118,8 +125,18 @@ export async function run(args: string[]): Promise<void> {
     target('rebuild with no change (median of 15)', `${fixed(median(noChange), 1)} ms`, '≤ 100 ms', median(noChange) <= 100),
     row('rebuild after tool.csv changed', `${fixed(toolChange.ms, 0)} ms`, `rebuilt ${toolChange.rebuilt.join(',')}`),
     row('rebuild after variable.csv changed', `${fixed(variableChange.ms, 0)} ms`, `rebuilt ${variableChange.rebuilt.join(',')}`),
-    row('GET /api/directory (all rows, names only)', `first ${fixed(namesAll.first, 1)} ms`, `p50 ${fixed(namesAll.p50, 2)} ms`, `${int(namesAll.bytes)} bytes`),
-    row('GET /api/directory?type=tool (names only)', `first ${fixed(namesTools.first, 1)} ms`, `p50 ${fixed(namesTools.p50, 2)} ms`, `${int(namesTools.bytes)} bytes`),
+    row(
+      'GET /api/directory (all rows, names only)',
+      `first ${fixed(namesAll.first, 1)} ms`,
+      `p50 ${fixed(namesAll.p50, 2)} ms`,
+      `${int(namesAll.bytes)} bytes`,
+    ),
+    row(
+      'GET /api/directory?type=tool (names only)',
+      `first ${fixed(namesTools.first, 1)} ms`,
+      `p50 ${fixed(namesTools.p50, 2)} ms`,
+      `${int(namesTools.bytes)} bytes`,
+    ),
     row('GET /api/directory?type=tool&full=1', `first ${fixed(fullTools.first, 1)} ms`, `p50 ${fixed(fullTools.p50, 2)} ms`, `${int(fullTools.bytes)} bytes`),
     row('tools: with descriptions / names only', `${fixed(fullTools.bytes / namesTools.bytes, 1)}×`),
     target(`tool(name) with every form over HTTP (p50 of ${warm.length} warm)`, `${fixed(median(warm), 2)} ms`, '≤ 5 ms', median(warm) <= 5),

@@ -37,7 +37,12 @@ type CpuPerCall = { server: number; upstream: number; client: number; machineBus
 
 /** Runs `phase` and returns its result with the CPU microseconds each process spent per call, and the machine's busy share. */
 async function withCpu<T>(pids: { server: number; upstream: number }, calls: (result: T) => number, phase: () => Promise<T>): Promise<T & { cpu: CpuPerCall }> {
-  const cpu = () => ({ server: processCpuSeconds(pids.server) ?? 0, upstream: processCpuSeconds(pids.upstream) ?? 0, client: process.cpuUsage(), machine: machineCpuSeconds() });
+  const cpu = () => ({
+    server: processCpuSeconds(pids.server) ?? 0,
+    upstream: processCpuSeconds(pids.upstream) ?? 0,
+    client: process.cpuUsage(),
+    machine: machineCpuSeconds(),
+  });
   const before = cpu();
   const result = await phase();
   const after = cpu();
@@ -89,7 +94,13 @@ async function concurrent(agent: Agent, t: Target, seconds: number, workers: num
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { sequential: { type: 'string', default: '5000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '32' }, root: { type: 'string' }, db: { type: 'string', default: 'postgres' } },
+    options: {
+      sequential: { type: 'string', default: '5000' },
+      seconds: { type: 'string', default: '10' },
+      concurrency: { type: 'string', default: '32' },
+      root: { type: 'string' },
+      db: { type: 'string', default: 'postgres' },
+    },
   });
   const n = Number(values.sequential);
   const seconds = Number(values.seconds);
@@ -110,7 +121,13 @@ export async function run(args: string[]): Promise<void> {
   const root = values.root ? path.resolve(values.root) : repoRoot;
   // The server runs as the esbuild bundle of src/ on plain node, as deployed (BENCH_SERVER_SOURCE=1: src/server.ts itself).
   const entry = await benchServerEntry(root, 'dispatch');
-  const serverEnv = { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', LOG_LEVEL: 'error', AUTHORITY: 'off', ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}) };
+  const serverEnv = {
+    DIRECTORY_DIR: dir,
+    DIRECTORY_WATCH_MS: '0',
+    LOG_LEVEL: 'error',
+    AUTHORITY: 'off',
+    ...(process.env.BENCH_SERVER_ENV ? JSON.parse(process.env.BENCH_SERVER_ENV) : {}),
+  };
   const server = await startServer({ ...serverEnv, DATA_DIR: dataDir, ...db.env }, { nodeArgs, root, entry, timeoutMs: 180_000 });
   // The spool's share: a peer on the memory spool, its own database and folder, measured alternately with the server above.
   const peerDb = await createBenchTarget(db.kind, 'bench_dispatch_memory');
@@ -136,19 +153,31 @@ export async function run(args: string[]): Promise<void> {
   // Durable and memory in alternating blocks, so the machine's moods fall on both alike.
   const seqMemory: number[] = [];
   const writesBefore = (await spoolState())?.writes ?? null;
-  const seqThrough = await withCpu(pids, () => n, async () => {
-    const times: number[] = [];
-    for (let done = 0; done < n; done += 250) {
-      times.push(...(await sequential(agent, through, Math.min(250, n - done))));
-      seqMemory.push(...(await sequential(agent, throughMemory, Math.min(250, n - done))));
-    }
-    return { times };
-  });
+  const seqThrough = await withCpu(
+    pids,
+    () => n,
+    async () => {
+      const times: number[] = [];
+      for (let done = 0; done < n; done += 250) {
+        times.push(...(await sequential(agent, through, Math.min(250, n - done))));
+        seqMemory.push(...(await sequential(agent, throughMemory, Math.min(250, n - done))));
+      }
+      return { times };
+    },
+  );
   throughCalls += n;
   const writesAfter = (await spoolState())?.writes ?? null;
   await peer.stop(60_000);
-  const conDirect = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, direct, seconds, workers));
-  const conThrough = await withCpu(pids, (r) => r.times.length, () => concurrent(agent, through, seconds, workers));
+  const conDirect = await withCpu(
+    pids,
+    (r) => r.times.length,
+    () => concurrent(agent, direct, seconds, workers),
+  );
+  const conThrough = await withCpu(
+    pids,
+    (r) => r.times.length,
+    () => concurrent(agent, through, seconds, workers),
+  );
   throughCalls += conThrough.times.length;
   await agent.close();
 

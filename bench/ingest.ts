@@ -150,7 +150,11 @@ export async function run(args: string[]): Promise<void> {
       }
     }
   }
-  for (const kind of kinds) printSummary(reps.filter((r) => r.kind === kind), options);
+  for (const kind of kinds)
+    printSummary(
+      reps.filter((r) => r.kind === kind),
+      options,
+    );
   if (kinds.length === 2) printComparison(reps, repeat);
 }
 
@@ -169,7 +173,12 @@ async function ingestOnce(
   try {
     const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
     const server = await startServer(
-      { DATABASE_URL: db.url, DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0', LEDGER_CHAIN: chain ? 'on' : 'off' },
+      {
+        DATABASE_URL: db.url,
+        DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'),
+        AUTH_RATE_PER_SECOND: '0',
+        LEDGER_CHAIN: chain ? 'on' : 'off',
+      },
       { nodeArgs, root, entry },
     );
     try {
@@ -186,7 +195,14 @@ async function ingestOnce(
   }
 }
 
-async function chainAb(root: string, entry: Awaited<ReturnType<typeof benchServerEntry>>, o: WorkloadOptions, p: Prepared, senders: number, repeat: number): Promise<void> {
+async function chainAb(
+  root: string,
+  entry: Awaited<ReturnType<typeof benchServerEntry>>,
+  o: WorkloadOptions,
+  p: Prepared,
+  senders: number,
+  repeat: number,
+): Promise<void> {
   const ratios: number[] = [];
   const on: number[] = [];
   const off: number[] = [];
@@ -209,7 +225,12 @@ async function chainAb(root: string, entry: Awaited<ReturnType<typeof benchServe
     serverOff.push((pair.off!.cpu.server * 1e6) / o.events);
     cpuRatios.push((pgOn.at(-1)! + serverOn.at(-1)!) / (pgOff.at(-1)! + serverOff.at(-1)!));
     console.log(
-      row(`pair ${i + 1} (${order.map((c) => (c ? 'on' : 'off')).join(' then ')})`, `off ${int(pair.off!.eventsPerSecond)} events/s`, `on ${int(pair.on!.eventsPerSecond)} events/s`, `on/off ${fixed(ratio, 3)}`),
+      row(
+        `pair ${i + 1} (${order.map((c) => (c ? 'on' : 'off')).join(' then ')})`,
+        `off ${int(pair.off!.eventsPerSecond)} events/s`,
+        `on ${int(pair.on!.eventsPerSecond)} events/s`,
+        `on/off ${fixed(ratio, 3)}`,
+      ),
     );
     console.log(row('  its PostgreSQL backends, CPU µs per event off / on', fixed(pgOff.at(-1)!, 1), fixed(pgOn.at(-1)!, 1)));
     console.log(row('  server CPU µs per event off / on', fixed(serverOff.at(-1)!, 1), fixed(serverOn.at(-1)!, 1)));
@@ -254,10 +275,23 @@ function ceilingParams(o: WorkloadOptions): unknown[][] {
     const e = batch.events;
     const col = <T>(f: (x: (typeof e)[number]) => T) => e.map(f);
     params.push([
-      col((x) => x.id), col((x) => x.kind), col((x) => x.direction), col((x) => x.actionId), col((x) => x.tool ?? null),
-      col((x) => x.session), col((x) => x.turn), col((x) => x.agent), col((x) => x.model ?? null), col((x) => x.status),
-      col((x) => x.method), col((x) => x.url), col((x) => x.costUsd ?? null), col((x) => x.inputTokens ?? null),
-      col((x) => x.outputTokens ?? null), col((x) => x.occurredAt), col((x) => Buffer.from(x.payload.text, 'utf8')),
+      col((x) => x.id),
+      col((x) => x.kind),
+      col((x) => x.direction),
+      col((x) => x.actionId),
+      col((x) => x.tool ?? null),
+      col((x) => x.session),
+      col((x) => x.turn),
+      col((x) => x.agent),
+      col((x) => x.model ?? null),
+      col((x) => x.status),
+      col((x) => x.method),
+      col((x) => x.url),
+      col((x) => x.costUsd ?? null),
+      col((x) => x.inputTokens ?? null),
+      col((x) => x.outputTokens ?? null),
+      col((x) => x.occurredAt),
+      col((x) => Buffer.from(x.payload.text, 'utf8')),
     ]);
   }
   return params;
@@ -293,7 +327,10 @@ async function measureCeiling(url: string, o: WorkloadOptions, senders: number):
       await pool.query(`INSERT INTO bench_ceiling_bare SELECT * FROM ${ceilingUnnest})`, params[i]!.slice(0, 16));
     };
     const n = params.length;
-    const ceiling = { withPayloads: o.events / (await drive(n, senders, withPayloads)), withoutPayloads: o.events / (await drive(n, senders, withoutPayloads)) };
+    const ceiling = {
+      withPayloads: o.events / (await drive(n, senders, withPayloads)),
+      withoutPayloads: o.events / (await drive(n, senders, withoutPayloads)),
+    };
     await pool.query('DROP TABLE bench_ceiling, bench_ceiling_bare');
     await pool.query('CHECKPOINT');
     return ceiling;
@@ -357,12 +394,33 @@ async function measureIngest(origin: string, pid: number, o: WorkloadOptions, p:
     rssMaxBytes = sampler.stop().maxBytes;
     client.close();
   }
-  return { cpu: cpu(), seconds, eventsPerSecond: o.events / seconds, received, inserted, duplicates, expectedDuplicates, httpBytes, latencyMs, rssMaxBytes, rssIdleBytes };
+  return {
+    cpu: cpu(),
+    seconds,
+    eventsPerSecond: o.events / seconds,
+    received,
+    inserted,
+    duplicates,
+    expectedDuplicates,
+    httpBytes,
+    latencyMs,
+    rssMaxBytes,
+    rssIdleBytes,
+  };
 }
 
 async function readStored(target: BenchTarget): Promise<Stored> {
   {
-    type Counts = 'events' | 'blobs' | 'received_bytes' | 'batch_duplicates' | 'stored_bytes' | 'inline_size' | 'inline_stored' | 'event_table_bytes' | 'blob_table_bytes';
+    type Counts =
+      | 'events'
+      | 'blobs'
+      | 'received_bytes'
+      | 'batch_duplicates'
+      | 'stored_bytes'
+      | 'inline_size'
+      | 'inline_stored'
+      | 'event_table_bytes'
+      | 'blob_table_bytes';
     const [row0] = await target.query<Record<Counts, number>>(`SELECT
         (SELECT count(*) FROM ledger_event)::float8 AS events,
         (SELECT count(*) FROM blob)::float8 AS blobs,
@@ -469,7 +527,13 @@ function printSummary(reps: Repetition[], o: WorkloadOptions): void {
   console.log(row('bytes stored / bytes received', `${mib(s.storedBytes)} / ${mib(s.receivedBytes)}`, fixed(s.storedBytes / s.receivedBytes)));
   console.log(row('HTTP request bytes sent', mib(sum(reps.map((r) => r.ingest.httpBytes)) / reps.length)));
   console.log(row('inline compression ratio', `${fixed(s.inlineSize / s.inlineStored)}×`, '(size / stored_size, INLINE blobs)'));
-  console.log(row('duplicates counted / expected', `${int(last.ingest.duplicates)} / ${int(last.ingest.expectedDuplicates)}`, last.ingest.duplicates === last.ingest.expectedDuplicates ? 'exact' : 'DIFFERENT'));
+  console.log(
+    row(
+      'duplicates counted / expected',
+      `${int(last.ingest.duplicates)} / ${int(last.ingest.expectedDuplicates)}`,
+      last.ingest.duplicates === last.ingest.expectedDuplicates ? 'exact' : 'DIFFERENT',
+    ),
+  );
   console.log(row('table sizes ledger_event / blob', mib(s.eventTableBytes), mib(s.blobTableBytes)));
   console.log(footnote);
 }

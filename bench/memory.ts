@@ -50,7 +50,8 @@ export async function run(args: string[]): Promise<void> {
     const mine = results.filter((r) => r.kind === kind);
     const idle = median(mine.map((r) => r.idleBytes));
     const peak = median(mine.map((r) => r.peakBytes));
-    if (kind === 'pglite') console.log(target(`idle RSS, ${dbLabel(kind)} (fresh folder)`, mb(idle), `≤ ${targets.pgliteIdleBytes / 1e6} MB`, idle <= targets.pgliteIdleBytes));
+    if (kind === 'pglite')
+      console.log(target(`idle RSS, ${dbLabel(kind)} (fresh folder)`, mb(idle), `≤ ${targets.pgliteIdleBytes / 1e6} MB`, idle <= targets.pgliteIdleBytes));
     else console.log(row(`idle RSS, ${dbLabel(kind)}`, mb(idle)));
     console.log(row(`peak RSS, ${dbLabel(kind)}`, mb(peak)));
     console.log(row(`start to listening, ${dbLabel(kind)}`, `${fixed(median(mine.map((r) => r.startSeconds)), 1)} s`));

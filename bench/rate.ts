@@ -89,7 +89,14 @@ export async function run(args: string[]): Promise<void> {
   const degraded = instances.some((i) => i.degraded);
   await Promise.all(instances.map((i) => i.close()));
 
-  const authority = new Authority({ rootKey: randomBytes(32), audience: 'dirledger', sql: noDatabase, record: () => {}, ratePerSecond: rate, rateBurst: burst });
+  const authority = new Authority({
+    rootKey: randomBytes(32),
+    audience: 'dirledger',
+    sql: noDatabase,
+    record: () => {},
+    ratePerSecond: rate,
+    rateBurst: burst,
+  });
   const checked = authority.authenticate(authority.mintToken(), 'REST');
   if (!checked.ok) throw new Error(checked.refusal.reason);
   const grant = checked.grant;
@@ -112,7 +119,9 @@ export async function run(args: string[]): Promise<void> {
     const r = extremes(shared.grants, shared.started + skip, shared.ended, s * 1000);
     const l = extremes(local.grants, local.started + skip, local.ended, s * 1000);
     const holds = (e: { min: number; max: number }) => e.min >= 0.9 * rate * s && e.max <= 1.1 * rate * s;
-    lines.push(row(`${s} s`, `${pct(r.min, s)} … ${pct(r.max, s)}`, `${pct(l.min, s)} … ${pct(l.max, s)}`, `${holds(r) ? 'yes' : 'no'} / ${holds(l) ? 'yes' : 'no'}`));
+    lines.push(
+      row(`${s} s`, `${pct(r.min, s)} … ${pct(r.max, s)}`, `${pct(l.min, s)} … ${pct(l.max, s)}`, `${holds(r) ? 'yes' : 'no'} / ${holds(l) ? 'yes' : 'no'}`),
+    );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

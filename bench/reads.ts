@@ -40,7 +40,12 @@ import { fixed, int, median, percentile, row, target } from './lib/stats.ts';
 const rootKey = randomBytes(32);
 const auth = { authorization: `Bearer ${mintWithRootKey(rootKey)}` };
 const tools = ['search_web', 'read_file', 'write_file', 'list_directory', 'run_query', 'send_email', 'create_event', 'fetch_url', 'summarize', 'git_diff'];
-const contractOf = (tool: string) => ({ method: 'POST', url: `https://tools.example.com/mcp/${tool}`, headers: { 'content-type': 'application/json' }, body: { query: '{{query}}' } });
+const contractOf = (tool: string) => ({
+  method: 'POST',
+  url: `https://tools.example.com/mcp/${tool}`,
+  headers: { 'content-type': 'application/json' },
+  body: { query: '{{query}}' },
+});
 const systems = ['ours', 'postgraphile', 'floor', 'pglite'] as const;
 type System = (typeof systems)[number];
 /** `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process). */
@@ -73,10 +78,15 @@ export async function run(args: string[]): Promise<void> {
   const withPglite = parseDbKinds(values.db).includes('pglite');
   if (withPglite && sizes.length > 1) throw new Error('--grow grows PostgreSQL in SQL; run it without --db both');
   if (values.db === 'pglite') throw new Error('--db: reads compares against PostgreSQL; use --db both for PGlite beside it');
-  const active: System[] = [...(values['skip-postgraphile'] ? ['ours', 'floor'] as const : ['ours', 'postgraphile', 'floor'] as const), ...(withPglite ? ['pglite'] as const : [])];
+  const active: System[] = [
+    ...(values['skip-postgraphile'] ? (['ours', 'floor'] as const) : (['ours', 'postgraphile', 'floor'] as const)),
+    ...(withPglite ? (['pglite'] as const) : []),
+  ];
   const onPostgres = active.filter((s) => s !== 'pglite');
-  console.log(`reads: ${int(events)} events through the ingest door${sizes.length > 1 ? `, then grown to ${sizes.slice(1).map(int).join(', ')}` : ''}; ` +
-    `${rounds} interleaved rounds of ${seconds} s per cell; concurrency ${levels.join(', ')}; PostgreSQL at ${new URL(benchBaseUrl()).host}`);
+  console.log(
+    `reads: ${int(events)} events through the ingest door${sizes.length > 1 ? `, then grown to ${sizes.slice(1).map(int).join(', ')}` : ''}; ` +
+      `${rounds} interleaved rounds of ${seconds} s per cell; concurrency ${levels.join(', ')}; PostgreSQL at ${new URL(benchBaseUrl()).host}`,
+  );
 
   const db = await createBenchDatabase('reads');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-reads-'));
@@ -84,11 +94,21 @@ export async function run(args: string[]): Promise<void> {
   const contracts = new Map(tools.map((t) => [t, contractSha256(contractOf(t))]));
   await writeDirectory(dataDir);
   const entry = await benchServerEntry(repoRoot, 'reads');
-  const ourEnv = (url: string, name: string) => ({ DATABASE_URL: url, DATA_DIR: path.join(dataDir, name), DIRECTORY_DIR: path.join(dataDir, 'directory'), DIRECTORY_WATCH_MS: '0', DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: rootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0' });
+  const ourEnv = (url: string, name: string) => ({
+    DATABASE_URL: url,
+    DATA_DIR: path.join(dataDir, name),
+    DIRECTORY_DIR: path.join(dataDir, 'directory'),
+    DIRECTORY_WATCH_MS: '0',
+    DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: rootKey.toString('hex'),
+    AUTH_RATE_PER_SECOND: '0',
+  });
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const startOurs = (url: string, name: string) => startServer(ourEnv(url, name), { entry, ...(name === 'ours' && { nodeArgs }) });
   const startPostgraphile = (url: string) =>
-    startServer({ DATABASE_URL: url }, { entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'), nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs')] });
+    startServer(
+      { DATABASE_URL: url },
+      { entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'), nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs')] },
+    );
 
   const ours = await startOurs(db.url, 'ours');
   const t0 = performance.now();
@@ -133,7 +153,17 @@ export async function run(args: string[]): Promise<void> {
 
 async function writeDirectory(dataDir: string): Promise<void> {
   const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
-  const lines = ['name,description,way: http,args schema', ...tools.map((t) => [t, quote(`The ${t.replaceAll('_', ' ')} tool of the bench workload.`), quote(JSON.stringify(contractOf(t))), quote('{"type":"object","properties":{"query":{"type":"string"}}}')].join(','))];
+  const lines = [
+    'name,description,way: http,args schema',
+    ...tools.map((t) =>
+      [
+        t,
+        quote(`The ${t.replaceAll('_', ' ')} tool of the bench workload.`),
+        quote(JSON.stringify(contractOf(t))),
+        quote('{"type":"object","properties":{"query":{"type":"string"}}}'),
+      ].join(','),
+    ),
+  ];
   await import('node:fs/promises').then((fs) => fs.mkdir(path.join(dataDir, 'directory'), { recursive: true }));
   await writeFile(path.join(dataDir, 'directory', 'tool.csv'), `${lines.join('\n')}\n`);
 }
@@ -148,7 +178,10 @@ async function ingest(origin: string, events: number, contracts: Map<string, str
       while (next < batches.length) {
         const b = batches[next++]!;
         const evs = b.events.map((e) => (e.kind === 'tool.request' && e.tool ? { ...e, contract: { form: 'REST', sha256: contracts.get(e.tool)! } } : e));
-        const r = await client.post('/ledger/batches', Buffer.from(JSON.stringify({ collector: b.collector, position: b.position, events: evs })), { 'content-type': 'application/json', ...auth });
+        const r = await client.post('/ledger/batches', Buffer.from(JSON.stringify({ collector: b.collector, position: b.position, events: evs })), {
+          'content-type': 'application/json',
+          ...auth,
+        });
         if (r.status !== 200) throw new Error(`ingest answered ${r.status}: ${r.text.slice(0, 300)}`);
       }
     }),
@@ -158,7 +191,9 @@ async function ingest(origin: string, events: number, contracts: Map<string, str
 
 /** Recent events, their actions, and the tools: what a reviewer reads. */
 async function readPools(pool: pg.Pool, tools: string[]): Promise<Pools> {
-  const recent = (await pool.query<{ id: string; action_id: string; kind: string }>('SELECT id, action_id, kind FROM ledger_event ORDER BY position DESC LIMIT 4000')).rows;
+  const recent = (
+    await pool.query<{ id: string; action_id: string; kind: string }>('SELECT id, action_id, kind FROM ledger_event ORDER BY position DESC LIMIT 4000')
+  ).rows;
   const spread = <T>(list: T[]) => list.filter((_, i) => i % 7 === 0);
   return {
     eventIds: spread(recent.map((r) => r.id)),
@@ -171,12 +206,21 @@ async function readPools(pool: pg.Pool, tools: string[]): Promise<Pools> {
 
 type Servers = { ours: ServerProcess; postgraphile?: ServerProcess; pglite?: ServerProcess };
 
-async function askGraph(client: PostClient, q: Question, system: 'ours' | 'postgraphile', pools: Pools, i: number, headers: Record<string, string>): Promise<unknown> {
+async function askGraph(
+  client: PostClient,
+  q: Question,
+  system: 'ours' | 'postgraphile',
+  pools: Pools,
+  i: number,
+  headers: Record<string, string>,
+): Promise<unknown> {
   const graph = q[system];
   const body = Buffer.from(JSON.stringify({ query: graph.query, variables: graph.variables(pools, i) }));
   const send = () => client.post('/graphql', body, { 'content-type': 'application/json', accept: 'application/json', ...headers });
   // A keep-alive socket the server closed while this system sat out other cells: the read never arrived, so it is sent again.
-  const r = await send().catch((error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || /socket hang up/.test(error.message) ? send() : Promise.reject(error)));
+  const r = await send().catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ECONNRESET' || /socket hang up/.test(error.message) ? send() : Promise.reject(error),
+  );
   const answer = JSON.parse(r.text) as { data?: unknown; errors?: unknown };
   if (r.status !== 200 || answer.errors) throw new Error(`${system} answered ${r.status} to "${q.short}": ${r.text.slice(0, 500)}`);
   return answer.data;
@@ -191,10 +235,13 @@ async function checkSameAnswers(asked: Question[], servers: Servers, floor: pg.P
       for (let i = 0; i < 5; i++) {
         const answers: Record<string, unknown> = { floor: await askFloor(floor, q, questions.indexOf(q), pools, i) };
         answers.ours = await q.ours.normalize(await askGraph(clients.ours, q, 'ours', pools, i, auth));
-        if (active.includes('postgraphile')) answers.postgraphile = await q.postgraphile.normalize(await askGraph(clients.postgraphile!, q, 'postgraphile', pools, i, {}));
+        if (active.includes('postgraphile'))
+          answers.postgraphile = await q.postgraphile.normalize(await askGraph(clients.postgraphile!, q, 'postgraphile', pools, i, {}));
         for (const s of active) {
           if (!isDeepStrictEqual(answers[s], answers.floor)) {
-            throw new Error(`"${q.short}" (sample ${i}): ${s} answered differently from the floor\n${s}: ${JSON.stringify(answers[s]).slice(0, 800)}\nfloor: ${JSON.stringify(answers.floor).slice(0, 800)}`);
+            throw new Error(
+              `"${q.short}" (sample ${i}): ${s} answered differently from the floor\n${s}: ${JSON.stringify(answers[s]).slice(0, 800)}\nfloor: ${JSON.stringify(answers.floor).slice(0, 800)}`,
+            );
           }
         }
       }
@@ -217,7 +264,9 @@ async function account(
   startPeer: (url: string) => Promise<ServerProcess>,
 ): Promise<Map<string, Accounting>> {
   const base = new URL(url);
-  const counters = Object.fromEntries(await Promise.all(active.map(async (s) => [s, await startWireCounter({ host: base.hostname, port: Number(base.port || 5432) })] as const)));
+  const counters = Object.fromEntries(
+    await Promise.all(active.map(async (s) => [s, await startWireCounter({ host: base.hostname, port: Number(base.port || 5432) })] as const)),
+  );
   const out = new Map<string, Accounting>();
   const n = 20;
   const servers: Partial<Record<System, ServerProcess>> = { ours: await startOurs(counters.ours!.via(url), 'ours-accounting') };
@@ -228,12 +277,20 @@ async function account(
       const counter = counters[system]!;
       const client = system === 'floor' ? undefined : postClient(servers[system]!.origin, 1);
       for (const q of asked) {
-        const ask = (i: number) => (client ? askGraph(client, q, system as 'ours' | 'postgraphile', pools, i, headersOf(system)) : askFloor(floor, q, questions.indexOf(q), pools, i));
+        const ask = (i: number) =>
+          client ? askGraph(client, q, system as 'ours' | 'postgraphile', pools, i, headersOf(system)) : askFloor(floor, q, questions.indexOf(q), pools, i);
         for (let i = 0; i < n; i++) await ask(i); // the same requests once first: caches (contracts) and named statements warm
         const warm = counter.take(); // named statements are parsed once: their text passes during the warm-up
         for (let i = 0; i < n; i++) await ask(i);
         const c: WireCounts = counter.take();
-        if (process.env.BENCH_READS_DEBUG) console.log(system, q.short, c.statements, c.byType, c.texts.map((t) => t.slice(0, 300)));
+        if (process.env.BENCH_READS_DEBUG)
+          console.log(
+            system,
+            q.short,
+            c.statements,
+            c.byType,
+            c.texts.map((t) => t.slice(0, 300)),
+          );
         const readsPayload = [...warm.texts, ...c.texts].some((t) => /\bblob\b/.test(t) && /\bdata\b/.test(t));
         out.set(`${system}|${q.short}`, { statements: c.statements / n, bytes: c.bytesFromServer / n, byteaBytes: c.byteaBytes / n, readsPayload });
       }
@@ -266,7 +323,16 @@ async function drive(seconds: number, concurrency: number, call: (i: number) => 
   return { rps: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
 }
 
-async function timeRounds(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[], levels: number[], rounds: number, seconds: number): Promise<Map<string, Cell[]>> {
+async function timeRounds(
+  asked: Question[],
+  servers: Servers,
+  floor: pg.Pool,
+  pools: Pools,
+  active: System[],
+  levels: number[],
+  rounds: number,
+  seconds: number,
+): Promise<Map<string, Cell[]>> {
   const cells = new Map<string, Cell[]>();
   const max = Math.max(...levels);
   const clients = {
@@ -317,7 +383,8 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
       console.log(row(`  p50 / p99 ms, concurrency ${c}`, ...active.map((a) => `${fixed(get(a, (x) => x.p50))} / ${fixed(get(a, (x) => x.p99))}`)));
       console.log(row(`  server CPU ms per request, conc ${c}`, ...active.map((a) => (a === 'floor' ? '' : fixed(get(a, (x) => x.cpuMs ?? NaN))))));
       const ratio = (a: System) => get('ours', (x) => x.rps) / get(a, (x) => x.rps);
-      if (active.includes('postgraphile')) console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
+      if (active.includes('postgraphile'))
+        console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
       console.log(row(`  ours / floor rps, conc ${c}`, fixed(ratio('floor'))));
       if (active.includes('pglite')) console.log(row(`  ours on PGlite / on PostgreSQL rps, conc ${c}`, fixed(1 / ratio('pglite'))));
     }
@@ -336,13 +403,25 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
 function printGrowth(results: Sized[], asked: Question[], active: System[], levels: number[]): void {
   const first = results[0]!;
   console.log(`\n== growth: p99 at each size / p99 at ${int(first.events)} (medians over rounds)`);
-  console.log(`${''.padEnd(34)} ${results.slice(1).flatMap((r) => active.map((a) => `${a} ${int(r.events / 1e6)}M`.padStart(16))).join(' ')}`);
+  console.log(
+    `${''.padEnd(34)} ${results
+      .slice(1)
+      .flatMap((r) => active.map((a) => `${a} ${int(r.events / 1e6)}M`.padStart(16)))
+      .join(' ')}`,
+  );
   for (const q of asked) {
     for (const c of levels) {
       const p99 = (r: Sized, a: System) => med(r.cells.get(`${a}|${q.short}|${c}`), (x) => x.p99);
       console.log(row(`${q.short}, conc ${c}`, ...results.slice(1).flatMap((r) => active.map((a) => `${fixed(p99(r, a) / p99(first, a))}×`))));
       const last = results.at(-1)!;
-      console.log(target(`  ours p99 ${int(last.events / 1e6)}M / ${int(first.events / 1e3)}K`, `${fixed(p99(last, 'ours'))} / ${fixed(p99(first, 'ours'))} ms`, '≤ 2×', p99(last, 'ours') <= 2 * p99(first, 'ours')));
+      console.log(
+        target(
+          `  ours p99 ${int(last.events / 1e6)}M / ${int(first.events / 1e3)}K`,
+          `${fixed(p99(last, 'ours'))} / ${fixed(p99(first, 'ours'))} ms`,
+          '≤ 2×',
+          p99(last, 'ours') <= 2 * p99(first, 'ours'),
+        ),
+      );
     }
   }
 }

@@ -59,7 +59,15 @@ function ours(rows: ResolverRow[], aliases: ReturnType<typeof parseAliasTable>):
 function fuse(rows: ResolverRow[]): Engine {
   const before = heapAfterGc();
   const t = performance.now();
-  const engine = new Fuse(rows, { keys: [{ name: 'name', weight: 2 }, { name: 'description', weight: 1 }], includeScore: false, ignoreLocation: true, threshold: 0.4 });
+  const engine = new Fuse(rows, {
+    keys: [
+      { name: 'name', weight: 2 },
+      { name: 'description', weight: 1 },
+    ],
+    includeScore: false,
+    ignoreLocation: true,
+    threshold: 0.4,
+  });
   const buildMs = performance.now() - t;
   const heapBytes = heapAfterGc() - before;
   return { name: 'Fuse.js 7.5', buildMs, heapBytes, search: (q) => engine.search(q, { limit: 3 }).map((r) => r.item.name) };
@@ -98,7 +106,12 @@ function workload(labelled: LabelledQuery[], size: number): string[] {
 export async function run(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { queries: { type: 'string', default: '1000' }, scale: { type: 'string', default: '10' }, seed: { type: 'string', default: '1' }, engines: { type: 'string', default: 'resolver,fuse,ufuzzy' } },
+    options: {
+      queries: { type: 'string', default: '1000' },
+      scale: { type: 'string', default: '10' },
+      seed: { type: 'string', default: '1' },
+      engines: { type: 'string', default: 'resolver,fuse,ufuzzy' },
+    },
   });
   const wanted = new Set(values.engines.split(','));
   const size = Number(values.queries);
@@ -110,7 +123,9 @@ export async function run(argv: string[]): Promise<void> {
   const queries = workload(labelled, size);
   const aliases = parseAliasTable(fixtureAliasJson());
   const rows = resolverRowsFromSections(generateDirectory({ rows: 24_890, seed }));
-  out(`Resolver benchmark: ${int(rows.length)} rows (fixture seed ${seed}), ${int(queries.length)} queries (${QueryClasses.length} labelled classes in equal parts), Node ${process.version}`);
+  out(
+    `Resolver benchmark: ${int(rows.length)} rows (fixture seed ${seed}), ${int(queries.length)} queries (${QueryClasses.length} labelled classes in equal parts), Node ${process.version}`,
+  );
   out();
 
   const header = (label: string, ...cols: string[]) => `${label.padEnd(14)}${cols.map((c) => c.padStart(11)).join('')}`;
@@ -152,7 +167,9 @@ export async function run(argv: string[]): Promise<void> {
   const big = ours(bigRows, aliases);
   const times = timeQueries(big, queries, 3);
   const p99 = percentile(times, 0.99);
-  out(`At ${scale}× rows (${int(bigRows.length)}): build ${fixed(big.buildMs, 0)} ms, heap + typed arrays ${mb(big.heapBytes)}, ${int(big.tokens)} distinct words, p50 ${fixed(percentile(times, 0.5), 3)} ms`);
+  out(
+    `At ${scale}× rows (${int(bigRows.length)}): build ${fixed(big.buildMs, 0)} ms, heap + typed arrays ${mb(big.heapBytes)}, ${int(big.tokens)} distinct words, p50 ${fixed(percentile(times, 0.5), 3)} ms`,
+  );
   out(target(`resolver p99 at ${int(bigRows.length)} rows`, `${fixed(p99, 3)} ms`, `≤ ${targets.p99AtScaleMs} ms`, p99 <= targets.p99AtScaleMs));
 }
 

@@ -48,7 +48,10 @@ const query = `subscription ($filter: LedgerFilter) { ledgerEvents(filter: $filt
 type Sub = { server: number; tool: string | null; live: boolean; seen: Set<string>; duplicates: number; client: Client; stop: () => void };
 
 export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '30' }, scenario: { type: 'string', default: 'A,B,A2' }, root: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { seconds: { type: 'string', default: '30' }, scenario: { type: 'string', default: 'A,B,A2' }, root: { type: 'string' } },
+  });
   const seconds = Number(values.seconds);
   if (!(seconds > 0)) throw new Error(`--seconds: expected a positive number, got ${values.seconds}`);
   for (const key of values.scenario!.split(',').map((s) => s.trim().toUpperCase())) {
@@ -141,7 +144,8 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
           const t1 = answeredAt.get(id);
           afterAnswer.push(t1 === undefined ? 0 : Math.max(0, now - t1));
         },
-        error: (error) => errors.add(error instanceof Error ? error.message : `close ${(error as { code?: number }).code} ${(error as { reason?: string }).reason}`),
+        error: (error) =>
+          errors.add(error instanceof Error ? error.message : `close ${(error as { code?: number }).code} ${(error as { reason?: string }).reason}`),
         complete: () => {},
       },
     );
@@ -174,7 +178,9 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
   while (subs.some((sub) => !sub.live)) {
     if (Date.now() > markerUntil) {
       const notLive = servers.map((_, i) => subs.filter((x) => x.server === i && !x.live).length);
-      throw new Error(`subscribers not live after 60 s: ${notLive.join(' + ')} of ${subs.length} (by server)${errors.size ? `; errors: ${[...errors].join('; ')}` : ''}`);
+      throw new Error(
+        `subscribers not live after 60 s: ${notLive.join(' + ')} of ${subs.length} (by server)${errors.size ? `; errors: ${[...errors].join('; ')}` : ''}`,
+      );
     }
     await append(Array.from({ length: s.tools }, (_, i) => eventOf(`marker-${round}-${i}`, toolOf(i))));
     round++;
@@ -215,7 +221,7 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
         for (const e of events) answeredAt.set(e.id, t1);
       }
       tick++;
-      const next = started + (tick * TICK_MS);
+      const next = started + tick * TICK_MS;
       await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
     }
   };
@@ -248,13 +254,27 @@ async function runScenario(s: Scenario, seconds: number, root?: string): Promise
   process.stdout.write(`${target('latency p99 (recorded → receipt)', `${fixed(p99, 1)} ms`, `≤ ${targets.p99Ms} ms`, p99 <= targets.p99Ms)}\n`);
   if (servers.length > 1) {
     latenciesOn.forEach((l, i) => {
-      process.stdout.write(`${row(`  subscribers on server ${i + 1} p50 / p99`, `${fixed(percentile(l, 0.5), 1)} ms`, `${fixed(percentile(l, 0.99), 1)} ms`)}\n`);
+      process.stdout.write(
+        `${row(`  subscribers on server ${i + 1} p50 / p99`, `${fixed(percentile(l, 0.5), 1)} ms`, `${fixed(percentile(l, 0.99), 1)} ms`)}\n`,
+      );
     });
   }
   process.stdout.write(`${row('latency max (recorded → receipt)', `${fixed(max, 1)} ms`)}\n`);
-  process.stdout.write(`${row('send → receipt p50 / p99 / max', `${fixed(percentile(fromSend, 0.5), 1)} ms`, `${fixed(percentile(fromSend, 0.99), 1)} ms`, `${fixed(fromSend.reduce((a, b) => Math.max(a, b), 0), 1)} ms`)}  (upper bound, includes the append call)\n`);
+  process.stdout.write(
+    `${row(
+      'send → receipt p50 / p99 / max',
+      `${fixed(percentile(fromSend, 0.5), 1)} ms`,
+      `${fixed(percentile(fromSend, 0.99), 1)} ms`,
+      `${fixed(
+        fromSend.reduce((a, b) => Math.max(a, b), 0),
+        1,
+      )} ms`,
+    )}  (upper bound, includes the append call)\n`,
+  );
   process.stdout.write(`${row('append call p50 / p99', `${fixed(percentile(appendMs, 0.5), 1)} ms`, `${fixed(percentile(appendMs, 0.99), 1)} ms`)}\n`);
-  process.stdout.write(`${row('after append answer p50 / p99', `${fixed(percentile(afterAnswer, 0.5), 1)} ms`, `${fixed(percentile(afterAnswer, 0.99), 1)} ms`)}  (lower bound)\n`);
+  process.stdout.write(
+    `${row('after append answer p50 / p99', `${fixed(percentile(afterAnswer, 0.5), 1)} ms`, `${fixed(percentile(afterAnswer, 0.99), 1)} ms`)}  (lower bound)\n`,
+  );
   memory.forEach((m, i) => {
     process.stdout.write(`${target(`server ${i + 1} RSS (max)`, mb(m.maxBytes), `≤ ${mb(targets.rssBytes)}`, m.maxBytes <= targets.rssBytes)}\n`);
   });

@@ -91,7 +91,14 @@ export async function run(args: string[]): Promise<void> {
     const rssMax = during.stop().maxBytes;
 
     console.log(row('floor: read the hashed columns', `${int(read / floorSeconds)} events/s`, `${fixed(floorSeconds)} s`));
-    console.log(row('verifyLedger over the whole chain', `${int(verified.events / verifySeconds)} events/s`, `${fixed(verifySeconds)} s`, `${int(verified.batches)} batches`));
+    console.log(
+      row(
+        'verifyLedger over the whole chain',
+        `${int(verified.events / verifySeconds)} events/s`,
+        `${fixed(verifySeconds)} s`,
+        `${int(verified.batches)} batches`,
+      ),
+    );
     console.log(row('verify / floor', fixed(floorSeconds / verifySeconds, 2)));
     console.log(row('bench RSS before verify / max during', mb(rssBefore), mb(rssMax), `+${mb(Math.max(0, rssMax - rssBefore))}`));
     console.log(row('result', verified.ok ? 'intact' : `CHANGED (${verified.problemCount} problems)`, `${int(verified.events)} of ${int(events)} events`));

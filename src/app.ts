@@ -67,7 +67,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   /** Records one door exchange at the boundary (src/capture/recording.ts decides which GraphQL ones are). */
   async function recordExchange(door: Door, request: Request, body: Buffer | null, handler: () => Promise<Response>): Promise<Response> {
     try {
-      const exchange = { door, request: { method: request.method, url: request.url, headers: request.headers, body }, invocation: invocationFromHeaders(request.headers), clientSignal: request.signal };
+      const exchange = {
+        door,
+        request: { method: request.method, url: request.url, headers: request.headers, body },
+        invocation: invocationFromHeaders(request.headers),
+        clientSignal: request.signal,
+      };
       return await captureExchange(services, exchange, handler);
     } catch (error) {
       if (error instanceof DomainError) return errorResponse(error);

@@ -22,11 +22,7 @@ export class DirledgerClientError extends Error {
   override name = 'DirledgerClientError';
   readonly status: number;
   readonly code: string;
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-  ) {
+  constructor(status: number, code: string, message: string) {
     super(message);
     this.status = status;
     this.code = code;
@@ -45,10 +41,17 @@ export function createClient(options: ClientOptions): DirledgerClient {
     });
     const body = (await response.json().catch(() => null)) as (DispatchResult & { error?: { code: string; message: string } }) | null;
     if (body && typeof body.outcome === 'string') return body;
-    throw new DirledgerClientError(response.status, body?.error?.code ?? 'BAD_RESPONSE', body?.error?.message ?? `HTTP ${response.status} without a DispatchResult`);
+    throw new DirledgerClientError(
+      response.status,
+      body?.error?.code ?? 'BAD_RESPONSE',
+      body?.error?.message ?? `HTTP ${response.status} without a DispatchResult`,
+    );
   };
   const tools = new Proxy({} as Record<string, ToolCall>, {
-    get: (_target, name) => (typeof name === 'string' ? (args?: Record<string, unknown>, opts?: { dryRun?: boolean }) => dispatch({ tool: name, args, dryRun: opts?.dryRun }) : undefined),
+    get: (_target, name) =>
+      typeof name === 'string'
+        ? (args?: Record<string, unknown>, opts?: { dryRun?: boolean }) => dispatch({ tool: name, args, dryRun: opts?.dryRun })
+        : undefined,
   });
   return { tools, dispatch };
 }

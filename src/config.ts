@@ -9,13 +9,16 @@ const bytes = z.coerce.number().int().positive();
 const positiveMs = z.coerce.number().int().positive();
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
 const url = (protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+  );
 
 /** Every setting, with its environment variable, default and meaning (the README's table is printed from this). */
 export const settings = {
@@ -41,7 +44,10 @@ export const settings = {
     doc: 'JSON file of {"SECRET_NAME": "value"}; with DIRLEDGER_SECRET_<NAME> variables, the secret registry.',
   },
   INLINE_MAX_BYTES: { schema: bytes.default(262_144), doc: 'Largest payload stored inline (compressed) in PostgreSQL.' },
-  PAYLOAD_MAX_BYTES: { schema: bytes.default(8_388_608), doc: 'Payloads larger than this are recorded as MISSING; an outbound request body larger than this is not sent (PAYLOAD_TOO_LARGE).' },
+  PAYLOAD_MAX_BYTES: {
+    schema: bytes.default(8_388_608),
+    doc: 'Payloads larger than this are recorded as MISSING; an outbound request body larger than this is not sent (PAYLOAD_TOO_LARGE).',
+  },
   BATCH_MAX_BYTES: { schema: bytes.default(67_108_864), doc: 'Largest request body the ledger ingest door reads (413 past it).' },
   GRAPHQL_MAX_DEPTH: { schema: z.coerce.number().int().min(1).default(12), doc: 'Deepest GraphQL selection allowed.' },
   GRAPHQL_MAX_COST: { schema: z.coerce.number().int().min(1).default(20_000), doc: 'Highest GraphQL query cost allowed.' },
@@ -151,15 +157,21 @@ export const settings = {
   },
   AUTHORITY: {
     schema: z.enum(['required', 'off']).default('required'),
-    doc: 'required: every door but /healthz and GraphiQL\'s page needs a token. off opens every door (benchmarks only; logged loudly).',
+    doc: "required: every door but /healthz and GraphiQL's page needs a token. off opens every door (benchmarks only; logged loudly).",
   },
   LEDGER_CHAIN: {
-    schema: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
+    schema: z
+      .enum(['on', 'off'])
+      .default('on')
+      .transform((v) => v === 'on'),
     doc: 'on: every appended batch takes the next link of the hash chain. off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
   },
   AUTH_AUDIENCE: {
-    schema: z.string().regex(/^[^\s,=<>]{1,200}$/, 'a name without spaces, commas or operators').default('dirledger'),
-    doc: 'This server\'s name for `audience` caveats: a token for another audience is refused here.',
+    schema: z
+      .string()
+      .regex(/^[^\s,=<>]{1,200}$/, 'a name without spaces, commas or operators')
+      .default('dirledger'),
+    doc: "This server's name for `audience` caveats: a token for another audience is refused here.",
   },
   AUTH_RATE_PER_SECOND: {
     schema: z.coerce.number().min(0).default(50),
@@ -249,7 +261,9 @@ export function parseConfig(
     if (!secretName.test(name)) {
       problems.push(`${source}: expected a secret name in UPPER_SNAKE_CASE, got ${describe(name)}`);
     } else if (typeof value !== 'string' || value.length < minSecretLength) {
-      problems.push(`${source}: expected a string value of at least ${minSecretLength} characters, got ${typeof value === 'string' ? `${value.length} characters` : typeof value}`);
+      problems.push(
+        `${source}: expected a string value of at least ${minSecretLength} characters, got ${typeof value === 'string' ? `${value.length} characters` : typeof value}`,
+      );
     } else secrets[name] = value;
   }
 }

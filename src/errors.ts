@@ -31,19 +31,14 @@ export class DomainError extends Error {
   override name = 'DomainError';
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
-  constructor(
-    code: ErrorCode,
-    message: string,
-    details: Record<string, unknown> = {},
-  ) {
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(message);
     this.code = code;
     this.details = details;
   }
 }
 
-export const badInput = (message: string, details?: Record<string, unknown>) =>
-  new DomainError(ErrorCode.BAD_INPUT, message, details);
+export const badInput = (message: string, details?: Record<string, unknown>) => new DomainError(ErrorCode.BAD_INPUT, message, details);
 
 export const httpStatusOf: Record<ErrorCode, number> = {
   BAD_INPUT: 400,

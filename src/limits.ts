@@ -114,7 +114,11 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
 }
 
 function tooLarge(limit: number, size: number): DomainError {
-  return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body too large: expected at most ${limit} bytes, got ${Number.isNaN(size) ? 'more' : `at least ${size}`}.`, {
-    limit,
-  });
+  return new DomainError(
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    `Request body too large: expected at most ${limit} bytes, got ${Number.isNaN(size) ? 'more' : `at least ${size}`}.`,
+    {
+      limit,
+    },
+  );
 }

@@ -97,9 +97,7 @@ export function createObjectStore(config: Config): ObjectStore {
 }
 
 export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return config.DATABASE_URL
-    ? openDatabase({ url: config.DATABASE_URL })
-    : openDatabase({ dataDir: path.join(config.DATA_DIR, 'pglite') });
+  return config.DATABASE_URL ? openDatabase({ url: config.DATABASE_URL }) : openDatabase({ dataDir: path.join(config.DATA_DIR, 'pglite') });
 }
 
 /** Opens the database, applies pending migrations and builds every core. */
@@ -179,7 +177,9 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   );
   await revocations.start();
   const sharedRate =
-    config.REDIS_URL && config.AUTH_RATE_PER_SECOND > 0 ? redisRateLimiter(config.REDIS_URL, `${config.LIVE_CHANNEL}:rate`, config.AUTH_RATE_PER_SECOND, config.AUTH_RATE_BURST, logger) : undefined;
+    config.REDIS_URL && config.AUTH_RATE_PER_SECOND > 0
+      ? redisRateLimiter(config.REDIS_URL, `${config.LIVE_CHANNEL}:rate`, config.AUTH_RATE_PER_SECOND, config.AUTH_RATE_BURST, logger)
+      : undefined;
   await sharedRate?.connected;
   const authority = new Authority({
     rootKey,
@@ -219,6 +219,27 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     if (objects instanceof S3ObjectStore) objects.close();
     await spool?.close();
   };
-  const services: Services = { config, logger, db: database, ledger, redactor, directory, resolver, writer, spool, spoolState, dispatcher, authority, checkpointKey: checkpointKey(rootKey), revocations, authRequired: config.AUTHORITY === 'required', live, signal, streams, publicUrl, close };
+  const services: Services = {
+    config,
+    logger,
+    db: database,
+    ledger,
+    redactor,
+    directory,
+    resolver,
+    writer,
+    spool,
+    spoolState,
+    dispatcher,
+    authority,
+    checkpointKey: checkpointKey(rootKey),
+    revocations,
+    authRequired: config.AUTHORITY === 'required',
+    live,
+    signal,
+    streams,
+    publicUrl,
+    close,
+  };
   return services;
 }

@@ -11,7 +11,7 @@ function pathOf(path: PropertyKey[]): string {
 
 function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 

@@ -37,11 +37,29 @@ async function sampleOf(url: string, blobDir: string, tool: string, calls: numbe
   const source = await openDatabase({ url }, { poolSize: 2 });
   try {
     const ledger = new Ledger(source.prisma, new FolderObjectStore(blobDir), new SecretRedactor({}), limits);
-    const actions = await source.prisma.ledgerEvent.findMany({ where: { tool, kind: 'REQUEST', direction: 'IN' }, select: { actionId: true }, orderBy: { position: 'asc' }, take: calls });
+    const actions = await source.prisma.ledgerEvent.findMany({
+      where: { tool, kind: 'REQUEST', direction: 'IN' },
+      select: { actionId: true },
+      orderBy: { position: 'asc' },
+      take: calls,
+    });
     const rows = (await source.prisma.ledgerEvent.findMany({
       where: { actionId: { in: actions.map((a) => a.actionId) } },
       orderBy: { position: 'asc' },
-      select: { kind: true, direction: true, actionId: true, tool: true, status: true, method: true, url: true, headers: true, metadata: true, payloadSha256: true, contractForm: true, contractSha256: true },
+      select: {
+        kind: true,
+        direction: true,
+        actionId: true,
+        tool: true,
+        status: true,
+        method: true,
+        url: true,
+        headers: true,
+        metadata: true,
+        payloadSha256: true,
+        contractForm: true,
+        contractSha256: true,
+      },
     })) as Recorded[];
     const bytes = new Map<string, Buffer>();
     for (const sha of new Set(rows.map((r) => r.payloadSha256).filter((s): s is string => s !== null))) bytes.set(sha, (await ledger.readBlob(sha))!);
@@ -92,7 +110,13 @@ export type AppendCeiling = { eventsPerSecond: number; events: number; seconds: 
  * its large blobs in `recorded.blobDir`) through Ledger.append, `batchSize` events a batch, once for
  * each number of batches in flight, each on a fresh database.
  */
-export async function measureAppendCeilings(recorded: { url: string; blobDir: string }, tool: string, inFlights: number[], calls = 10_000, batchSize = 500): Promise<AppendCeiling[]> {
+export async function measureAppendCeilings(
+  recorded: { url: string; blobDir: string },
+  tool: string,
+  inFlights: number[],
+  calls = 10_000,
+  batchSize = 500,
+): Promise<AppendCeiling[]> {
   const sample = await sampleOf(recorded.url, recorded.blobDir, tool, 500);
   if (sample.length === 0) throw new Error(`no recorded calls of ${tool} to replay`);
   const ceilings: AppendCeiling[] = [];
@@ -125,7 +149,8 @@ async function measureOnce(sample: EventInput[][], inFlight: number, calls: numb
     // Each lane is a collector of its own, as separate writers would be.
     await Promise.all(
       Array.from({ length: inFlight }, async (_, lane) => {
-        for (let i = next++; i < batches.length; i = next++) await ledger.append({ collector: `ceiling-${lane}`, position: BigInt(i + 1), events: batches[i]! });
+        for (let i = next++; i < batches.length; i = next++)
+          await ledger.append({ collector: `ceiling-${lane}`, position: BigInt(i + 1), events: batches[i]! });
       }),
     );
     const seconds = (performance.now() - start) / 1000;

@@ -39,7 +39,10 @@ let installed = false;
 export function installSignalCleanup(): void {
   if (installed) return;
   installed = true;
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.once(signal, () => {
       process.stderr.write(`\n${signal}: cleaning up…\n`);
       void cleanupAll().finally(() => process.exit(code));

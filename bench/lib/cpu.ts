@@ -11,7 +11,10 @@ const ticksPerSecond = 100; // USER_HZ; 100 on every mainstream Linux
 export function processCpuSeconds(pid: number, children = false): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / ticksPerSecond;
   } catch {
     return null;

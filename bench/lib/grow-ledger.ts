@@ -47,7 +47,9 @@ export async function growLedger(url: string, total: number, o: GrowOptions): Pr
   await client.connect();
   const log = o.log ?? (() => {});
   try {
-    const { rows: [state] } = await client.query<{ n: string; top: string; batch: string }>(
+    const {
+      rows: [state],
+    } = await client.query<{ n: string; top: string; batch: string }>(
       'SELECT count(*) AS n, max(position) AS top, (SELECT id FROM ledger_batch LIMIT 1) AS batch FROM ledger_event',
     );
     const have = Number(state!.n);
@@ -55,7 +57,9 @@ export async function growLedger(url: string, total: number, o: GrowOptions): Pr
     await client.query("SET session_replication_role = replica; SET maintenance_work_mem = '512MB'; SET synchronous_commit = off");
     await client.query('CREATE TEMP TABLE bench_blob_pick AS SELECT (row_number() OVER (ORDER BY sha256)) - 1 AS i, sha256, size, encoding FROM blob');
     await client.query('CREATE INDEX ON bench_blob_pick (i)');
-    const { rows: [picks] } = await client.query<{ n: string }>('SELECT count(*) AS n FROM bench_blob_pick');
+    const {
+      rows: [picks],
+    } = await client.query<{ n: string }>('SELECT count(*) AS n FROM bench_blob_pick');
     const { rows: indexes } = await client.query<{ name: string; def: string }>(
       "SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename = 'ledger_event' AND indexname <> 'ledger_event_pkey'",
     );

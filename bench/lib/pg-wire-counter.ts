@@ -16,10 +16,7 @@ class MessageReader {
   private buffer: Buffer = Buffer.alloc(0);
   private untyped: boolean;
   private readonly onMessage: (type: number, body: Buffer) => void;
-  constructor(
-    untyped: boolean,
-    onMessage: (type: number, body: Buffer) => void,
-  ) {
+  constructor(untyped: boolean, onMessage: (type: number, body: Buffer) => void) {
     this.untyped = untyped;
     this.onMessage = onMessage;
   }

@@ -23,7 +23,11 @@ export type Question = { name: string; short: string; ours: Graph; postgraphile:
 
 const at = <T>(list: T[], i: number) => list[i % list.length]!;
 const blobOf = (p: { size: unknown; sha256: string } | null) => (p ? { size: String(p.size), sha256: p.sha256 } : null);
-const eventOf = (id: string, position: unknown, payload: { size: unknown; sha256: string } | null) => ({ id, position: String(position), payload: blobOf(payload) });
+const eventOf = (id: string, position: unknown, payload: { size: unknown; sha256: string } | null) => ({
+  id,
+  position: String(position),
+  payload: blobOf(payload),
+});
 const rowEvent = (r: EventRow) => eventOf(r.id, r.position, r.sha256 ? { size: r.size, sha256: r.sha256 } : null);
 
 async function textOf(codec: string, data: Buffer, sha256: string): Promise<string> {
@@ -46,7 +50,10 @@ export const questions: Question[] = [
     postgraphile: {
       query: `query ($id: String!) { ledgerEventByRowId(rowId: $id) { rowId kind position ${blobFields} } }`,
       variables: (p, i) => ({ id: at(p.eventIds, i) }),
-      normalize: (d: { ledgerEventByRowId: TheirEvent & { kind: string } }) => ({ ...eventOf(d.ledgerEventByRowId.rowId, d.ledgerEventByRowId.position, d.ledgerEventByRowId.payload), kind: d.ledgerEventByRowId.kind }),
+      normalize: (d: { ledgerEventByRowId: TheirEvent & { kind: string } }) => ({
+        ...eventOf(d.ledgerEventByRowId.rowId, d.ledgerEventByRowId.position, d.ledgerEventByRowId.payload),
+        kind: d.ledgerEventByRowId.kind,
+      }),
     },
     floor: {
       text: 'SELECT e.id, e.kind, e.position, b.size, b.sha256 FROM ledger_event e LEFT JOIN blob b ON b.sha256 = e.payload_sha256 WHERE e.id = $1',
@@ -79,16 +86,24 @@ export const questions: Question[] = [
     ours: {
       query: `query ($tool: String!) { tool(name: $tool) { name description events(first: 20) { edges { node { id position ${blobFields} } } } } }`,
       variables: (p, i) => ({ tool: at(p.tools, i) }),
-      normalize: (d: { tool: { name: string; description: string; events: Edges<OurEvent> } }) => ({ name: d.tool.name, description: d.tool.description, events: d.tool.events.edges.map((e) => eventOf(e.node.id, e.node.position, e.node.payload)) }),
+      normalize: (d: { tool: { name: string; description: string; events: Edges<OurEvent> } }) => ({
+        name: d.tool.name,
+        description: d.tool.description,
+        events: d.tool.events.edges.map((e) => eventOf(e.node.id, e.node.position, e.node.payload)),
+      }),
     },
     postgraphile: {
       query: `query ($tool: String!) { directoryRowByName(name: $tool) { name description events(orderBy: POSITION_ASC, first: 20) { nodes { rowId position ${blobFields} } } } }`,
       variables: (p, i) => ({ tool: at(p.tools, i) }),
-      normalize: (d: { directoryRowByName: { name: string; description: string; events: Nodes<TheirEvent> } }) => ({ name: d.directoryRowByName.name, description: d.directoryRowByName.description, events: d.directoryRowByName.events.nodes.map((n) => eventOf(n.rowId, n.position, n.payload)) }),
+      normalize: (d: { directoryRowByName: { name: string; description: string; events: Nodes<TheirEvent> } }) => ({
+        name: d.directoryRowByName.name,
+        description: d.directoryRowByName.description,
+        events: d.directoryRowByName.events.nodes.map((n) => eventOf(n.rowId, n.position, n.payload)),
+      }),
     },
     floor: {
       text:
-        "SELECT r.name, r.description, e.id, e.position, b.size, b.sha256 FROM directory_row r LEFT JOIN LATERAL (SELECT * FROM ledger_event e WHERE e.tool = r.name ORDER BY e.position LIMIT 20) e ON true " +
+        'SELECT r.name, r.description, e.id, e.position, b.size, b.sha256 FROM directory_row r LEFT JOIN LATERAL (SELECT * FROM ledger_event e WHERE e.tool = r.name ORDER BY e.position LIMIT 20) e ON true ' +
         "LEFT JOIN blob b ON b.sha256 = e.payload_sha256 WHERE r.type = 'tool' AND r.name = $1 ORDER BY e.position",
       values: (p, i) => [at(p.tools, i)],
       // A tool without events is one row with a null event id (the LEFT JOIN).
@@ -105,12 +120,14 @@ export const questions: Question[] = [
     ours: {
       query: `query ($names: [String!]!) { tools(names: $names) { name events(first: 10) { edges { node { id position ${blobFields} } } } } }`,
       variables: (p) => ({ names: p.sevenTools }),
-      normalize: (d: { tools: { name: string; events: Edges<OurEvent> }[] }) => d.tools.map((t) => ({ name: t.name, events: t.events.edges.map((e) => eventOf(e.node.id, e.node.position, e.node.payload)) })),
+      normalize: (d: { tools: { name: string; events: Edges<OurEvent> }[] }) =>
+        d.tools.map((t) => ({ name: t.name, events: t.events.edges.map((e) => eventOf(e.node.id, e.node.position, e.node.payload)) })),
     },
     postgraphile: {
       query: `{ allDirectoryRows(condition: { type: "tool" }, orderBy: NAME_ASC, first: 7) { nodes { name events(orderBy: POSITION_ASC, first: 10) { nodes { rowId position ${blobFields} } } } } }`,
       variables: () => ({}),
-      normalize: (d: { allDirectoryRows: Nodes<{ name: string; events: Nodes<TheirEvent> }> }) => d.allDirectoryRows.nodes.map((t) => ({ name: t.name, events: t.events.nodes.map((n) => eventOf(n.rowId, n.position, n.payload)) })),
+      normalize: (d: { allDirectoryRows: Nodes<{ name: string; events: Nodes<TheirEvent> }> }) =>
+        d.allDirectoryRows.nodes.map((t) => ({ name: t.name, events: t.events.nodes.map((n) => eventOf(n.rowId, n.position, n.payload)) })),
     },
     floor: {
       text:
@@ -152,12 +169,17 @@ export const questions: Question[] = [
     ours: {
       query: `query ($id: ID!) { event(id: $id) { id contract { form sha256 shape json } } }`,
       variables: (p, i) => ({ id: at(p.contractEventIds, i) }),
-      normalize: (d: { event: { id: string; contract: { form: string; sha256: string; shape: string; json: unknown } | null } }) => ({ id: d.event.id, ...d.event.contract }),
+      normalize: (d: { event: { id: string; contract: { form: string; sha256: string; shape: string; json: unknown } | null } }) => ({
+        id: d.event.id,
+        ...d.event.contract,
+      }),
     },
     postgraphile: {
       query: `query ($id: String!) { ledgerEventByRowId(rowId: $id) { rowId contractForm contractSha256 contractVersion { shape contract } } }`,
       variables: (p, i) => ({ id: at(p.contractEventIds, i) }),
-      normalize: (d: { ledgerEventByRowId: { rowId: string; contractForm: string; contractSha256: string; contractVersion: { shape: string; contract: unknown } } }) => {
+      normalize: (d: {
+        ledgerEventByRowId: { rowId: string; contractForm: string; contractSha256: string; contractVersion: { shape: string; contract: unknown } };
+      }) => {
         const e = d.ledgerEventByRowId;
         return { id: e.rowId, form: e.contractForm, sha256: e.contractSha256, shape: e.contractVersion.shape, json: e.contractVersion.contract };
       },
@@ -177,7 +199,8 @@ export const questions: Question[] = [
     ours: {
       query: `query ($id: ID!) { action(id: $id) { id events { id kind payload { text } } } }`,
       variables: (p, i) => ({ id: at(p.actionIds, i) }),
-      normalize: (d: { action: { events: { id: string; kind: string; payload: { text: string | null } | null }[] } }) => d.action.events.map((e) => ({ id: e.id, kind: e.kind, text: e.payload?.text ?? null })),
+      normalize: (d: { action: { events: { id: string; kind: string; payload: { text: string | null } | null }[] } }) =>
+        d.action.events.map((e) => ({ id: e.id, kind: e.kind, text: e.payload?.text ?? null })),
     },
     postgraphile: {
       // PostGraphile returns the stored (compressed) bytes; decoding them here is for the check only, not timed.
@@ -185,13 +208,18 @@ export const questions: Question[] = [
       variables: (p, i) => ({ id: at(p.actionIds, i) }),
       normalize: (d: { allLedgerEvents: Nodes<{ rowId: string; kind: string; payload: { sha256: string; codec: string; data: string } | null }> }) =>
         Promise.all(
-          d.allLedgerEvents.nodes.map(async (n) => ({ id: n.rowId, kind: n.kind, text: n.payload ? await textOf(n.payload.codec, Buffer.from(n.payload.data, 'base64'), n.payload.sha256) : null })),
+          d.allLedgerEvents.nodes.map(async (n) => ({
+            id: n.rowId,
+            kind: n.kind,
+            text: n.payload ? await textOf(n.payload.codec, Buffer.from(n.payload.data, 'base64'), n.payload.sha256) : null,
+          })),
         ),
     },
     floor: {
       text: 'SELECT e.id, e.kind, b.sha256, b.codec, b.data FROM ledger_event e LEFT JOIN blob b ON b.sha256 = e.payload_sha256 WHERE e.action_id = $1 ORDER BY e.position',
       values: (p, i) => [at(p.actionIds, i)],
-      answer: (rows: { id: string; kind: string; sha256: string | null; codec: string; data: Buffer }[]) => Promise.all(rows.map(async (r) => ({ id: r.id, kind: r.kind, text: r.sha256 ? await textOf(r.codec, r.data, r.sha256) : null }))),
+      answer: (rows: { id: string; kind: string; sha256: string | null; codec: string; data: Buffer }[]) =>
+        Promise.all(rows.map(async (r) => ({ id: r.id, kind: r.kind, text: r.sha256 ? await textOf(r.codec, r.data, r.sha256) : null }))),
     },
   },
 ];

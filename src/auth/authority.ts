@@ -154,7 +154,17 @@ export class Authority {
   hookGrant(tool: string): Grant {
     const texts = [`tools = ${tool}`, 'doors = WEBHOOK', 'powers = call', 'read = none'];
     const caveats = texts.map(parseCaveat);
-    return Object.freeze({ tokenId: 'hook', lineage: [], caller: `hook:${tool}`.slice(0, 512), admin: false, caveats, texts, counters: [], read: 'none', powers: new Set<Power>(['call']) });
+    return Object.freeze({
+      tokenId: 'hook',
+      lineage: [],
+      caller: `hook:${tool}`.slice(0, 512),
+      admin: false,
+      caveats,
+      texts,
+      counters: [],
+      read: 'none',
+      powers: new Set<Power>(['call']),
+    });
   }
 
   /** Verifies a presented token for one door: signature, time window, audience and door caveats. */
@@ -192,23 +202,33 @@ export class Authority {
     for (const [i, caveat] of caveats.entries()) {
       switch (caveat.kind) {
         case 'not_before':
-          if (now < caveat.at) return refuse(i, `used at ${now.toISOString()}, before ${caveat.at.toISOString()}`, `This token is not valid before ${caveat.at.toISOString()}.`);
+          if (now < caveat.at)
+            return refuse(i, `used at ${now.toISOString()}, before ${caveat.at.toISOString()}`, `This token is not valid before ${caveat.at.toISOString()}.`);
           break;
         case 'expires':
-          if (now >= caveat.at) return refuse(i, `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`, `This token expired at ${caveat.at.toISOString()}.`);
+          if (now >= caveat.at)
+            return refuse(
+              i,
+              `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`,
+              `This token expired at ${caveat.at.toISOString()}.`,
+            );
           break;
         case 'audience':
-          if (caveat.audience !== this.options.audience) return plain(`the token is for audience ${JSON.stringify(caveat.audience)}, this server is ${JSON.stringify(this.options.audience)}`, tokenId);
+          if (caveat.audience !== this.options.audience)
+            return plain(`the token is for audience ${JSON.stringify(caveat.audience)}, this server is ${JSON.stringify(this.options.audience)}`, tokenId);
           break;
         case 'doors':
-          if (!caveat.doors.includes(door)) return refuse(i, `door ${door} is not among ${caveat.doors.join(', ')}`, `This token may not be used through the ${door} door.`);
+          if (!caveat.doors.includes(door))
+            return refuse(i, `door ${door} is not among ${caveat.doors.join(', ')}`, `This token may not be used through the ${door} door.`);
           break;
         case 'task':
-          if (task !== undefined && task !== caveat.task) return refuse(i, `the token names two tasks, ${task} and ${caveat.task}`, 'This token names two different tasks and can never be used.');
+          if (task !== undefined && task !== caveat.task)
+            return refuse(i, `the token names two tasks, ${task} and ${caveat.task}`, 'This token names two different tasks and can never be used.');
           task = caveat.task;
           break;
         case 'agent':
-          if (agent !== undefined && agent !== caveat.agent) return refuse(i, `the token names two agents, ${agent} and ${caveat.agent}`, 'This token names two different agents and can never be used.');
+          if (agent !== undefined && agent !== caveat.agent)
+            return refuse(i, `the token names two agents, ${agent} and ${caveat.agent}`, 'This token names two different agents and can never be used.');
           agent = caveat.agent;
           break;
         case 'read':
@@ -261,7 +281,15 @@ export class Authority {
     const now = this.now();
     for (const [i, caveat] of grant.caveats.entries()) {
       if (caveat.kind === 'expires' && now >= caveat.at) {
-        return { limit: 'expires', caveat: grant.texts[i], door, reason: `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`, message: `This token expired at ${caveat.at.toISOString()}.`, status: 403, tokenId: grant.tokenId };
+        return {
+          limit: 'expires',
+          caveat: grant.texts[i],
+          door,
+          reason: `used at ${now.toISOString()}, after it expired at ${caveat.at.toISOString()}`,
+          message: `This token expired at ${caveat.at.toISOString()}.`,
+          status: 403,
+          tokenId: grant.tokenId,
+        };
       }
     }
     return null;
@@ -289,7 +317,13 @@ export class Authority {
       } catch (error) {
         return { reason: `the token carries a caveat this server cannot check: ${(error as Error).message}`, tokenId };
       }
-      if (caveats[i]!.kind === 'uses') counterKeys.set(i, createHash('sha256').update(chain[i + 1]!).digest('hex'));
+      if (caveats[i]!.kind === 'uses')
+        counterKeys.set(
+          i,
+          createHash('sha256')
+            .update(chain[i + 1]!)
+            .digest('hex'),
+        );
     }
     return { token, tokenId, lineage: lineageOf(id), caveats, counterKeys };
   }
@@ -300,7 +334,16 @@ export class Authority {
     if (power) return power;
     for (const [i, caveat] of grant.caveats.entries()) {
       if (caveat.kind === 'tools' && !toolAllowed(caveat.names, tool)) {
-        return { limit: 'tools', caveat: grant.texts[i], door, tool, reason: `tool ${tool} is not among ${caveat.names.join(', ')}`, message: `This token may not call ${JSON.stringify(tool)}.`, status: 403, tokenId: grant.tokenId };
+        return {
+          limit: 'tools',
+          caveat: grant.texts[i],
+          door,
+          tool,
+          reason: `tool ${tool} is not among ${caveat.names.join(', ')}`,
+          message: `This token may not call ${JSON.stringify(tool)}.`,
+          status: 403,
+          tokenId: grant.tokenId,
+        };
       }
     }
     return null;
@@ -336,14 +379,30 @@ export class Authority {
     const power = this.requirePower(grant, 'ingest', door);
     if (power) return power;
     for (const [i, caveat] of grant.caveats.entries()) {
-      const refuse = (reason: string, message: string, tool?: string): Refusal => ({ limit: caveat.kind, caveat: grant.texts[i], door, ...(tool && { tool }), reason, message, status: 403, tokenId: grant.tokenId });
+      const refuse = (reason: string, message: string, tool?: string): Refusal => ({
+        limit: caveat.kind,
+        caveat: grant.texts[i],
+        door,
+        ...(tool && { tool }),
+        reason,
+        message,
+        status: 403,
+        tokenId: grant.tokenId,
+      });
       if (caveat.kind === 'collector' && !toolAllowed(caveat.names, batch.collector)) {
-        return refuse(`collector ${batch.collector} is not among ${caveat.names.join(', ')}`, `This token may not append batches of collector ${JSON.stringify(batch.collector)}.`);
+        return refuse(
+          `collector ${batch.collector} is not among ${caveat.names.join(', ')}`,
+          `This token may not append batches of collector ${JSON.stringify(batch.collector)}.`,
+        );
       }
       if (caveat.kind === 'tools') {
         const outside = batch.events.find((e) => e.tool !== undefined && !toolAllowed(caveat.names, e.tool));
         if (outside) {
-          return refuse(`an ingested event names tool ${outside.tool}, which is not among ${caveat.names.join(', ')}`, `This token may not append events naming the tool ${JSON.stringify(outside.tool)}.`, outside.tool);
+          return refuse(
+            `an ingested event names tool ${outside.tool}, which is not among ${caveat.names.join(', ')}`,
+            `This token may not append events naming the tool ${JSON.stringify(outside.tool)}.`,
+            outside.tool,
+          );
         }
       }
     }
@@ -354,7 +413,16 @@ export class Authority {
     if (grant.powers.has(power)) return null;
     const i = grant.caveats.findLastIndex((c) => c.kind === 'powers');
     const words = powerWords[power];
-    return { limit: 'power', caveat: grant.texts[i], door, ...(tool && { tool }), reason: `the token lacks the ${power} power`, message: `This token may not ${words}.`, status: 403, tokenId: grant.tokenId };
+    return {
+      limit: 'power',
+      caveat: grant.texts[i],
+      door,
+      ...(tool && { tool }),
+      reason: `the token lacks the ${power} power`,
+      message: `This token may not ${words}.`,
+      status: 403,
+      tokenId: grant.tokenId,
+    };
   }
 
   /**
@@ -375,9 +443,12 @@ export class Authority {
       if (rows.length === 0) throw new Exhausted(counter);
     };
     // One counter: one statement (its row lock makes it exact); several: all or none, in one transaction.
-    const work = counters.length === 1 ? take(this.options.sql, counters[0]!) : this.options.sql.transaction(async (tx) => {
-      for (const counter of counters) await take(tx, counter);
-    });
+    const work =
+      counters.length === 1
+        ? take(this.options.sql, counters[0]!)
+        : this.options.sql.transaction(async (tx) => {
+            for (const counter of counters) await take(tx, counter);
+          });
     const spent = await work.then(
       () => null,
       (error) => {
@@ -386,7 +457,16 @@ export class Authority {
       },
     );
     if (!spent) return null;
-    return { limit: 'uses', caveat: spent.caveat, door, ...(tool && { tool }), reason: `all ${spent.max} uses are spent`, message: `This token's ${spent.max} use${spent.max === 1 ? ' is' : 's are'} spent.`, status: 403, tokenId: grant.tokenId };
+    return {
+      limit: 'uses',
+      caveat: spent.caveat,
+      door,
+      ...(tool && { tool }),
+      reason: `all ${spent.max} uses are spent`,
+      message: `This token's ${spent.max} use${spent.max === 1 ? ' is' : 's are'} spent.`,
+      status: 403,
+      tokenId: grant.tokenId,
+    };
   }
 
   /** Uses taken so far under each counter of the token. */
@@ -404,7 +484,8 @@ export class Authority {
   rate(grant: Grant, door: Door): Refusal | null | Promise<Refusal | null> {
     const { ratePerSecond, rateBurst, sharedRate } = this.options;
     if (ratePerSecond <= 0) return null;
-    if (sharedRate) return sharedRate.take(grant.tokenId).then((verdict) => (verdict.ok ? null : this.overRate(door, grant.tokenId, verdict.retryAfterSeconds)));
+    if (sharedRate)
+      return sharedRate.take(grant.tokenId).then((verdict) => (verdict.ok ? null : this.overRate(door, grant.tokenId, verdict.retryAfterSeconds)));
     const now = this.now().getTime();
     const bucket = this.buckets.get(grant.tokenId) ?? { tokens: rateBurst, at: now };
     bucket.tokens = Math.min(rateBurst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
@@ -419,7 +500,15 @@ export class Authority {
 
   private overRate(door: Door, tokenId: string, retryAfterSeconds: number): Refusal {
     const { ratePerSecond, rateBurst } = this.options;
-    return { limit: 'rate', door, reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`, message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`, status: 429, retryAfterSeconds, tokenId };
+    return {
+      limit: 'rate',
+      door,
+      reason: `over ${ratePerSecond} requests per second (burst ${rateBurst})`,
+      message: `Too many requests for this token; retry after ${retryAfterSeconds} s.`,
+      status: 429,
+      retryAfterSeconds,
+      tokenId,
+    };
   }
 
   /** Records a refusal as a REFUSAL event of its action (background writer; a failure is the caller's to log). */
@@ -464,7 +553,8 @@ export class Authority {
     } catch (error) {
       return { ok: false, invalid: `Invalid caveats: ${(error as Error).message}.` };
     }
-    if (grant.lineage.length > LINEAGE_MAX_ISSUERS) return { ok: false, invalid: `This token is the last of ${LINEAGE_MAX_ISSUERS} tokens issued one from another and may not issue more.` };
+    if (grant.lineage.length > LINEAGE_MAX_ISSUERS)
+      return { ok: false, invalid: `This token is the last of ${LINEAGE_MAX_ISSUERS} tokens issued one from another and may not issue more.` };
     const inherited = grant.texts.filter((_, i) => grant.caveats[i]!.kind !== 'powers' && grant.caveats[i]!.kind !== 'uses');
     const texts = [...inherited, ...asked, ...extra];
     return { ok: true, ...mintWithId(this.options.rootKey, this.keyId, texts, grant.lineage), caveats: texts, limits: describeLimits(texts) };
@@ -487,7 +577,18 @@ export class Authority {
     const left = Math.min(...(await this.usesOf(grant)).map((u) => u.max - u.used));
     if (typeof asked.uses === 'number' && asked.uses > left) {
       const counter = grant.counters[0]!;
-      return { ok: false, refusal: { limit: 'uses', caveat: counter.caveat, door, reason: `asked to issue a token with ${asked.uses} uses, ${left} left`, message: `This token has ${left} use${left === 1 ? '' : 's'} left and may not issue a token with more.`, status: 403, tokenId: grant.tokenId } };
+      return {
+        ok: false,
+        refusal: {
+          limit: 'uses',
+          caveat: counter.caveat,
+          door,
+          reason: `asked to issue a token with ${asked.uses} uses, ${left} left`,
+          message: `This token has ${left} use${left === 1 ? '' : 's'} left and may not issue a token with more.`,
+          status: 403,
+          tokenId: grant.tokenId,
+        },
+      };
     }
     const issued = this.issue(grant, door, input, left > 0 && asked.uses === undefined ? [`uses <= ${left}`] : []);
     if (!issued.ok) return issued;
@@ -507,7 +608,10 @@ export class Authority {
   }
 }
 
-export type Issue = { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] } | { ok: false; refusal: Refusal } | { ok: false; invalid: string };
+export type Issue =
+  | { ok: true; token: string; tokenId: string; caveats: string[]; limits: string[] }
+  | { ok: false; refusal: Refusal }
+  | { ok: false; invalid: string };
 
 class Exhausted extends Error {
   readonly counter: { key: string; max: number; caveat: string };
@@ -541,7 +645,10 @@ export function inspect(tokenText: string): { tokenId: string | null; issuedBy: 
 }
 
 /** The REFUSAL event for a refusal, linked to its action. */
-export function refusalEvent(refusal: Refusal, fields: { actionId: string; session?: string; turn?: string; task?: string; agent?: string; method?: string; url?: string }): EventInput {
+export function refusalEvent(
+  refusal: Refusal,
+  fields: { actionId: string; session?: string; turn?: string; task?: string; agent?: string; method?: string; url?: string },
+): EventInput {
   const { actionId, method, url, ...rest } = fields;
   return {
     id: `${actionId}:refusal`,
@@ -572,7 +679,8 @@ export function readRefusal(grant: Grant, door: Door, what: string): Refusal {
   // The caveat that narrowed reads to nothing: `read = none`, else `read = task` on a token without a task.
   const none = grant.caveats.findIndex((c) => c.kind === 'read' && c.scope === 'none');
   const i = none >= 0 ? none : grant.caveats.findIndex((c) => c.kind === 'read');
-  const reason = none >= 0 || i < 0 ? `the token may read nothing of the ledger (${what})` : `the token may read only its own task's events but names no task (${what})`;
+  const reason =
+    none >= 0 || i < 0 ? `the token may read nothing of the ledger (${what})` : `the token may read only its own task's events but names no task (${what})`;
   return {
     limit: 'read',
     ...(i >= 0 && { caveat: grant.texts[i] }),

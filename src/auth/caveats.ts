@@ -94,7 +94,9 @@ export function parseCaveat(text: string): Caveat {
     case 'collector':
       return { kind: 'collector', names: labels('collector ids') };
     default:
-      throw new Error(`expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers, collector), got ${JSON.stringify(key)}`);
+      throw new Error(
+        `expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers, collector), got ${JSON.stringify(key)}`,
+      );
   }
 }
 
@@ -140,7 +142,10 @@ export function describeCaveat(caveat: Caveat): string {
     case 'tools': {
       const names = caveat.names.filter((n) => !n.endsWith('*'));
       const prefixes = caveat.names.filter((n) => n.endsWith('*')).map((n) => n.slice(0, -1));
-      const parts = [names.length ? `the tool${names.length > 1 ? 's' : ''} ${names.join(', ')}` : '', prefixes.length ? `tools whose name starts with ${prefixes.join(' or ')}` : ''];
+      const parts = [
+        names.length ? `the tool${names.length > 1 ? 's' : ''} ${names.join(', ')}` : '',
+        prefixes.length ? `tools whose name starts with ${prefixes.join(' or ')}` : '',
+      ];
       return `Only ${parts.filter(Boolean).join(', and ')}.`;
     }
     case 'doors':
@@ -160,13 +165,20 @@ export function describeCaveat(caveat: Caveat): string {
     case 'audience':
       return `Only at the server called ${caveat.audience}.`;
     case 'read':
-      return caveat.scope === 'none' ? 'Reads nothing of the ledger.' : caveat.scope === 'task' ? "Reads only its own task's events." : 'Reads the whole ledger.';
+      return caveat.scope === 'none'
+        ? 'Reads nothing of the ledger.'
+        : caveat.scope === 'task'
+          ? "Reads only its own task's events."
+          : 'Reads the whole ledger.';
     case 'powers':
       return `May only ${caveat.powers.map((p) => powerWords[p]).join(', ')}.`;
     case 'collector': {
       const names = caveat.names.filter((n) => !n.endsWith('*'));
       const prefixes = caveat.names.filter((n) => n.endsWith('*')).map((n) => n.slice(0, -1));
-      const parts = [names.length ? `the collector${names.length > 1 ? 's' : ''} ${names.join(', ')}` : '', prefixes.length ? `collectors whose id starts with ${prefixes.join(' or ')}` : ''];
+      const parts = [
+        names.length ? `the collector${names.length > 1 ? 's' : ''} ${names.join(', ')}` : '',
+        prefixes.length ? `collectors whose id starts with ${prefixes.join(' or ')}` : '',
+      ];
       return `Appends ledger batches (and moves the position) only of ${parts.filter(Boolean).join(', and ')}.`;
     }
   }

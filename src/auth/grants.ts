@@ -21,7 +21,10 @@ export type GrantRecord = {
 };
 
 /** The GRANT event; `fields` link it to the action that granted (its invocation), when there is one. */
-export function grantEvent(record: GrantRecord, fields: { actionId?: string; session?: string; turn?: string; task?: string; agent?: string } = {}): EventInput {
+export function grantEvent(
+  record: GrantRecord,
+  fields: { actionId?: string; session?: string; turn?: string; task?: string; agent?: string } = {},
+): EventInput {
   const actionId = fields.actionId ?? randomUUID();
   const { issuer } = record;
   return {
@@ -64,11 +67,13 @@ export function checkOfflineGrant(authority: Authority, token: string, via: Excl
     throw error;
   }
   const checked = authority.authenticate(token, door);
-  if (!checked.ok && checked.refusal.limit === 'credential') throw new GrantRefused('Expected a token signed with this server’s root key; this one does not verify here.');
+  if (!checked.ok && checked.refusal.limit === 'credential')
+    throw new GrantRefused('Expected a token signed with this server’s root key; this one does not verify here.');
   const tokenId = read.tokenId!;
   if (via === 'ADMIN') {
     if (read.caveats.length > 0) throw new GrantRefused(`Expected an admin token (no caveats) for ADMIN; this one has ${read.caveats.length}.`);
-    if (caller && caller.tokenId !== tokenId) throw new GrantRefused('Expected the new admin token to present itself (as the bearer) when recording its grant.');
+    if (caller && caller.tokenId !== tokenId)
+      throw new GrantRefused('Expected the new admin token to present itself (as the bearer) when recording its grant.');
   } else if (caller) {
     const extends_ = caller.tokenId === tokenId && caller.texts.length <= read.caveats.length && caller.texts.every((c, i) => read.caveats[i] === c);
     if (!extends_) throw new GrantRefused('Expected a narrowing of the bearer token (its id, its caveats first, then more); this token is not one.');

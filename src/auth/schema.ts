@@ -61,11 +61,22 @@ const TokenRevocationRef = builder.objectRef<Revocation & { already?: boolean }>
     revokedBy: t.exposeString('revokedBy', { description: 'The caller that revoked it (`token:<id>`).' }),
     revokedAt: t.expose('revokedAt', { type: 'DateTime' }),
     actionId: t.exposeString('actionId', { description: 'The action under which the REVOCATION ledger event is filed.' }),
-    already: t.boolean({ description: 'On revokeToken: true when the id had been revoked before (this is that first revocation).', resolve: (r) => r.already ?? false }),
+    already: t.boolean({
+      description: 'On revokeToken: true when the id had been revoked before (this is that first revocation).',
+      resolve: (r) => r.already ?? false,
+    }),
   }),
 });
 
-type Inspection = { tokenId: string | null; issuedBy: string[]; caveats: string[]; limits: string[]; valid: boolean; uses: { caveat: string; used: number; max: number }[] | null; revocation: Revocation | null };
+type Inspection = {
+  tokenId: string | null;
+  issuedBy: string[];
+  caveats: string[];
+  limits: string[];
+  valid: boolean;
+  uses: { caveat: string; used: number; max: number }[] | null;
+  revocation: Revocation | null;
+};
 const TokenUseRef = builder.objectRef<{ caveat: string; used: number; max: number }>('TokenUse').implement({
   description: 'Uses taken under one `uses <= N` caveat.',
   fields: (t) => ({ caveat: t.exposeString('caveat'), used: t.exposeInt('used'), max: t.exposeInt('max') }),
@@ -80,7 +91,12 @@ const TokenInspectionRef = builder.objectRef<Inspection>('TokenInspection').impl
     valid: t.exposeBoolean('valid', { description: 'This server signed it and it is usable now (not expired, not for another audience).' }),
     uses: t.field({ type: [TokenUseRef], nullable: true, description: 'Per `uses` caveat, the uses spent so far (when valid).', resolve: (i) => i.uses }),
     revoked: t.boolean({ description: 'It, or a token it was issued under, was revoked.', resolve: (i) => i.revocation !== null }),
-    revocation: t.field({ type: TokenRevocationRef, nullable: true, description: 'When revoked: which id, by whom, when and why.', resolve: (i) => i.revocation }),
+    revocation: t.field({
+      type: TokenRevocationRef,
+      nullable: true,
+      description: 'When revoked: which id, by whom, when and why.',
+      resolve: (i) => i.revocation,
+    }),
   }),
 });
 
@@ -95,7 +111,8 @@ function grantOf(ctx: Context): Grant {
 builder.mutationField('issueToken', (t) =>
   t.field({
     type: IssuedTokenRef,
-    description: 'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
+    description:
+      'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
     args: { input: t.arg({ type: IssueTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const door = ctx.caller.door;
@@ -190,14 +207,20 @@ function tokenIdOf(value: string): string {
   } catch {
     // answered below
   }
-  throw new DomainError(ErrorCode.BAD_INPUT, `Expected a token id (32 hexadecimal characters) or a dirledger token, got ${JSON.stringify(value.slice(0, 40))}.`, { field: 'tokenId' });
+  throw new DomainError(
+    ErrorCode.BAD_INPUT,
+    `Expected a token id (32 hexadecimal characters) or a dirledger token, got ${JSON.stringify(value.slice(0, 40))}.`,
+    { field: 'tokenId' },
+  );
 }
 
 function reasonOf(value: string): string {
   const reason = value.trim();
   if (!reason) throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a reason for the revocation, got an empty one.', { field: 'reason' });
-  if (reason.length > REASON_MAX_CHARS) throw new DomainError(ErrorCode.BAD_INPUT, `Expected a reason of at most ${REASON_MAX_CHARS} characters, got ${reason.length}.`, { field: 'reason' });
-  if (!reason.isWellFormed() || reason.includes('\0')) throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a reason without NUL characters or lone surrogates.', { field: 'reason' });
+  if (reason.length > REASON_MAX_CHARS)
+    throw new DomainError(ErrorCode.BAD_INPUT, `Expected a reason of at most ${REASON_MAX_CHARS} characters, got ${reason.length}.`, { field: 'reason' });
+  if (!reason.isWellFormed() || reason.includes('\0'))
+    throw new DomainError(ErrorCode.BAD_INPUT, 'Expected a reason without NUL characters or lone surrogates.', { field: 'reason' });
   return reason;
 }
 

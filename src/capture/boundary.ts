@@ -90,7 +90,9 @@ const isHeaders = (h: unknown): h is Headers => typeof (h as Headers)?.get === '
 function plainHeaders(record: HeaderRecord): Record<string, string> | [string, string][] {
   const values = Object.values(record);
   if (!values.some(Array.isArray)) return record as Record<string, string>;
-  return Object.entries(record).flatMap(([name, value]) => (Array.isArray(value) ? value.map((v): [string, string] => [name, v]) : [[name, value] as [string, string]]));
+  return Object.entries(record).flatMap(([name, value]) =>
+    Array.isArray(value) ? value.map((v): [string, string] => [name, v]) : [[name, value] as [string, string]],
+  );
 }
 
 function headerRecord(headers: Headers | HeaderRecord): HeaderRecord {
@@ -132,7 +134,12 @@ export function captureExchange(services: BoundaryServices, exchange: BoundaryEx
  * Records one exchange whose answer is not an HTTP Response (a GraphQL mutation, a graphql-ws
  * operation, an MCP stdio message): the request IN, then `answerOf(value)` as the answer OUT.
  */
-export function captureCall<T>(services: BoundaryServices, exchange: BoundaryExchange, handler: () => Promise<T>, answerOf: (value: T) => BoundaryAnswer): Promise<T> {
+export function captureCall<T>(
+  services: BoundaryServices,
+  exchange: BoundaryExchange,
+  handler: () => Promise<T>,
+  answerOf: (value: T) => BoundaryAnswer,
+): Promise<T> {
   return inInvocation(services, exchange, async (invocation) => {
     await recordRequest(services, exchange, invocation);
     const value = await handled(services, handler);
@@ -142,7 +149,9 @@ export function captureCall<T>(services: BoundaryServices, exchange: BoundaryExc
 }
 
 function inInvocation<T>(services: BoundaryServices, exchange: BoundaryExchange, fn: (invocation: Invocation) => Promise<T>): Promise<T> {
-  return appStore.run(services, () => runInInvocation({ ...(exchange.invocation ?? {}), door: exchange.door, answerWaitsForRecord: true }, () => fn(currentInvocation()!)));
+  return appStore.run(services, () =>
+    runInInvocation({ ...(exchange.invocation ?? {}), door: exchange.door, answerWaitsForRecord: true }, () => fn(currentInvocation()!)),
+  );
 }
 
 function answerFields(exchange: BoundaryExchange, invocation: Invocation, status: number, headers: HeaderRecord) {
@@ -192,7 +201,10 @@ async function recordRequest(services: BoundaryServices, exchange: BoundaryExcha
   };
   if (exchange.synchronous) await services.writer.writeNow([requestEvent]);
   // Durable with the call's first durable step (its TOOL_CALL) or with the answer, whichever comes first.
-  else void services.writer.stage(requestEvent).catch((error) => services.logger.error({ err: error, actionId: invocation.actionId }, 'the request event could not be made durable'));
+  else
+    void services.writer
+      .stage(requestEvent)
+      .catch((error) => services.logger.error({ err: error, actionId: invocation.actionId }, 'the request event could not be made durable'));
 }
 
 /** The handler's value; when it throws, what the call staged is made durable before the door answers the error. */

@@ -141,12 +141,7 @@ class Exchange {
   private readonly invocation: Invocation;
   private readonly options: OutboundCaptureOptions;
   private readonly failed: (error: unknown) => void;
-  constructor(
-    invocation: Invocation,
-    opts: Dispatcher.DispatchOptions,
-    options: OutboundCaptureOptions,
-    failed: (error: unknown) => void,
-  ) {
+  constructor(invocation: Invocation, opts: Dispatcher.DispatchOptions, options: OutboundCaptureOptions, failed: (error: unknown) => void) {
     this.invocation = invocation;
     this.options = options;
     this.failed = failed;
@@ -192,7 +187,15 @@ class Exchange {
       refusal = error instanceof Error ? error : new Error(String(error));
       this.notSent = `${refusal instanceof DomainError ? refusal.code : refusal.name}: ${refusal.message}`;
     }
-    const event: EventInput = { ...this.base(), id: `${this.id}:request`, kind: 'REQUEST', direction: 'OUT', headers: this.requestHeaders, occurredAt: this.sentAt, payload: this.requestPayload };
+    const event: EventInput = {
+      ...this.base(),
+      id: `${this.id}:request`,
+      kind: 'REQUEST',
+      direction: 'OUT',
+      headers: this.requestHeaders,
+      occurredAt: this.sentAt,
+      payload: this.requestPayload,
+    };
     if (this.notSent) event.metadata = { ...event.metadata, notSent: this.notSent };
     try {
       await this.record(event);
@@ -263,7 +266,9 @@ class Exchange {
   private tooLarge(size?: number): DomainError {
     const max = this.options.payloadMaxBytes;
     this.requestPayload = { state: 'MISSING', ...(size !== undefined && { size }) };
-    return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `An outbound request body is larger than ${max} bytes (PAYLOAD_MAX_BYTES); it was not sent.`, { limit: max });
+    return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `An outbound request body is larger than ${max} bytes (PAYLOAD_MAX_BYTES); it was not sent.`, {
+      limit: max,
+    });
   }
 
   /**
@@ -278,7 +283,10 @@ class Exchange {
     const hash = createHash('sha256');
     let size = 0;
     try {
-      for await (const chunk of createReadStream(filePath, { ...(start !== undefined && { start }), ...(end !== undefined && { end }) }) as AsyncIterable<Buffer>) {
+      for await (const chunk of createReadStream(filePath, {
+        ...(start !== undefined && { start }),
+        ...(end !== undefined && { end }),
+      }) as AsyncIterable<Buffer>) {
         hash.update(chunk);
         size += chunk.length;
       }
@@ -393,7 +401,8 @@ async function* sendFile(source: ReadStream, uri: string, size: number, sha256: 
     sent += chunk.length;
     held = chunk;
   }
-  if (sent !== size || hash.digest('hex') !== sha256) throw new Error(`${uri} changed while it was being sent; the request was broken off before its last bytes.`);
+  if (sent !== size || hash.digest('hex') !== sha256)
+    throw new Error(`${uri} changed while it was being sent; the request was broken off before its last bytes.`);
   if (held) yield held;
 }
 

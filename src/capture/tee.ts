@@ -228,7 +228,10 @@ export function teeResponse(response: Response, options: TeeOptions): { response
   if (!response.body) {
     const empty = new BoundedBytes(options.payloadMaxBytes);
     const sha256 = new StreamPublisher(options.publish).end('COMPLETE');
-    return { response, recorded: Promise.resolve({ state: 'COMPLETE', size: 0, sha256, bytes: Buffer.alloc(0), clientDisconnected: false, payload: empty.payload() }) };
+    return {
+      response,
+      recorded: Promise.resolve({ state: 'COMPLETE', size: 0, sha256, bytes: Buffer.alloc(0), clientDisconnected: false, payload: empty.payload() }),
+    };
   }
   const { client, recorded } = teeStream(response.body, options);
   return { response: new Response(client, { status: response.status, statusText: response.statusText, headers: response.headers }), recorded };

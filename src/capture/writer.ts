@@ -118,10 +118,7 @@ export class LedgerWriter {
   };
 
   private readonly target: AppendTarget;
-  constructor(
-    target: AppendTarget,
-    options: LedgerWriterOptions = {},
-  ) {
+  constructor(target: AppendTarget, options: LedgerWriterOptions = {}) {
     this.target = target;
     const { collector, logger, spool, ...rest } = options;
     this.spool = spool;
@@ -295,7 +292,10 @@ export class LedgerWriter {
   private async isolate(batch: Batch, error: unknown): Promise<void> {
     if (batch.events.length === 1) {
       this.counters.dropped++;
-      this.logger?.error({ collector: this.collector, eventId: batch.events[0]!.id, err: error }, 'the ledger refused one event repeatedly; it is dropped and counted');
+      this.logger?.error(
+        { collector: this.collector, eventId: batch.events[0]!.id, err: error },
+        'the ledger refused one event repeatedly; it is dropped and counted',
+      );
       return;
     }
     const half = Math.ceil(batch.events.length / 2);
@@ -334,10 +334,7 @@ export class LedgerWriter {
   async stop(graceMs = 10_000): Promise<number> {
     this.stopped = true;
     let timer: NodeJS.Timeout | undefined;
-    const expired = await Promise.race([
-      this.flush().then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs))),
-    ]);
+    const expired = await Promise.race([this.flush().then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs)))]);
     clearTimeout(timer);
     if (!expired) return 0;
     this.abandoned = true;
@@ -398,7 +395,9 @@ function validate(event: EventInput): EventInput {
   const parsed = parseEvent(event);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  throw badInput(`Invalid ledger event ${JSON.stringify(String(event?.id ?? ''))}: ${issue.path.join('.')}: ${issue.message}.`, { field: issue.path.join('.') });
+  throw badInput(`Invalid ledger event ${JSON.stringify(String(event?.id ?? ''))}: ${issue.path.join('.')}: ${issue.message}.`, {
+    field: issue.path.join('.'),
+  });
 }
 
 /** The writer's settings from configuration. */

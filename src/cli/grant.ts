@@ -17,7 +17,11 @@ export async function recordGrantAt(url: string, bearer: string, token: string, 
     err.write(`Cannot reach the server at ${url} to record the grant (${(error as Error).message}); no token was printed.\n`);
     return 3;
   }
-  const body = (await response.json().catch(() => null)) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[]; error?: { code: string; message: string } } | null;
+  const body = (await response.json().catch(() => null)) as {
+    data?: unknown;
+    errors?: { message: string; extensions?: { code?: string } }[];
+    error?: { code: string; message: string };
+  } | null;
   if (isRefusalStatus(response.status)) {
     const first = body?.errors?.[0];
     err.write(`${refusalLine(response.status, body?.error ?? (first && { code: first.extensions?.code, message: first.message }), true)}\n`);

@@ -24,10 +24,7 @@ function port(value: string): string {
   return value;
 }
 
-export const program = new Command()
-  .name('dirledger')
-  .description('The Directory (what could be done) and the Ledger (what was done).')
-  .showHelpAfterError();
+export const program = new Command().name('dirledger').description('The Directory (what could be done) and the Ledger (what was done).').showHelpAfterError();
 
 program
   .command('serve')
@@ -84,10 +81,10 @@ program
   });
 
 function position(value: string): bigint {
-  if (!/^\d{1,19}$/.test(value) || BigInt(value) > 9_223_372_036_854_775_807n) throw new InvalidArgumentError(`expected a whole number from 0 to 2^63-1, got ${JSON.stringify(value)}`);
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > 9_223_372_036_854_775_807n)
+    throw new InvalidArgumentError(`expected a whole number from 0 to 2^63-1, got ${JSON.stringify(value)}`);
   return BigInt(value);
 }
-
 
 /**
  * The server a client command talks to: --url, else DIRLEDGER_URL, else the server holding this data
@@ -111,7 +108,10 @@ program
   .addOption(new Option('--server <url>', 'the same as --url').hideHelp())
   .option('--token <token>', 'sent as authorization: Bearer <token>')
   .addOption(new Option('--form <form>', 'the contract form this call was written as (recorded; default CLI)').hideHelp())
-  .addHelpText('after', `\n${tokenHelp}\nExit codes: 0 OK or DRY_RUN, 1 the call failed or was refused, 2 bad input, 3 server unreachable or failing, 4 refused for its credential (none, invalid, its limits, its rate).`)
+  .addHelpText(
+    'after',
+    `\n${tokenHelp}\nExit codes: 0 OK or DRY_RUN, 1 the call failed or was refused, 2 bad input, 3 server unreachable or failing, 4 refused for its credential (none, invalid, its limits, its rate).`,
+  )
   .action(async (name: string, opts: { args?: string; dryRun?: boolean; url?: string; server?: string; token?: string; form?: string }) => {
     const { call } = await import('./call.ts');
     const token = resolveToken(opts.token);
@@ -121,7 +121,7 @@ program
 program
   .command('mcp')
   .description(
-    'Serve MCP over stdio. With --url (or DIRLEDGER_URL) it relays every message to that server\'s /mcp; otherwise it runs the cores in this process on the configured database (DATABASE_URL, else PGlite in DATA_DIR).',
+    "Serve MCP over stdio. With --url (or DIRLEDGER_URL) it relays every message to that server's /mcp; otherwise it runs the cores in this process on the configured database (DATABASE_URL, else PGlite in DATA_DIR).",
   )
   .option('--url <url>', 'relay to this running server (default DIRLEDGER_URL; unset: in process)')
   .option('--token <token>', 'relay: sent to /mcp as authorization: Bearer <token>; in process: checked for door MCP_STDIO')
@@ -147,7 +147,9 @@ program
       const { serveStdio } = await import('../doors/mcp-stdio.ts');
       const refused = await serveStdio(config(), token);
       if (refused) {
-        process.stderr.write(`dirledger mcp: ${refusalLine(refused.status, { code: refusalCode(refused.status), message: refused.message }, Boolean(token))}\n`);
+        process.stderr.write(
+          `dirledger mcp: ${refusalLine(refused.status, { code: refusalCode(refused.status), message: refused.message }, Boolean(token))}\n`,
+        );
         process.exitCode = EXIT_REFUSED;
       }
     }
@@ -166,19 +168,28 @@ program
   .option('--limit <n>', 'stop after this many events')
   .option('--token <token>', 'sent in connection_init as authorization: Bearer <token>')
   .addHelpText('after', `\n${tokenHelp}`)
-  .action(async (opts: { tool?: string[]; kind?: string[]; session?: string[]; after?: string; url?: string; json?: boolean; limit?: string; token?: string }) => {
-    const { tail } = await import('./tail.ts');
-    const url = serverUrl(opts.url);
-    const token = resolveToken(opts.token);
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    process.exitCode = await tail({ ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) }, process.stdout, process.stderr, stop.signal);
-  });
+  .action(
+    async (opts: { tool?: string[]; kind?: string[]; session?: string[]; after?: string; url?: string; json?: boolean; limit?: string; token?: string }) => {
+      const { tail } = await import('./tail.ts');
+      const url = serverUrl(opts.url);
+      const token = resolveToken(opts.token);
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.exitCode = await tail(
+        { ...opts, url, ...(token && { token }), limit: opts.limit === undefined ? undefined : Number(opts.limit) },
+        process.stdout,
+        process.stderr,
+        stop.signal,
+      );
+    },
+  );
 
 const db = program.command('db').description('Database administration (PostgreSQL).');
 
 db.command('roles')
-  .description('Print the SQL that creates the owner role (migrations) and the server role (read and append only), or run it with --apply (DATABASE_URL as a superuser).')
+  .description(
+    'Print the SQL that creates the owner role (migrations) and the server role (read and append only), or run it with --apply (DATABASE_URL as a superuser).',
+  )
   .option('--owner <role>', 'the owner role', 'dirledger_owner')
   .option('--server <role>', 'the server role', 'dirledger_server')
   .option('--apply', 'run it against DATABASE_URL instead of printing it')
@@ -207,7 +218,9 @@ db.command('roles')
     await client.connect();
     try {
       await client.query(sql);
-      process.stdout.write(`roles ${opts.owner} (owner: run migrations as it) and ${opts.server} (the server) are in place; set their passwords with ALTER ROLE … PASSWORD.\n`);
+      process.stdout.write(
+        `roles ${opts.owner} (owner: run migrations as it) and ${opts.server} (the server) are in place; set their passwords with ALTER ROLE … PASSWORD.\n`,
+      );
     } finally {
       await client.end();
     }
@@ -215,8 +228,10 @@ db.command('roles')
 
 program
   .command('verify')
-  .description('Recompute the ledger\'s hash chain from the rows (DATABASE_URL, else PGlite in DATA_DIR) and name what no longer matches. Exit 0 intact, 1 changed.')
-  .option('--from <position>', 'from the batch holding this position (default: the chain\'s start)', position)
+  .description(
+    "Recompute the ledger's hash chain from the rows (DATABASE_URL, else PGlite in DATA_DIR) and name what no longer matches. Exit 0 intact, 1 changed.",
+  )
+  .option('--from <position>', "from the batch holding this position (default: the chain's start)", position)
   .option('--to <position>', 'up to the batch holding this position (default: the head, with the head and collectors checked)', position)
   .option('--limit <n>', 'problems listed at most (default 100; all are counted)', position)
   .option('--json', 'print the verification as JSON')
@@ -225,11 +240,11 @@ program
     process.exitCode = await runVerify(config(), opts, process.stdout);
   });
 
-const checkpoint = program.command('checkpoint').description('Signed checkpoints of the ledger\'s hash chain (Ed25519, key derived from the root key).');
+const checkpoint = program.command('checkpoint').description("Signed checkpoints of the ledger's hash chain (Ed25519, key derived from the root key).");
 
 checkpoint
   .command('export')
-  .description('Sign the chain\'s current head and print the checkpoint (JSON); keep it outside the database.')
+  .description("Sign the chain's current head and print the checkpoint (JSON); keep it outside the database.")
   .option('--out <file>', 'write it to this file instead of stdout')
   .action(async (opts: { out?: string }) => {
     const { runCheckpointExport } = await import('./verify.ts');
@@ -238,7 +253,9 @@ checkpoint
 
 checkpoint
   .command('verify')
-  .description('Check a checkpoint file against the database: signed by this root key (or --public-key), and the chain up to it unchanged. Exit 0 holds, 1 does not, 2 unreadable.')
+  .description(
+    'Check a checkpoint file against the database: signed by this root key (or --public-key), and the chain up to it unchanged. Exit 0 holds, 1 does not, 2 unreadable.',
+  )
   .argument('<file>', 'the checkpoint JSON')
   .option('--public-key <key>', 'trust only this Ed25519 public key (base64url); default: the one derived from the root key')
   .option('--json', 'print the check as JSON')
@@ -252,7 +269,7 @@ const token = program.command('token').description('Tokens: mint an admin token 
 token
   .command('admin')
   .description('Print a new admin token, signed with the root key (DIRLEDGER_ROOT_KEY secret, else DATA_DIR/root.key, created if missing).')
-  .option('--url <url>', 'record the grant in that server\'s ledger first (also DIRLEDGER_URL); nothing is printed if it cannot be')
+  .option('--url <url>', "record the grant in that server's ledger first (also DIRLEDGER_URL); nothing is printed if it cannot be")
   .action(async (opts: { url?: string }) => {
     const { withRootKey } = await import('../auth/root-key.ts');
     const { mintWithRootKey } = await import('../auth/authority.ts');
@@ -278,7 +295,9 @@ token
     const { inspect } = await import('../auth/authority.ts');
     try {
       const read = inspect(text);
-      process.stdout.write(opts.json ? `${JSON.stringify(read)}\n` : `token ${read.tokenId ?? '(not a dirledger token id)'}\n${read.limits.map((l) => `  ${l}`).join('\n')}\n`);
+      process.stdout.write(
+        opts.json ? `${JSON.stringify(read)}\n` : `token ${read.tokenId ?? '(not a dirledger token id)'}\n${read.limits.map((l) => `  ${l}`).join('\n')}\n`,
+      );
     } catch (error) {
       process.stderr.write(`dirledger token inspect: ${(error as Error).message}\n`);
       process.exitCode = 2;
@@ -287,7 +306,9 @@ token
 
 token
   .command('revoke')
-  .description('Revoke a token, and every token narrowed or issued from it, on a running server (the caller\'s token needs the revoke power). Recorded as a REVOCATION ledger event.')
+  .description(
+    "Revoke a token, and every token narrowed or issued from it, on a running server (the caller's token needs the revoke power). Recorded as a REVOCATION ledger event.",
+  )
   .argument('<token-id>', 'the token id (32 hex characters), or the whole token')
   .requiredOption('--reason <words>', 'why (recorded with the revocation)')
   .option('--url <url>', 'the server (default $DIRLEDGER_URL, else http://127.0.0.1:$PORT)')
@@ -305,7 +326,10 @@ token
   .description('Add caveats to a token offline (no key needed; nobody can remove them again) and print the narrower token.')
   .argument('<token>', 'the token to narrow')
   .argument('<caveats...>', 'caveats such as "tools = ECHO" "uses <= 3" "expires = 2026-12-31T00:00:00Z"')
-  .option('--url <url>', 'record the grant in that server\'s ledger first, sending <token> as the bearer (also DIRLEDGER_URL); nothing is printed if it cannot be')
+  .option(
+    '--url <url>',
+    "record the grant in that server's ledger first, sending <token> as the bearer (also DIRLEDGER_URL); nothing is printed if it cannot be",
+  )
   .action(async (text: string, caveats: string[], opts: { url?: string }) => {
     const { Authority } = await import('../auth/authority.ts');
     const { parseCaveat } = await import('../auth/caveats.ts');

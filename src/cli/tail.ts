@@ -25,8 +25,17 @@ const query = `subscription Tail($filter: LedgerFilter, $after: String) {
 }`;
 
 type TailEvent = {
-  id: string; position: string; cursor: string; kind: string; direction: string; toolName: string | null;
-  session: string | null; status: string | null; occurredAt: string; payloadState: string; payloadSize: string | null;
+  id: string;
+  position: string;
+  cursor: string;
+  kind: string;
+  direction: string;
+  toolName: string | null;
+  session: string | null;
+  status: string | null;
+  occurredAt: string;
+  payloadState: string;
+  payloadSize: string | null;
 };
 
 function endpoint(url: string): string {
@@ -94,7 +103,9 @@ export async function tail(opts: TailOptions, out = process.stdout, err = proces
             error: (error) => {
               if (refusedClose(error)) {
                 const { code, reason } = error as { code: number; reason?: string };
-                err.write(`${refusalLine(401, { code: 'UNAUTHENTICATED', message: `the server closed the connection (${code} ${reason || 'Forbidden'}): missing or invalid credential.` }, Boolean(opts.token))}\n`);
+                err.write(
+                  `${refusalLine(401, { code: 'UNAUTHENTICATED', message: `the server closed the connection (${code} ${reason || 'Forbidden'}): missing or invalid credential.` }, Boolean(opts.token))}\n`,
+                );
                 resolve({ code: EXIT_REFUSED });
                 return;
               }

@@ -8,8 +8,7 @@ import { openConfiguredDatabase } from '../services.ts';
 
 type Out = { write(text: string): unknown };
 
-const json = (value: unknown) =>
-  `${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : Buffer.isBuffer(v) ? v.toString('hex') : v), 2)}\n`;
+const json = (value: unknown) => `${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : Buffer.isBuffer(v) ? v.toString('hex') : v), 2)}\n`;
 
 function describe(v: LedgerVerification): string {
   const lines = [
@@ -34,7 +33,9 @@ async function withDatabase<T>(config: Config, work: (db: Awaited<ReturnType<typ
 
 export async function runVerify(config: Config, opts: { from?: bigint; to?: bigint; limit?: bigint; json?: boolean }, out: Out): Promise<number> {
   const started = performance.now();
-  const v = await withDatabase(config, (db) => verifyLedger(db.sql, { from: opts.from, to: opts.to, limit: opts.limit === undefined ? 100 : Number(opts.limit) }));
+  const v = await withDatabase(config, (db) =>
+    verifyLedger(db.sql, { from: opts.from, to: opts.to, limit: opts.limit === undefined ? 100 : Number(opts.limit) }),
+  );
   const seconds = (performance.now() - started) / 1000;
   out.write(opts.json ? json({ ...v, seconds }) : `${describe(v)}${Math.round(v.events / seconds).toLocaleString('en')} events/s\n`);
   return v.ok ? 0 : 1;

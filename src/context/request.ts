@@ -42,19 +42,20 @@ export const InvocationInput = z
 export type InvocationInput = z.input<typeof InvocationInput>;
 
 /** A caller whose exchange is being recorded: every event it records carries these fields. */
-export type Invocation = Caller & Readonly<{
-  actionId: string;
-  session?: string;
-  turn?: string;
-  task?: string;
-  agent?: string;
-  caller?: string;
-  captureOutbound: boolean;
-  answerWaitsForRecord?: boolean;
-  /** Set while the runner lets a client it drives (the MCP SDK over HTTP) be captured: whose exchange it is. */
-  outboundFor?: OutboundFor;
-  startedAt: Date;
-}>;
+export type Invocation = Caller &
+  Readonly<{
+    actionId: string;
+    session?: string;
+    turn?: string;
+    task?: string;
+    agent?: string;
+    caller?: string;
+    captureOutbound: boolean;
+    answerWaitsForRecord?: boolean;
+    /** Set while the runner lets a client it drives (the MCP SDK over HTTP) be captured: whose exchange it is. */
+    outboundFor?: OutboundFor;
+    startedAt: Date;
+  }>;
 
 /** The tool, contract and step an outbound exchange belongs to, when a runner's client makes it. */
 export type OutboundFor = Readonly<{

@@ -16,7 +16,11 @@ export async function folderBytes(folder: string): Promise<number> {
   for (const entry of entries) {
     const full = path.join(folder, entry.name);
     if (entry.isDirectory()) total += await folderBytes(full);
-    else if (entry.isFile()) total += await stat(full).then((s) => s.blocks * 512, () => 0);
+    else if (entry.isFile())
+      total += await stat(full).then(
+        (s) => s.blocks * 512,
+        () => 0,
+      );
   }
   return total;
 }

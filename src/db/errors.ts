@@ -2,7 +2,8 @@
 
 const unavailableSqlStates = /^(08\d{3}|57P0[1-3]|53300|55000|3D000)$/;
 const unavailableKinds = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'DatabaseDoesNotExist']);
-const unavailableMessages = /ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|not currently accepting connections|PGlite is closed|terminating connection|Can't reach database|Client has encountered a connection error|connection is closed|timeout exceeded when trying to connect/i;
+const unavailableMessages =
+  /ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|not currently accepting connections|PGlite is closed|terminating connection|Can't reach database|Client has encountered a connection error|connection is closed|timeout exceeded when trying to connect/i;
 
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 5) return false;

@@ -23,10 +23,7 @@ export class FolderLockedError extends Error {
   readonly code = 'DATA_FOLDER_LOCKED';
   readonly folder: string;
   readonly holder: LockHolder;
-  constructor(
-    folder: string,
-    holder: LockHolder,
-  ) {
+  constructor(folder: string, holder: LockHolder) {
     super(
       `The data folder ${folder} is in use by another dirledger process: pid ${holder.pid} (${holder.command}) on ${holder.hostname}, since ${holder.startedAt}. ` +
         (holder.url
@@ -110,7 +107,10 @@ export function acquireFolderLock(folder: string): FolderLock {
   mkdirSync(path.dirname(file), { recursive: true });
   const me: LockHolder = {
     pid: process.pid,
-    command: process.argv.map((a) => path.basename(a)).join(' ').slice(0, 300),
+    command: process.argv
+      .map((a) => path.basename(a))
+      .join(' ')
+      .slice(0, 300),
     startedAt: new Date().toISOString(),
     hostname: os.hostname(),
     ...(processStartOf(process.pid) && { processStart: processStartOf(process.pid) }),

@@ -39,7 +39,11 @@ export function rolesSql({ owner, server }: RoleNames): string {
   checkRoleName(owner, 'owner role');
   checkRoleName(server, 'server role');
   const grants = serverGrants.map((g) =>
-    [`-- ${g.table}: ${g.why}`, `GRANT ${g.privileges} ON "${g.table}" TO ${server};`, ...(g.update ? [`GRANT UPDATE (${g.update}) ON "${g.table}" TO ${server};`] : [])].join('\n'),
+    [
+      `-- ${g.table}: ${g.why}`,
+      `GRANT ${g.privileges} ON "${g.table}" TO ${server};`,
+      ...(g.update ? [`GRANT UPDATE (${g.update}) ON "${g.table}" TO ${server};`] : []),
+    ].join('\n'),
   );
   return `-- dirledger least privilege (run as a superuser in the ledger's database; safe to run again after migrations).
 -- ${owner} owns the schema and every object in it: run migrations as it (DATABASE_URL=…${owner}… dirledger migrate).
@@ -92,7 +96,13 @@ export async function privilegeWarnings(sql: SqlQueryable): Promise<string[]> {
   );
   if (!row) return [];
   const warnings: string[] = [];
-  if (row.superuser) warnings.push(`the server connects as ${row.role}, a superuser: it could disable the ledger's triggers and rewrite history. Run it as the role \`dirledger db roles\` creates.`);
-  else if (row.owner) warnings.push(`the server connects as ${row.role}, which owns the ledger's tables: it could disable their triggers. Run it as the role \`dirledger db roles\` creates.`);
+  if (row.superuser)
+    warnings.push(
+      `the server connects as ${row.role}, a superuser: it could disable the ledger's triggers and rewrite history. Run it as the role \`dirledger db roles\` creates.`,
+    );
+  else if (row.owner)
+    warnings.push(
+      `the server connects as ${row.role}, which owns the ledger's tables: it could disable their triggers. Run it as the role \`dirledger db roles\` creates.`,
+    );
   return warnings;
 }

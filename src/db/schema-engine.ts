@@ -6,10 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SqlQueryable } from './sql.ts';
-import {
-  bindMigrationAwareSqlAdapterFactory,
-  type SqlMigrationAwareDriverAdapterFactory,
-} from '@prisma/driver-adapter-utils';
+import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const prismaDir = path.resolve(here, '../../prisma');
@@ -44,18 +41,11 @@ async function loadEngineModule(): Promise<EngineModule> {
   return bg as unknown as EngineModule;
 }
 
-async function withEngine<T>(
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
-  run: (engine: Engine, schema: string) => Promise<T>,
-): Promise<T> {
+async function withEngine<T>(adapterFactory: SqlMigrationAwareDriverAdapterFactory, run: (engine: Engine, schema: string) => Promise<T>): Promise<T> {
   engineModule ??= loadEngineModule();
   const { SchemaEngine } = await engineModule;
   const schema = await readFile(schemaPath, 'utf8');
-  const engine = await SchemaEngine.new(
-    { datamodels: [[schemaPath, schema]] },
-    () => {},
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
-  );
+  const engine = await SchemaEngine.new({ datamodels: [[schemaPath, schema]] }, () => {}, bindMigrationAwareSqlAdapterFactory(adapterFactory));
   try {
     return await run(engine, schema);
   } finally {
@@ -78,11 +68,9 @@ export async function hasPendingMigrations(sql: SqlQueryable): Promise<boolean> 
   const [present] = await sql.query<{ present: boolean }>(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`);
   if (!present?.present) return true;
   const applied = new Set(
-    (
-      await sql.query<{ migration_name: string }>(
-        'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
-      )
-    ).map((r) => r.migration_name),
+    (await sql.query<{ migration_name: string }>('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL')).map(
+      (r) => r.migration_name,
+    ),
   );
   return (await migrationNames()).some((name) => !applied.has(name));
 }

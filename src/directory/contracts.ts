@@ -11,9 +11,7 @@ export const HttpMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OP
 const address = z.string().regex(/^(https?|wss?):\/\/[^\s/]+/i, 'an absolute http(s) or ws(s) URL');
 const headers = z.record(z.string().min(1), z.string());
 
-export const HttpContract = z
-  .object({ method: z.enum(HttpMethods), url: address, headers: headers.optional(), body: z.unknown().optional() })
-  .strict();
+export const HttpContract = z.object({ method: z.enum(HttpMethods), url: address, headers: headers.optional(), body: z.unknown().optional() }).strict();
 export const McpContract = z
   .object({
     method: z.literal('MCP'),
@@ -24,9 +22,7 @@ export const McpContract = z
   })
   .strict();
 export const CliContract = z.object({ method: z.literal('CLI'), command: z.string().min(1, 'a command line') }).strict();
-export const CodeContract = z
-  .object({ method: z.literal('CODE'), language: z.string().min(1), code: z.string().min(1, 'code to paste') })
-  .strict();
+export const CodeContract = z.object({ method: z.literal('CODE'), language: z.string().min(1), code: z.string().min(1, 'code to paste') }).strict();
 export const StepContract = z.union([HttpContract, McpContract, CliContract, CodeContract]);
 export const SequenceContract = z.array(StepContract).min(1, 'at least one step');
 
@@ -117,10 +113,11 @@ export function secretNamesIn(value: unknown): string[] {
   const visit = (v: unknown) => {
     if (typeof v === 'string') for (const m of v.matchAll(secretPattern)) found.add(m[1]!);
     else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) {
-      visit(k);
-      visit(inner);
-    }
+    else if (v && typeof v === 'object')
+      for (const [k, inner] of Object.entries(v)) {
+        visit(k);
+        visit(inner);
+      }
   };
   visit(value);
   return [...found].sort();

@@ -123,11 +123,7 @@ export class Directory {
   private readonly prisma: PrismaClient;
   private readonly logger: Logger;
   readonly options: DirectoryOptions;
-  constructor(
-    prisma: PrismaClient,
-    logger: Logger,
-    options: DirectoryOptions,
-  ) {
+  constructor(prisma: PrismaClient, logger: Logger, options: DirectoryOptions) {
     this.prisma = prisma;
     this.logger = logger;
     this.options = options;
@@ -222,7 +218,10 @@ export class Directory {
       report.rebuilt.push(parsed.type);
       if (parsed.unknownHeaders.length) {
         report.unknownHeaders[parsed.type] = parsed.unknownHeaders;
-        this.logger.warn({ section: parsed.type, unknownHeaders: parsed.unknownHeaders }, 'directory section has headers nobody recognises; their cells are ignored');
+        this.logger.warn(
+          { section: parsed.type, unknownHeaders: parsed.unknownHeaders },
+          'directory section has headers nobody recognises; their cells are ignored',
+        );
       }
       const ok = await this.buildSection(parsed);
       if (!ok) report.failed.push(parsed.type);
@@ -288,14 +287,17 @@ export class Directory {
           if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
           argsSchema = value;
         } catch {
-          problems.push({ section: parsed.type, row: row.row, column, message: `expected a JSON Schema object for the arguments, got ${JSON.stringify(row.argsSchema.slice(0, 60))}` });
+          problems.push({
+            section: parsed.type,
+            row: row.row,
+            column,
+            message: `expected a JSON Schema object for the arguments, got ${JSON.stringify(row.argsSchema.slice(0, 60))}`,
+          });
           bad = true;
         }
       }
       if (bad) continue;
-      const retired = rowContracts
-        .map(({ column, contract }) => ({ column, hit: findRetired(contract, this.options.retired) }))
-        .find((r) => r.hit);
+      const retired = rowContracts.map(({ column, contract }) => ({ column, hit: findRetired(contract, this.options.retired) })).find((r) => r.hit);
       if (retired) {
         refusals.push({ row: row.row, name: row.name, column: retired.column, reason: `refused: ${describeRetiredHit(retired.hit!)}` });
         continue;
@@ -426,7 +428,11 @@ export class Directory {
       select: { name: true, type: true, kind: true, ...(full ? { description: true } : {}) },
       orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
     });
-    const entries: ListingEntry[] = rows.map((r) => (full ? { name: r.name, type: r.type, kind: r.kind, description: (r as { description: string }).description } : { name: r.name, type: r.type, kind: r.kind }));
+    const entries: ListingEntry[] = rows.map((r) =>
+      full
+        ? { name: r.name, type: r.type, kind: r.kind, description: (r as { description: string }).description }
+        : { name: r.name, type: r.type, kind: r.kind },
+    );
     const out = { generation, body: JSON.stringify(entries), count: entries.length };
     this.listings.set(key, out);
     return out;

@@ -19,5 +19,7 @@ if (values.format !== 'csv' && values.format !== 'json') throw new Error(`--form
 const out = path.resolve(values.out ?? `.data/fixtures/directory-${rows}-${seed}`);
 const sections = generateDirectory({ rows, seed });
 const files = await writeDirectory(out, sections, values.format);
-const counts = Object.entries(sections).map(([t, r]) => `${t}=${r.length}`).join(' ');
+const counts = Object.entries(sections)
+  .map(([t, r]) => `${t}=${r.length}`)
+  .join(' ');
 process.stdout.write(`wrote ${files.length} sections (${rows} rows) to ${out}\n${counts}\n`);

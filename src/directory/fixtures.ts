@@ -98,17 +98,232 @@ const services = [
 ] as const;
 const localPrefixes = ['IMSG', 'IMESSAGE', 'MAC', 'TERMINAL', 'BROWSER', 'PHONE', 'ARTICLE', 'LEDGER', 'DIRECTORY', 'FILES', 'NOTES', 'SHORTCUTS'] as const;
 const localNouns: Record<string, string> = {
-  IMSG: 'iMessage on the Mac', IMESSAGE: 'the iMessage archive', MAC: 'the Mac', TERMINAL: 'the terminal', BROWSER: 'a browser session',
-  PHONE: 'the phone', ARTICLE: 'the article store', LEDGER: 'the Ledger', DIRECTORY: 'the Directory', FILES: 'the file store', NOTES: 'Apple Notes', SHORTCUTS: 'Apple Shortcuts',
+  IMSG: 'iMessage on the Mac',
+  IMESSAGE: 'the iMessage archive',
+  MAC: 'the Mac',
+  TERMINAL: 'the terminal',
+  BROWSER: 'a browser session',
+  PHONE: 'the phone',
+  ARTICLE: 'the article store',
+  LEDGER: 'the Ledger',
+  DIRECTORY: 'the Directory',
+  FILES: 'the file store',
+  NOTES: 'Apple Notes',
+  SHORTCUTS: 'Apple Shortcuts',
 };
-const verbs = ['SEND', 'LIST', 'GET', 'CREATE', 'UPDATE', 'DELETE', 'SEARCH', 'READ', 'WRITE', 'SYNC', 'EXPORT', 'IMPORT', 'ARCHIVE', 'REPLY', 'FORWARD', 'SCHEDULE', 'CANCEL', 'UPLOAD', 'DOWNLOAD', 'QUERY', 'RUN', 'DEPLOY', 'COUNT', 'WATCH', 'MOVE', 'RENAME', 'SHARE', 'TAG', 'MERGE', 'RESTORE'] as const;
-const objects = ['MESSAGE', 'THREAD', 'EMAIL', 'LABEL', 'DRAFT', 'CUSTOMER', 'INVOICE', 'CHARGE', 'REFUND', 'ISSUE', 'PULL', 'REPO', 'PAGE', 'DATABASE', 'EVENT', 'FILE', 'FOLDER', 'ROW', 'SHEET', 'WORKER', 'ROUTE', 'ZONE', 'RECORD', 'CONTACT', 'CHANNEL', 'USER', 'ORDER', 'PRODUCT', 'WEBHOOK', 'SECRET', 'BUCKET', 'OBJECT', 'COMMENT', 'ATTACHMENT', 'CHAT', 'NUMBER', 'SESSION', 'DEPLOYMENT', 'PROJECT', 'NOTE'] as const;
-const attributes = ['URL', 'ID', 'TIMEOUT_MS', 'REGION', 'LIMIT', 'ENABLED', 'RETRIES', 'BATCH_SIZE', 'TTL_SECONDS', 'PATH', 'VERSION', 'OWNER', 'CHANNEL', 'MODE', 'THRESHOLD', 'WINDOW', 'QUOTA', 'PREFIX', 'DEFAULT', 'MAX_BYTES'] as const;
-const words = ['ledger', 'directory', 'inbox', 'invoice', 'customer', 'weekly', 'daily', 'triage', 'digest', 'report', 'sync', 'backup', 'release', 'onboarding', 'outreach', 'pricing', 'calendar', 'meeting', 'summary', 'archive', 'payment', 'refund', 'support', 'research', 'draft', 'publish', 'review', 'audit', 'cleanup', 'migration', 'contract', 'catalog', 'resolver', 'dispatch', 'scoped', 'token', 'provenance', 'agent', 'model', 'gateway', 'worker', 'queue', 'cache', 'search', 'index', 'alias', 'phone', 'message', 'garden', 'kitchen', 'travel', 'budget', 'health', 'energy', 'studio'] as const;
-const folders = ['src/ledger', 'src/directory', 'src/dispatch', 'src/resolver', 'src/capture', 'src/auth', 'src/http', 'docs', 'scripts', 'workers/api', 'workers/cron', 'migrations', 'public/img'] as const;
+const verbs = [
+  'SEND',
+  'LIST',
+  'GET',
+  'CREATE',
+  'UPDATE',
+  'DELETE',
+  'SEARCH',
+  'READ',
+  'WRITE',
+  'SYNC',
+  'EXPORT',
+  'IMPORT',
+  'ARCHIVE',
+  'REPLY',
+  'FORWARD',
+  'SCHEDULE',
+  'CANCEL',
+  'UPLOAD',
+  'DOWNLOAD',
+  'QUERY',
+  'RUN',
+  'DEPLOY',
+  'COUNT',
+  'WATCH',
+  'MOVE',
+  'RENAME',
+  'SHARE',
+  'TAG',
+  'MERGE',
+  'RESTORE',
+] as const;
+const objects = [
+  'MESSAGE',
+  'THREAD',
+  'EMAIL',
+  'LABEL',
+  'DRAFT',
+  'CUSTOMER',
+  'INVOICE',
+  'CHARGE',
+  'REFUND',
+  'ISSUE',
+  'PULL',
+  'REPO',
+  'PAGE',
+  'DATABASE',
+  'EVENT',
+  'FILE',
+  'FOLDER',
+  'ROW',
+  'SHEET',
+  'WORKER',
+  'ROUTE',
+  'ZONE',
+  'RECORD',
+  'CONTACT',
+  'CHANNEL',
+  'USER',
+  'ORDER',
+  'PRODUCT',
+  'WEBHOOK',
+  'SECRET',
+  'BUCKET',
+  'OBJECT',
+  'COMMENT',
+  'ATTACHMENT',
+  'CHAT',
+  'NUMBER',
+  'SESSION',
+  'DEPLOYMENT',
+  'PROJECT',
+  'NOTE',
+] as const;
+const attributes = [
+  'URL',
+  'ID',
+  'TIMEOUT_MS',
+  'REGION',
+  'LIMIT',
+  'ENABLED',
+  'RETRIES',
+  'BATCH_SIZE',
+  'TTL_SECONDS',
+  'PATH',
+  'VERSION',
+  'OWNER',
+  'CHANNEL',
+  'MODE',
+  'THRESHOLD',
+  'WINDOW',
+  'QUOTA',
+  'PREFIX',
+  'DEFAULT',
+  'MAX_BYTES',
+] as const;
+const words = [
+  'ledger',
+  'directory',
+  'inbox',
+  'invoice',
+  'customer',
+  'weekly',
+  'daily',
+  'triage',
+  'digest',
+  'report',
+  'sync',
+  'backup',
+  'release',
+  'onboarding',
+  'outreach',
+  'pricing',
+  'calendar',
+  'meeting',
+  'summary',
+  'archive',
+  'payment',
+  'refund',
+  'support',
+  'research',
+  'draft',
+  'publish',
+  'review',
+  'audit',
+  'cleanup',
+  'migration',
+  'contract',
+  'catalog',
+  'resolver',
+  'dispatch',
+  'scoped',
+  'token',
+  'provenance',
+  'agent',
+  'model',
+  'gateway',
+  'worker',
+  'queue',
+  'cache',
+  'search',
+  'index',
+  'alias',
+  'phone',
+  'message',
+  'garden',
+  'kitchen',
+  'travel',
+  'budget',
+  'health',
+  'energy',
+  'studio',
+] as const;
+const folders = [
+  'src/ledger',
+  'src/directory',
+  'src/dispatch',
+  'src/resolver',
+  'src/capture',
+  'src/auth',
+  'src/http',
+  'docs',
+  'scripts',
+  'workers/api',
+  'workers/cron',
+  'migrations',
+  'public/img',
+] as const;
 const extensions = ['ts', 'md', 'json', 'sql', 'py', 'sh'] as const;
-const firstNames = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Radia', 'Leslie', 'Frances', 'John', 'Katherine', 'Tim', 'Sophie', 'Linus', 'Hedy', 'Dennis', 'Shafi', 'Niklaus'] as const;
-const lastNames = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Perlman', 'Lamport', 'Allen', 'Backus', 'Johnson', 'Berners-Lee', 'Wilson', 'Torvalds', 'Lamarr', 'Ritchie', 'Goldwasser', 'Wirth'] as const;
+const firstNames = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Margaret',
+  'Ken',
+  'Radia',
+  'Leslie',
+  'Frances',
+  'John',
+  'Katherine',
+  'Tim',
+  'Sophie',
+  'Linus',
+  'Hedy',
+  'Dennis',
+  'Shafi',
+  'Niklaus',
+] as const;
+const lastNames = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Hamilton',
+  'Thompson',
+  'Perlman',
+  'Lamport',
+  'Allen',
+  'Backus',
+  'Johnson',
+  'Berners-Lee',
+  'Wilson',
+  'Torvalds',
+  'Lamarr',
+  'Ritchie',
+  'Goldwasser',
+  'Wirth',
+] as const;
 const companies = ['Northwind', 'Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Vandelay', 'Stark', 'Wayne', 'Tyrell', 'Soylent', 'Cyberdyne'] as const;
 
 const openers = [
@@ -156,7 +371,11 @@ function human(name: string): string {
 }
 
 const schemaFor = (props: string[]) =>
-  JSON.stringify({ type: 'object', properties: Object.fromEntries(props.map((p) => [p, { type: p.endsWith('limit') ? 'integer' : 'string' }])), required: props.slice(0, 1) });
+  JSON.stringify({
+    type: 'object',
+    properties: Object.fromEntries(props.map((p) => [p, { type: p.endsWith('limit') ? 'integer' : 'string' }])),
+    required: props.slice(0, 1),
+  });
 
 type ToolSpec = { name: string; description: string; ways: Record<string, unknown>; upstream?: unknown; args: string[]; kind: string };
 
@@ -166,7 +385,10 @@ function toolFor(r: Rng, name: string, index: number): ToolSpec {
   const object = (name.split('_').slice(2).join('_') || name.split('_')[1] || 'item').toLowerCase();
   const args = [r.pick(['id', 'query', 'to', 'text', 'path', 'account']), ...(r.chance(0.5) ? ['limit'] : [])];
   const argsObj = Object.fromEntries(args.map((a) => [a, `{{${a}}}`]));
-  const description = sentence(r, `${human(name.split('_').slice(1).join('_'))} ${service ? `in the ${service.noun}` : `through ${localNouns[prefix!] ?? 'this machine'}`}`);
+  const description = sentence(
+    r,
+    `${human(name.split('_').slice(1).join('_'))} ${service ? `in the ${service.noun}` : `through ${localNouns[prefix!] ?? 'this machine'}`}`,
+  );
   if (service) {
     const call = {
       method: r.pick(['GET', 'POST', 'POST', 'PATCH']),
@@ -175,15 +397,34 @@ function toolFor(r: Rng, name: string, index: number): ToolSpec {
       body: argsObj,
     };
     const ways: Record<string, unknown> = { 'way:http': call };
-    if (index % 7 === 0) ways['way:mcp'] = { method: 'MCP', server: `https://mcp.${new URL(service.host).hostname}/mcp`, headers: { authorization: `Bearer [${service.secret}]` }, tool: human(name).replace(/ /g, '_'), arguments: argsObj };
+    if (index % 7 === 0)
+      ways['way:mcp'] = {
+        method: 'MCP',
+        server: `https://mcp.${new URL(service.host).hostname}/mcp`,
+        headers: { authorization: `Bearer [${service.secret}]` },
+        tool: human(name).replace(/ /g, '_'),
+        arguments: argsObj,
+      };
     return { name, description, ways, upstream: call, args, kind: 'http' };
   }
   const shape = index % 5;
   if (shape === 0 || prefix === 'TERMINAL' || prefix === 'MAC') {
-    return { name, description, ways: { 'way:cli': { method: 'CLI', command: `${prefix!.toLowerCase()}-cli ${human(name).split(' ').slice(1).join('-')} --json '{{args}}'` } }, args, kind: 'cli' };
+    return {
+      name,
+      description,
+      ways: { 'way:cli': { method: 'CLI', command: `${prefix!.toLowerCase()}-cli ${human(name).split(' ').slice(1).join('-')} --json '{{args}}'` } },
+      args,
+      kind: 'cli',
+    };
   }
   if (shape === 1) {
-    return { name, description, ways: { 'way:mcp': { method: 'MCP', server: 'http://127.0.0.1:4000/mcp', headers: {}, tool: name, arguments: argsObj } }, args, kind: 'mcp' };
+    return {
+      name,
+      description,
+      ways: { 'way:mcp': { method: 'MCP', server: 'http://127.0.0.1:4000/mcp', headers: {}, tool: name, arguments: argsObj } },
+      args,
+      kind: 'mcp',
+    };
   }
   if (shape === 2) {
     return {
@@ -200,14 +441,46 @@ function toolFor(r: Rng, name: string, index: number): ToolSpec {
     };
   }
   if (shape === 3) {
-    return { name, description, ways: { 'way:code': { method: 'CODE', language: 'javascript', code: `export default async (args) => ({ tool: ${JSON.stringify(name)}, args })` } }, args, kind: 'code' };
+    return {
+      name,
+      description,
+      ways: { 'way:code': { method: 'CODE', language: 'javascript', code: `export default async (args) => ({ tool: ${JSON.stringify(name)}, args })` } },
+      args,
+      kind: 'code',
+    };
   }
-  return { name, description, ways: { 'way:http': { method: 'POST', url: `http://127.0.0.1:4000/api/tools/${name}`, headers: { 'content-type': 'application/json' }, body: argsObj } }, args, kind: 'http' };
+  return {
+    name,
+    description,
+    ways: { 'way:http': { method: 'POST', url: `http://127.0.0.1:4000/api/tools/${name}`, headers: { 'content-type': 'application/json' }, body: argsObj } },
+    args,
+    kind: 'http',
+  };
 }
 
 /** Rows the resolver's seed examples rely on at seed scale. */
-const fixedTools = ['IMSG_SEND', 'IMSG_LIST_CHATS', 'IMSG_READ_THREAD', 'IMESSAGE_EXPORT_THREAD', 'BLOOIO_SEND_MESSAGE', 'BLOOIO_LIST_NUMBERS', 'GMAIL_SEND_EMAIL', 'STRIPE_CREATE_INVOICE', 'ARTICLE_PUBLISH', 'WRITE_ARTICLE'];
-const fixedCredentials = ['TERMINAL_KEY', 'GMAIL_TOKEN', 'STRIPE_SECRET_KEY', 'BLOOIO_API_KEY', 'GITHUB_TOKEN', 'SLACK_BOT_TOKEN', 'CLOUDFLARE_API_TOKEN', 'OPENAI_API_KEY'];
+const fixedTools = [
+  'IMSG_SEND',
+  'IMSG_LIST_CHATS',
+  'IMSG_READ_THREAD',
+  'IMESSAGE_EXPORT_THREAD',
+  'BLOOIO_SEND_MESSAGE',
+  'BLOOIO_LIST_NUMBERS',
+  'GMAIL_SEND_EMAIL',
+  'STRIPE_CREATE_INVOICE',
+  'ARTICLE_PUBLISH',
+  'WRITE_ARTICLE',
+];
+const fixedCredentials = [
+  'TERMINAL_KEY',
+  'GMAIL_TOKEN',
+  'STRIPE_SECRET_KEY',
+  'BLOOIO_API_KEY',
+  'GITHUB_TOKEN',
+  'SLACK_BOT_TOKEN',
+  'CLOUDFLARE_API_TOKEN',
+  'OPENAI_API_KEY',
+];
 const fixedFiles = ['tests/ledger_tests.py', 'tests/directory/sections.tests.ts', 'tests/resolver/aliases_tests.json', 'tests/dispatch/refusals.tests.ts'];
 
 function toolHeader(): string[] {
@@ -228,7 +501,11 @@ export function generateDirectory({ rows = SeedRows, seed = 1 }: { rows?: number
       }
     }
   };
-  const id = (type: string, i: number) => `${type.replace(/[^a-z]/gi, '').slice(0, 3).toLowerCase()}_${(i + 1).toString(36).padStart(4, '0')}`;
+  const id = (type: string, i: number) =>
+    `${type
+      .replace(/[^a-z]/gi, '')
+      .slice(0, 3)
+      .toLowerCase()}_${(i + 1).toString(36).padStart(4, '0')}`;
   const out: Sections = {};
   for (const [type, count] of Object.entries(mix)) {
     if (count === 0) continue;
@@ -255,55 +532,119 @@ export function generateDirectory({ rows = SeedRows, seed = 1 }: { rows?: number
           break;
         }
         case 'variable': {
-          const name = unique((a) => `${r.pick([...services.map((s) => s.prefix), ...localPrefixes])}_${r.pick(objects)}_${r.pick(attributes)}${a > 2 ? `_${a}` : ''}`);
-          rowsOf.push({ name, description: `${human(name)} for the ${r.pick(words)} ${r.pick(words)} setup.`, value: String(r.int(10000)), ...base, kind: r.pick(['env', 'config', 'runtime']) });
+          const name = unique(
+            (a) => `${r.pick([...services.map((s) => s.prefix), ...localPrefixes])}_${r.pick(objects)}_${r.pick(attributes)}${a > 2 ? `_${a}` : ''}`,
+          );
+          rowsOf.push({
+            name,
+            description: `${human(name)} for the ${r.pick(words)} ${r.pick(words)} setup.`,
+            value: String(r.int(10000)),
+            ...base,
+            kind: r.pick(['env', 'config', 'runtime']),
+          });
           break;
         }
         case 'article': {
           const name = unique((a) => `${r.pick(words)}-${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}`);
-          rowsOf.push({ name, title: name.replace(/-/g, ' ').replace(/^./, (c) => c.toUpperCase()), description: sentence(r, `read about ${name.replace(/-/g, ' ')}`), url: `https://example.org/a/${name}`, tags: `${r.pick(words)},${r.pick(words)}`, ...base, kind: r.pick(['essay', 'guide', 'note', 'reference']) });
+          rowsOf.push({
+            name,
+            title: name.replace(/-/g, ' ').replace(/^./, (c) => c.toUpperCase()),
+            description: sentence(r, `read about ${name.replace(/-/g, ' ')}`),
+            url: `https://example.org/a/${name}`,
+            tags: `${r.pick(words)},${r.pick(words)}`,
+            ...base,
+            kind: r.pick(['essay', 'guide', 'note', 'reference']),
+          });
           break;
         }
         case 'file': {
           const name = unique((a) =>
-            i < fixedFiles.length && a === 0 ? fixedFiles[i]! : `${r.pick(folders)}/${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}.${r.pick(extensions)}`,
+            i < fixedFiles.length && a === 0
+              ? fixedFiles[i]!
+              : `${r.pick(folders)}/${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}.${r.pick(extensions)}`,
           );
-          rowsOf.push({ name, path: name, description: `The ${name.split('/').pop()} file under ${name.split('/').slice(0, -1).join('/')}.`, ...base, kind: name.split('.').pop()! });
+          rowsOf.push({
+            name,
+            path: name,
+            description: `The ${name.split('/').pop()} file under ${name.split('/').slice(0, -1).join('/')}.`,
+            ...base,
+            kind: name.split('.').pop()!,
+          });
           break;
         }
         case 'credential': {
           const name = unique((a) =>
-            i < fixedCredentials.length && a === 0 ? fixedCredentials[i]! : `${r.pick([...services.map((s) => s.prefix), ...localPrefixes])}_${r.pick(['API_KEY', 'TOKEN', 'SECRET', 'PASSWORD', 'WEBHOOK_SECRET', 'REFRESH_TOKEN'])}${a > 1 ? `_${a}` : ''}`,
+            i < fixedCredentials.length && a === 0
+              ? fixedCredentials[i]!
+              : `${r.pick([...services.map((s) => s.prefix), ...localPrefixes])}_${r.pick(['API_KEY', 'TOKEN', 'SECRET', 'PASSWORD', 'WEBHOOK_SECRET', 'REFRESH_TOKEN'])}${a > 1 ? `_${a}` : ''}`,
           );
-          rowsOf.push({ name, secret: name, description: `The ${human(name)}; its value lives in the secret registry, never in this row.`, owner: `${r.pick(firstNames)} ${r.pick(lastNames)}`, ...base, kind: 'secret' });
+          rowsOf.push({
+            name,
+            secret: name,
+            description: `The ${human(name)}; its value lives in the secret registry, never in this row.`,
+            owner: `${r.pick(firstNames)} ${r.pick(lastNames)}`,
+            ...base,
+            kind: 'secret',
+          });
           break;
         }
         case 'lead':
         case 'contact': {
           const name = unique((a) => `${r.pick(firstNames)} ${r.pick(lastNames)}${a > 2 ? ` ${a}` : ''}`);
           const company = r.pick(companies);
-          rowsOf.push({ name, email: `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@${company.toLowerCase()}.example`, description: `${name} at ${company}; met during ${r.pick(words)} ${r.pick(words)}.`, status: r.pick(['new', 'contacted', 'replied', 'won', 'lost']), ...base, kind: type });
+          rowsOf.push({
+            name,
+            email: `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@${company.toLowerCase()}.example`,
+            description: `${name} at ${company}; met during ${r.pick(words)} ${r.pick(words)}.`,
+            status: r.pick(['new', 'contacted', 'replied', 'won', 'lost']),
+            ...base,
+            kind: type,
+          });
           break;
         }
         case 'task': {
           const name = unique((a) => `T-${String(i + 1 + a * 1000).padStart(4, '0')} ${r.pick(verbs).toLowerCase()} the ${r.pick(words)} ${r.pick(words)}`);
-          rowsOf.push({ name, description: sentence(r, name.slice(7)), status: r.pick(['open', 'doing', 'done', 'blocked']), owner: r.pick(firstNames), ...base, kind: 'task' });
+          rowsOf.push({
+            name,
+            description: sentence(r, name.slice(7)),
+            status: r.pick(['open', 'doing', 'done', 'blocked']),
+            owner: r.pick(firstNames),
+            ...base,
+            kind: 'task',
+          });
           break;
         }
         case 'cloudflare': {
-          const name = unique((a) => `${r.pick(['worker', 'kv', 'r2', 'd1', 'route', 'dns', 'queue'])}:${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}`);
+          const name = unique(
+            (a) => `${r.pick(['worker', 'kv', 'r2', 'd1', 'route', 'dns', 'queue'])}:${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}`,
+          );
           rowsOf.push({ name, description: `Cloudflare ${name.split(':')[0]} ${name.split(':')[1]}.`, ...base, kind: name.split(':')[0]! });
           break;
         }
         case 'asset': {
           const name = unique((a) => `public/img/${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}.${r.pick(['png', 'jpg', 'svg', 'webp'])}`);
-          rowsOf.push({ name, path: name, description: `Image of ${name.split('/').pop()!.split('.')[0]!.replace(/-/g, ' ')}.`, ...base, kind: name.split('.').pop()! });
+          rowsOf.push({
+            name,
+            path: name,
+            description: `Image of ${name.split('/').pop()!.split('.')[0]!.replace(/-/g, ' ')}.`,
+            ...base,
+            kind: name.split('.').pop()!,
+          });
           break;
         }
         default: {
           // flows, skills, agents, settings and the small types: kebab names with prose.
-          const name = unique((a) => `${type === 'flow' || type === 'skill' ? '' : `${type.replace(/ /g, '-').toLowerCase()}-`}${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}`);
-          rowsOf.push({ name, description: sentence(r, `${type === 'flow' ? 'run the' : 'use the'} ${name.replace(/-/g, ' ')}`), notes: r.chance(0.3) ? `owner: ${r.pick(firstNames)}` : '', ...base, kind: type === 'untyped' ? '' : type });
+          const name = unique(
+            (a) =>
+              `${type === 'flow' || type === 'skill' ? '' : `${type.replace(/ /g, '-').toLowerCase()}-`}${r.pick(words)}-${r.pick(words)}${a > 2 ? `-${a}` : ''}`,
+          );
+          rowsOf.push({
+            name,
+            description: sentence(r, `${type === 'flow' ? 'run the' : 'use the'} ${name.replace(/-/g, ' ')}`),
+            notes: r.chance(0.3) ? `owner: ${r.pick(firstNames)}` : '',
+            ...base,
+            kind: type === 'untyped' ? '' : type,
+          });
         }
       }
     }
@@ -322,7 +663,12 @@ export function renderSection(rows: Record<string, string>[], format: SectionFor
   const seen = new Set<string>();
   for (const row of rows) for (const k of Object.keys(row)) seen.add(k);
   headers.push(...seen);
-  if (format === 'json') return `${JSON.stringify(rows.map((row) => Object.fromEntries(headers.map((h) => [h, row[h] ?? '']))), null, 1)}\n`;
+  if (format === 'json')
+    return `${JSON.stringify(
+      rows.map((row) => Object.fromEntries(headers.map((h) => [h, row[h] ?? '']))),
+      null,
+      1,
+    )}\n`;
   return `${[headers.map(csvCell).join(','), ...rows.map((row) => headers.map((h) => csvCell(row[h] ?? '')).join(','))].join('\r\n')}\r\n`;
 }
 

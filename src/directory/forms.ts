@@ -105,7 +105,8 @@ export type RenderedForm = {
 };
 
 /** The GraphQL operation the GraphQL forms send; the dispatch issue implements `dispatch`. */
-export const DispatchMutation = 'mutation Dispatch($tool: String!, $args: JSON) { dispatch(tool: $tool, args: $args) { tool actionId outcome status output error { code message } } }';
+export const DispatchMutation =
+  'mutation Dispatch($tool: String!, $args: JSON) { dispatch(tool: $tool, args: $args) { tool actionId outcome status output error { code message } } }';
 
 /** POSIX single-quoting. */
 export function shellQuote(text: string): string {
@@ -185,7 +186,11 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
     DISPATCH: () => make('DISPATCH', { method: 'POST', url: dispatchUrl, headers: jsonHeaders, body: canonical }),
     DRY_RUN: () => make('DRY_RUN', { method: 'POST', url: dispatchUrl, headers: jsonHeaders, body: { ...canonical, dryRun: true } }),
     GRAPHQL_HTTP: () =>
-      make('GRAPHQL_HTTP', { method: 'POST', url: graphqlUrl, headers: { ...jsonHeaders, accept: 'application/graphql-response+json' }, body: gqlBody }, DispatchMutation),
+      make(
+        'GRAPHQL_HTTP',
+        { method: 'POST', url: graphqlUrl, headers: { ...jsonHeaders, accept: 'application/graphql-response+json' }, body: gqlBody },
+        DispatchMutation,
+      ),
     GRAPHQL_WS: () =>
       code(
         'GRAPHQL_WS',
@@ -217,12 +222,19 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
     MCP_CLIENT_CONFIG: () => {
       const command = `claude mcp add --transport http dirledger ${shellQuote(`${base}/mcp`)} --header ${shellQuote(`authorization: ${bearer}`)}`;
       const config = { mcpServers: { dirledger: { type: 'http', url: `${base}/mcp`, headers: auth } } };
-      return make('MCP_CLIENT_CONFIG', { method: 'CLI', command }, `${JSON.stringify(config, null, 2)}\n# then call the tool ${JSON.stringify(name)} with ${argsJson}`);
+      return make(
+        'MCP_CLIENT_CONFIG',
+        { method: 'CLI', command },
+        `${JSON.stringify(config, null, 2)}\n# then call the tool ${JSON.stringify(name)} with ${argsJson}`,
+      );
     },
     CURL: () => cli('CURL', `curl -sS -X POST ${shellQuote(toolUrl)} -H 'content-type: application/json'${authShell} --data-binary ${shellQuote(argsJson)}`),
     CLI: () => cli('CLI', `${tokenEnv} ${cliCall}`),
     HTTPIE: () =>
-      cli('HTTPIE', `http --ignore-stdin POST ${shellQuote(toolUrl)} content-type:application/json ${shellQuote(`authorization:${bearer}`)} --raw ${shellQuote(argsJson)}`),
+      cli(
+        'HTTPIE',
+        `http --ignore-stdin POST ${shellQuote(toolUrl)} content-type:application/json ${shellQuote(`authorization:${bearer}`)} --raw ${shellQuote(argsJson)}`,
+      ),
     WEBHOOK: () => make('WEBHOOK', { method: 'POST', url: `${base}/hooks/${encodeURIComponent(name)}`, headers: jsonHeaders, body: args }),
     JAVASCRIPT: () =>
       code(
@@ -315,7 +327,9 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
           'Action: Get Contents of URL',
           `URL: ${toolUrl}`,
           'Method: POST',
-          `Headers: ${Object.entries(jsonHeaders).map(([k, v]) => `${k}: ${v}`).join('; ')}`,
+          `Headers: ${Object.entries(jsonHeaders)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join('; ')}`,
           `Request Body: JSON ${argsJson}`,
         ].join('\n'),
       ),
@@ -335,7 +349,9 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
       ),
     SSE: () => make('SSE', { method: 'POST', url: dispatchUrl, headers: { ...jsonHeaders, accept: 'text/event-stream' }, body: canonical }),
     POWERSHELL: () => {
-      const headers = `@{ ${Object.entries(auth).map(([k, v]) => `${psQuote(k)} = ${psQuote(v)}`).join('; ')} }`;
+      const headers = `@{ ${Object.entries(auth)
+        .map(([k, v]) => `${psQuote(k)} = ${psQuote(v)}`)
+        .join('; ')} }`;
       return code(
         'POWERSHELL',
         'powershell',
@@ -351,13 +367,21 @@ export function renderForms(call: CanonicalCall, options: RenderOptions, forms: 
     LINK_REST: () => {
       if (!link) return null;
       const url = `${toolUrl}?${TokenParam}=${encodeURIComponent(link)}`;
-      return make('LINK_REST', { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: args }, `curl -sS -X POST ${shellQuote(url)} -H 'content-type: application/json' --data-binary ${shellQuote(argsJson)}`);
+      return make(
+        'LINK_REST',
+        { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: args },
+        `curl -sS -X POST ${shellQuote(url)} -H 'content-type: application/json' --data-binary ${shellQuote(argsJson)}`,
+      );
     },
     LINK_MCP: () => {
       if (!link) return null;
       const server = `${base}/mcp?${TokenParam}=${encodeURIComponent(link)}`;
       const config = { mcpServers: { dirledger: { type: 'http', url: server } } };
-      return make('LINK_MCP', { method: 'MCP', server, tool: name, arguments: args }, `${JSON.stringify(config, null, 2)}\n# then call the tool ${JSON.stringify(name)} with ${argsJson}`);
+      return make(
+        'LINK_MCP',
+        { method: 'MCP', server, tool: name, arguments: args },
+        `${JSON.stringify(config, null, 2)}\n# then call the tool ${JSON.stringify(name)} with ${argsJson}`,
+      );
     },
   };
   const out: RenderedForm[] = [];

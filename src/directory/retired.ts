@@ -111,7 +111,13 @@ function scanValue(value: unknown, targets: { t: RetiredTarget; re: RegExp }[], 
 /** The first place a value reaches a retired target, or null. `where` is the JSON path; `via` the decodings that revealed it. */
 export function findRetired(value: unknown, targets: RetiredTarget[]): RetiredHit | null {
   if (targets.length === 0) return null;
-  return scanValue(value, targets.map((t) => ({ t, re: matcher(t) })), '', [], 0);
+  return scanValue(
+    value,
+    targets.map((t) => ({ t, re: matcher(t) })),
+    '',
+    [],
+    0,
+  );
 }
 
 export function describeRetiredHit(hit: RetiredHit): string {

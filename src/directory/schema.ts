@@ -31,7 +31,8 @@ export const ContractFormEnum = builder.enumType('ContractForm', {
   values: FormNames,
 });
 export const ContractShapeEnum = builder.enumType('ContractShape', {
-  description: 'HTTP {method, url, headers, body}; MCP {method: "MCP", server, headers, tool, arguments}; CLI {method: "CLI", command}; SEQUENCE an array of those run in order; CODE {method: "CODE", language, code}.',
+  description:
+    'HTTP {method, url, headers, body}; MCP {method: "MCP", server, headers, tool, arguments}; CLI {method: "CLI", command}; SEQUENCE an array of those run in order; CODE {method: "CODE", language, code}.',
   values: ContractShapes,
 });
 export const DirectorySectionStatusEnum = builder.enumType('DirectorySectionStatus', {
@@ -118,7 +119,12 @@ function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefi
     const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
     const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
     if (!plan) return undefined;
-    return { take: pageSize(args.first), after: args.after ? decodeCursor(args.after) : null, filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope), plan };
+    return {
+      take: pageSize(args.first),
+      after: args.after ? decodeCursor(args.after) : null,
+      filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope),
+      plan,
+    };
   } catch {
     return undefined; // bad arguments: Tool.events reads its own page and answers with the error there
   }
@@ -176,7 +182,15 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
       resolve: async (row, _args, ctx) => {
         if (!row.upstreamSha256) return null;
         const json = (await contractsBySha(ctx, row.upstreamSha256))!.contract as Contract;
-        return { form: 'UPSTREAM' as const, way: null, shape: shapeOf(json), door: 'the outside service itself', json, text: null, secretNames: secretNamesIn(json) };
+        return {
+          form: 'UPSTREAM' as const,
+          way: null,
+          shape: shapeOf(json),
+          door: 'the outside service itself',
+          json,
+          text: null,
+          secretNames: secretNamesIn(json),
+        };
       },
     }),
     contracts: t.field({
@@ -207,7 +221,7 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
-      description: 'Every ledger event with this tool name, in position order: from a capability to its uses. A task-scoped token sees only its task\'s.',
+      description: "Every ledger event with this tool name, in position order: from a capability to its uses. A task-scoped token sees only its task's.",
       args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
       resolve: async (row, args, ctx, info) => {
         const take = pageSize(args.first);
@@ -252,11 +266,18 @@ async function liveLinks(ctx: Context, token: string, tool: string, links: reado
     live.push(form);
   }
   if (!grant) {
-    if (!refused || refused.status === 401) throw new DomainError(ErrorCode.UNAUTHENTICATED, `Invalid token: it does not verify at this server. ${refused?.message ?? ''}`.trim(), { field: 'token' });
+    if (!refused || refused.status === 401)
+      throw new DomainError(ErrorCode.UNAUTHENTICATED, `Invalid token: it does not verify at this server. ${refused?.message ?? ''}`.trim(), {
+        field: 'token',
+      });
     throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: ${refused.message}`, { field: 'token', limit: refused.limit });
   }
   const spent = (await authority.usesOf(grant)).find((u) => u.used >= u.max);
-  if (spent) throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: all ${spent.max} of its uses are spent (${spent.caveat}).`, { field: 'token', limit: 'uses' });
+  if (spent)
+    throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: all ${spent.max} of its uses are spent (${spent.caveat}).`, {
+      field: 'token',
+      limit: 'uses',
+    });
   return live;
 }
 
@@ -291,7 +312,10 @@ builder.objectFields(IssuedTokenRef, (t) => ({
           const checked = authority.authenticate(issued.token, linkDoor[form]);
           return checked.ok ? !authority.allowsTool(checked.grant, linkDoor[form], name) : checked.refusal.limit !== 'doors';
         });
-        return renderForms({ tool: name, args: exampleArgs(row.argsSchema) }, { baseUrl: ctx.services.publicUrl, linkToken: issued.token }, links).map((f) => ({ ...f, way: null }));
+        return renderForms({ tool: name, args: exampleArgs(row.argsSchema) }, { baseUrl: ctx.services.publicUrl, linkToken: issued.token }, links).map((f) => ({
+          ...f,
+          way: null,
+        }));
       });
     },
   }),
@@ -402,7 +426,10 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
     namesOnlyBytes: t.exposeInt('namesOnlyBytes'),
     withDescriptionsBytes: t.exposeInt('withDescriptionsBytes'),
     ratio: t.float({ resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0) }),
-    namesOnlyTokensEstimate: t.int({ description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.', resolve: (s) => Math.round(s.namesOnlyBytes / 3.7) }),
+    namesOnlyTokensEstimate: t.int({
+      description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.',
+      resolve: (s) => Math.round(s.namesOnlyBytes / 3.7),
+    }),
   }),
 });
 
@@ -440,7 +467,11 @@ builder.queryFields((t) => ({
     description: 'One targeted read. A name used by several types answers the tool first, then the first type alphabetically, unless type is given.',
     args: { name: t.arg.string({ required: true }), type: t.arg.string() },
     resolve: async (query, _root, args, ctx) => {
-      const rows = await ctx.services.db.prisma.directoryRow.findMany({ ...query, where: { name: args.name, ...(args.type ? { type: args.type } : {}) }, orderBy: { type: 'asc' } });
+      const rows = await ctx.services.db.prisma.directoryRow.findMany({
+        ...query,
+        where: { name: args.name, ...(args.type ? { type: args.type } : {}) },
+        orderBy: { type: 'asc' },
+      });
       return ctx.services.directory.rowMeant(rows, args.name, 'any');
     },
   }),
@@ -449,7 +480,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One tool by name, with its contracts.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx, info) => (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
+    resolve: async (_root, args, ctx, info) =>
+      (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
   }),
   tools: t.field({
     type: [ToolRef],
@@ -464,7 +496,13 @@ builder.queryFields((t) => ({
     type: DirectoryIndexRef,
     resolve: (_root, _args, ctx) => {
       const d = ctx.services.directory;
-      return { dir: d.options.dir, passes: d.passes, sectionBuilds: d.sectionBuilds, lastBuildMs: d.lastBuild?.ms ?? null, lastBuiltAt: d.lastBuild?.startedAt ?? null };
+      return {
+        dir: d.options.dir,
+        passes: d.passes,
+        sectionBuilds: d.sectionBuilds,
+        lastBuildMs: d.lastBuild?.ms ?? null,
+        lastBuiltAt: d.lastBuild?.startedAt ?? null,
+      };
     },
   }),
   directoryStats: t.field({
@@ -495,7 +533,8 @@ function checkListCursor(cursor: string): void {
   try {
     offset = cursorToOffset(cursor);
   } catch {}
-  if (!Number.isInteger(offset) || offset < 0) throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
+  if (!Number.isInteger(offset) || offset < 0)
+    throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
 }
 
 // ---- from a recorded call back to its contract ----

@@ -158,7 +158,12 @@ export function parseSection(file: string, bytes: Buffer | string): ParsedSectio
     }
     const first = names.get(row.name);
     if (first !== undefined) {
-      out.problems.push({ section: type, row: rowNo, column: byKey.get('name')!.header, message: `expected a name unique in its section, got ${JSON.stringify(row.name)} again (first at row ${first})` });
+      out.problems.push({
+        section: type,
+        row: rowNo,
+        column: byKey.get('name')!.header,
+        message: `expected a name unique in its section, got ${JSON.stringify(row.name)} again (first at row ${first})`,
+      });
       return;
     }
     names.set(row.name, rowNo);

@@ -32,10 +32,16 @@ function explain(error: ErrorObject, args: unknown): { field: string; message: s
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
     const field = [path, extra].filter(Boolean).join('.');
-    return { field, message: `Argument ${JSON.stringify(field)}: expected no such argument (the schema does not list it), got ${describe(at(args, `${error.instancePath}/${extra}`))}.` };
+    return {
+      field,
+      message: `Argument ${JSON.stringify(field)}: expected no such argument (the schema does not list it), got ${describe(at(args, `${error.instancePath}/${extra}`))}.`,
+    };
   }
   const field = path || '(the arguments)';
-  return { field, message: `Argument ${JSON.stringify(field)}: expected a value that ${error.message ?? 'matches the schema'}, got ${describe(at(args, error.instancePath))}.` };
+  return {
+    field,
+    message: `Argument ${JSON.stringify(field)}: expected a value that ${error.message ?? 'matches the schema'}, got ${describe(at(args, error.instancePath))}.`,
+  };
 }
 
 /** Validates (and fills defaults into a copy of) the arguments; no schema accepts any object. */

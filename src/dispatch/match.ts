@@ -45,10 +45,15 @@ const clientAdded = new Set(CLIENT_ADDED_HEADERS);
 /** The request the runner would record for this contract and args, secrets as [NAME]. */
 export function expectedCall(contract: Contract, args: Record<string, unknown>, selfOrigin?: string): RecordedCall | ContractDifference {
   if (Array.isArray(contract)) {
-    return { part: 'contract', expected: 'one step contract (the runner records each step of a sequence under its own hash)', recorded: `a sequence of ${contract.length} steps` };
+    return {
+      part: 'contract',
+      expected: 'one step contract (the runner records each step of a sequence under its own hash)',
+      recorded: `a sequence of ${contract.length} steps`,
+    };
   }
   const step = contract as StepContract;
-  if (step.method === 'CODE') return { part: 'contract', expected: 'a runnable contract (HTTP, MCP or CLI)', recorded: 'a CODE contract, which the runner never sends' };
+  if (step.method === 'CODE')
+    return { part: 'contract', expected: 'a runnable contract (HTTP, MCP or CLI)', recorded: 'a CODE contract, which the runner never sends' };
   let described: ReturnType<typeof describeSent>;
   try {
     described = describeSent(renderStep(step, args, {}, selfOrigin === undefined ? undefined : { origin: selfOrigin }));
@@ -56,7 +61,12 @@ export function expectedCall(contract: Contract, args: Record<string, unknown>, 
     return { part: 'contract', expected: 'a contract that renders with the recorded args', recorded: (error as Error).message };
   }
   const payload = described.payload as { state: string; text?: string } | undefined;
-  return { method: described.method ?? null, url: described.url ?? null, headers: (described.headers as Record<string, unknown> | undefined) ?? {}, body: payload?.text ?? null };
+  return {
+    method: described.method ?? null,
+    url: described.url ?? null,
+    headers: (described.headers as Record<string, unknown> | undefined) ?? {},
+    body: payload?.text ?? null,
+  };
 }
 
 const headerText = (value: unknown): string => (Array.isArray(value) ? value.map(String).join(', ') : String(value));
@@ -129,7 +139,8 @@ export function compareCalls(expected: RecordedCall, recorded: RecordedCall): Co
  */
 /** `selfOrigin`: this server's base URL, for contracts that reach the server itself (an MCP server of "/mcp"). */
 export function matchContract(contract: Contract | undefined, args: unknown, recorded: RecordedCall, sha256: string, selfOrigin?: string): ContractMatch {
-  if (contract === undefined) return { matches: false, differences: [{ part: 'contract', expected: `a stored contract with sha256 ${sha256}`, recorded: null }] };
+  if (contract === undefined)
+    return { matches: false, differences: [{ part: 'contract', expected: `a stored contract with sha256 ${sha256}`, recorded: null }] };
   const argsObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
   const expected = expectedCall(contract, argsObject, selfOrigin);
   if ('part' in expected) return { matches: false, differences: [expected] };

@@ -32,11 +32,7 @@ export class RecordingStdioTransport implements Transport {
 
   private readonly onReceived?: (chunk: Buffer) => void;
   /** `onReceived`: each stdout chunk as it arrives (for streamCapture). */
-  constructor(
-    argv: string[],
-    maxBytes: number,
-    onReceived?: (chunk: Buffer) => void,
-  ) {
+  constructor(argv: string[], maxBytes: number, onReceived?: (chunk: Buffer) => void) {
     this.onReceived = onReceived;
     this.wire = { argv, sent: new BoundedBytes(maxBytes), received: new BoundedBytes(maxBytes) };
   }

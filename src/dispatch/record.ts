@@ -40,12 +40,7 @@ export class CallRecorder {
   private readonly invocation: Invocation | undefined;
   private readonly actionId: string;
   private readonly request: DispatchRequest;
-  constructor(
-    sink: EventRecord,
-    invocation: Invocation | undefined,
-    actionId: string,
-    request: DispatchRequest,
-  ) {
+  constructor(sink: EventRecord, invocation: Invocation | undefined, actionId: string, request: DispatchRequest) {
     this.sink = sink;
     this.invocation = invocation;
     this.actionId = actionId;
@@ -150,7 +145,11 @@ export class CallRecorder {
   unsent(refusal: DomainError, extra: StepExtra, contract: ContractRef | undefined): Promise<void> {
     return this.emit([
       {
-        ...this.base('TOOL_RESULT', 'IN', { ...extra, code: refusal.code, message: `Nothing was sent: the request to the MCP server could not be recorded (${refusal.message}).` }),
+        ...this.base('TOOL_RESULT', 'IN', {
+          ...extra,
+          code: refusal.code,
+          message: `Nothing was sent: the request to the MCP server could not be recorded (${refusal.message}).`,
+        }),
         status: 'ERROR',
         ...(contract && { contract }),
       },

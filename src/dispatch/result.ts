@@ -81,11 +81,7 @@ export type ResultBase = { tool: string; actionId: string; dryRun: boolean };
 export class Refusal extends Error {
   readonly code: DispatchErrorCode;
   readonly details: Record<string, unknown>;
-  constructor(
-    code: DispatchErrorCode,
-    message: string,
-    details: Record<string, unknown> = {},
-  ) {
+  constructor(code: DispatchErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(message);
     this.code = code;
     this.details = details;

@@ -86,7 +86,9 @@ const fetchDefaults: [string, string][] = [
 
 /** Ports fetch refuses (https://fetch.spec.whatwg.org/#block-bad-port), still refused. */
 const badPorts = new Set(
-  '1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080'.split(' '),
+  '1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080'.split(
+    ' ',
+  ),
 );
 
 export async function runHttp(sent: Extract<Sent, { url: string }>, { signal, maxBytes, streaming }: Limits): Promise<StepAnswer> {
@@ -97,13 +99,21 @@ export async function runHttp(sent: Extract<Sent, { url: string }>, { signal, ma
   if (badPorts.has(url.port)) throw new TypeError(`port ${url.port} is blocked (a bad port in the fetch standard)`);
   const headers = { ...sent.headers };
   const names = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
-  if (body !== undefined && !names.has('content-type')) headers['content-type'] = typeof sent.body === 'string' ? 'text/plain;charset=UTF-8' : 'application/json';
+  if (body !== undefined && !names.has('content-type'))
+    headers['content-type'] = typeof sent.body === 'string' ? 'text/plain;charset=UTF-8' : 'application/json';
   for (const [name, value] of fetchDefaults) if (!names.has(name)) headers[name] = value;
-  const response = await request(url, { method: sent.method as Dispatcher.HttpMethod, headers, ...(body !== undefined && { body }), signal, dispatcher: agent });
+  const response = await request(url, {
+    method: sent.method as Dispatcher.HttpMethod,
+    headers,
+    ...(body !== undefined && { body }),
+    signal,
+    dispatcher: agent,
+  });
   const out = response.headers as Record<string, string | string[]>;
   const contentType = headerText(out['content-type']);
   const answer = decoded(sent.method, response.statusCode, out, response.body);
-  if (streaming && isStreamedAnswer(sent.method, response.statusCode, out)) return { status: response.statusCode, body: Readable.toWeb(answer) as ReadableStream<Uint8Array>, headers: out, contentType };
+  if (streaming && isStreamedAnswer(sent.method, response.statusCode, out))
+    return { status: response.statusCode, body: Readable.toWeb(answer) as ReadableStream<Uint8Array>, headers: out, contentType };
   const bytes = await readBounded(answer, maxBytes);
   return { status: response.statusCode, bytes, headers: out, contentType };
 }
@@ -120,7 +130,11 @@ function decoded(method: string, status: number, headers: Record<string, string 
   const encoding = headers['content-encoding'];
   if (encoding === undefined || method === 'HEAD' || status === 204 || status === 205 || status === 304) return body;
   const decoders: Duplex[] = [];
-  for (const coding of headerText(encoding).toLowerCase().split(',').map((c) => c.trim()).reverse()) {
+  for (const coding of headerText(encoding)
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .reverse()) {
     if (coding === 'gzip' || coding === 'x-gzip') decoders.push(zlib.createGunzip(zlibFlush));
     else if (coding === 'deflate') decoders.push(inflate());
     else if (coding === 'br') decoders.push(zlib.createBrotliDecompress(brotliFlush));

@@ -30,7 +30,12 @@ DispatchResultRef.implement({
     output: t.field({ type: 'JSON', nullable: true, description: 'Parsed JSON when the answer is JSON, else its text.', resolve: (r) => r.output ?? null }),
     outputText: t.string({ nullable: true, description: 'The answer as text, when it is UTF-8.', resolve: (r) => r.outputText ?? null }),
     outputBase64: t.string({ nullable: true, description: 'The answer bytes as base64, when they are not UTF-8.', resolve: (r) => r.outputBase64 ?? null }),
-    requests: t.field({ type: ['JSON'], nullable: true, description: 'Dry run: the rendered request(s), secrets as [NAME].', resolve: (r) => r.requests ?? null }),
+    requests: t.field({
+      type: ['JSON'],
+      nullable: true,
+      description: 'Dry run: the rendered request(s), secrets as [NAME].',
+      resolve: (r) => r.requests ?? null,
+    }),
     steps: t.field({ type: [DispatchResultRef], nullable: true, description: "A sequence: each step's own result.", resolve: (r) => r.steps ?? null }),
     error: t.field({ type: DispatchError, nullable: true, resolve: (r) => r.error ?? null }),
   }),
@@ -62,7 +67,7 @@ builder.mutationField('dispatch', (t) =>
 // ---- LedgerEvent.matchesContract: a recorded outbound call against its contract's rendering ----
 
 const ContractDifferenceRef = builder.objectRef<ContractDifference>('ContractDifference').implement({
-  description: 'One part of a recorded call that differs from its contract\'s rendering; secrets read as [NAME] on both sides.',
+  description: "One part of a recorded call that differs from its contract's rendering; secrets read as [NAME] on both sides.",
   fields: (t) => ({
     part: t.exposeString('part', { description: '"method", "url", "header:NAME" (lower case), "body", or "contract" when the contract cannot be rendered.' }),
     expected: t.exposeString('expected', { nullable: true, description: 'What the contract renders to (null: absent).' }),
@@ -83,7 +88,7 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
     type: ContractMatchRef,
     nullable: true,
     description:
-      "Compares this outbound call with its contract rendered with the args the runner recorded (metadata.args), secrets as [NAME] on both sides, " +
+      'Compares this outbound call with its contract rendered with the args the runner recorded (metadata.args), secrets as [NAME] on both sides, ' +
       `header names case-insensitive, headers the HTTP client adds itself ignored (${CLIENT_ADDED_HEADERS.join(', ')}). ` +
       'A call made by something other than the runner shows as not matching. Null when the event is not an outbound call or carries no contract identity.',
     select: { direction: true, method: true, url: true, headers: true, metadata: true, payloadState: true, payloadSha256: true, contractSha256: true },
@@ -91,9 +96,21 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
       if (e.direction !== 'OUT' || !e.method || !e.contractSha256) return null;
       const sha256 = e.contractSha256;
       const stored = await loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
-      const bytes = e.payloadSha256 && (e.payloadState === 'COMPLETE' || e.payloadState === 'PARTIAL') ? await ctx.services.ledger.readBlob(e.payloadSha256) : null;
+      const bytes =
+        e.payloadSha256 && (e.payloadState === 'COMPLETE' || e.payloadState === 'PARTIAL') ? await ctx.services.ledger.readBlob(e.payloadSha256) : null;
       const args = (decodeJson(e.metadata) as Record<string, unknown> | null)?.args;
-      return matchContract(stored?.contract as Contract | undefined, args, { method: e.method, url: e.url && decodeText(e.url), headers: decodeJson(e.headers) as Record<string, unknown> | null, body: bytes ? bytes.toString('utf8') : null }, sha256, ctx.services.publicUrl);
+      return matchContract(
+        stored?.contract as Contract | undefined,
+        args,
+        {
+          method: e.method,
+          url: e.url && decodeText(e.url),
+          headers: decodeJson(e.headers) as Record<string, unknown> | null,
+          body: bytes ? bytes.toString('utf8') : null,
+        },
+        sha256,
+        ctx.services.publicUrl,
+      );
     },
   }),
 }));

@@ -64,11 +64,7 @@ export class StepClock {
   readonly timeoutMs: number;
   readonly keepAfterCallerMs: number;
   private readonly callerSignal?: AbortSignal;
-  constructor(
-    timeoutMs: number,
-    keepAfterCallerMs: number,
-    callerSignal?: AbortSignal,
-  ) {
+  constructor(timeoutMs: number, keepAfterCallerMs: number, callerSignal?: AbortSignal) {
     this.timeoutMs = timeoutMs;
     this.keepAfterCallerMs = keepAfterCallerMs;
     this.callerSignal = callerSignal;

@@ -17,11 +17,7 @@ export type Context = 'json' | 'url' | 'header' | 'text';
 export class TemplateError extends Error {
   readonly code: 'ARGS_INVALID' | 'CLI_SYNTAX';
   readonly field?: string;
-  constructor(
-    code: 'ARGS_INVALID' | 'CLI_SYNTAX',
-    message: string,
-    field?: string,
-  ) {
+  constructor(code: 'ARGS_INVALID' | 'CLI_SYNTAX', message: string, field?: string) {
     super(message);
     this.code = code;
     this.field = field;
@@ -43,10 +39,11 @@ export function templateSecrets(template: unknown): string[] {
   const visit = (v: unknown) => {
     if (typeof v === 'string') for (const m of v.replace(placeholder, '').matchAll(secret)) found.add(m[1]!);
     else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) {
-      visit(k);
-      visit(inner);
-    }
+    else if (v && typeof v === 'object')
+      for (const [k, inner] of Object.entries(v)) {
+        visit(k);
+        visit(inner);
+      }
   };
   visit(template);
   return [...found].sort();
@@ -71,7 +68,11 @@ function renderText(text: string, args: Record<string, unknown>, secrets: Record
     let value = raw === undefined ? '' : asText(raw);
     if (context === 'url') value = encodeURIComponent(value);
     if (context === 'header' && /[\r\n\0]/.test(value)) {
-      throw new TemplateError('ARGS_INVALID', `Argument ${JSON.stringify(m[1])}: expected text without line breaks (it goes into a header), got ${JSON.stringify(value)}.`, m[1]);
+      throw new TemplateError(
+        'ARGS_INVALID',
+        `Argument ${JSON.stringify(m[1])}: expected text without line breaks (it goes into a header), got ${JSON.stringify(value)}.`,
+        m[1],
+      );
     }
     shown += value;
     sent += value;
@@ -109,7 +110,10 @@ export function splitWords(command: string): string[] {
   let word = '';
   let inWord = false;
   const refuse = (what: string) => {
-    throw new TemplateError('CLI_SYNTAX', `CLI command: expected one program and its words (the runner runs no shell), got ${what} in ${JSON.stringify(command)}.`);
+    throw new TemplateError(
+      'CLI_SYNTAX',
+      `CLI command: expected one program and its words (the runner runs no shell), got ${what} in ${JSON.stringify(command)}.`,
+    );
   };
   for (let i = 0; i < command.length; i++) {
     const c = command[i]!;

@@ -21,7 +21,13 @@ export type RouteAuth = 'open' | 'token' | 'token-or-signature' | 'ingest';
  * Admits a request at `door` the way its route authenticates: the caller to run it as, and the request
  * to go on with (a signed webhook's body has been read), or the refusal to answer, recorded.
  */
-export async function admitRequest(services: Services, auth: Exclude<RouteAuth, 'open'>, door: Door, request: Request, url: URL): Promise<{ caller: Caller; request: Request } | { refused: Response }> {
+export async function admitRequest(
+  services: Services,
+  auth: Exclude<RouteAuth, 'open'>,
+  door: Door,
+  request: Request,
+  url: URL,
+): Promise<{ caller: Caller; request: Request } | { refused: Response }> {
   const refuse = async (refusal: Refusal, grant?: Grant) => {
     await recordRefusal(services, refusal, grant, request);
     return { refused: refusalResponse(refusal) };
@@ -89,7 +95,12 @@ export function credentialOfParams(params: Readonly<Record<string, unknown>> | u
 }
 
 /** Authenticates a door request and applies the per-token rate limit; refusals are recorded. */
-export async function admit(services: Services, door: Door, token: string | undefined, request?: { method: string; url: string; headers: Headers }): Promise<Checked> {
+export async function admit(
+  services: Services,
+  door: Door,
+  token: string | undefined,
+  request?: { method: string; url: string; headers: Headers },
+): Promise<Checked> {
   const checked = services.authority.authenticate(token, door);
   const refusal = checked.ok ? await services.authority.rate(checked.grant, door) : checked.refusal;
   if (!refusal) return checked;
@@ -97,7 +108,12 @@ export async function admit(services: Services, door: Door, token: string | unde
   return { ok: false, refusal };
 }
 
-export async function recordRefusal(services: Services, refusal: Refusal, grant: Grant | undefined, request?: { method: string; url: string; headers: Headers }): Promise<void> {
+export async function recordRefusal(
+  services: Services,
+  refusal: Refusal,
+  grant: Grant | undefined,
+  request?: { method: string; url: string; headers: Headers },
+): Promise<void> {
   const header = (name: string) => request?.headers.get(name) ?? undefined;
   const actionId = header(InvocationHeaders.actionId)?.slice(0, 256) || randomUUID();
   const task = grant?.task ?? header(InvocationHeaders.task)?.slice(0, 512);
@@ -118,7 +134,16 @@ export async function recordRefusal(services: Services, refusal: Refusal, grant:
 
 /** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal): Response {
-  const code = refusal.status === 400 ? 'TOKEN_IN_URL' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : refusal.status === 401 ? 'UNAUTHENTICATED' : refusal.status === 429 ? 'RATE_LIMITED' : 'FORBIDDEN';
+  const code =
+    refusal.status === 400
+      ? 'TOKEN_IN_URL'
+      : refusal.limit === 'revoked'
+        ? 'TOKEN_REVOKED'
+        : refusal.status === 401
+          ? 'UNAUTHENTICATED'
+          : refusal.status === 429
+            ? 'RATE_LIMITED'
+            : 'FORBIDDEN';
   const headers: Record<string, string> = {};
   if (refusal.status === 401) headers['www-authenticate'] = 'Bearer realm="dirledger"';
   if (refusal.retryAfterSeconds) headers['retry-after'] = String(refusal.retryAfterSeconds);

@@ -26,7 +26,11 @@ type Parse = (body: Buffer, url: URL) => Promise<DispatchRequest> | DispatchRequ
  * Dispatches with streaming on, inside the current invocation: resolves with the streamed answer as
  * soon as the upstream streams (its chunks published to the stream registry), else with the result.
  */
-export function dispatchStreaming(services: Services, call: DispatchRequest, signal: AbortSignal): Promise<{ result: DispatchResult } | { streamed: StreamedAnswer }> {
+export function dispatchStreaming(
+  services: Services,
+  call: DispatchRequest,
+  signal: AbortSignal,
+): Promise<{ result: DispatchResult } | { streamed: StreamedAnswer }> {
   const actionId = currentInvocation()!.actionId;
   return new Promise((resolve, reject) => {
     services.dispatcher
@@ -49,7 +53,15 @@ export function boundaryWithoutStreams(services: Services): BoundaryServices {
 }
 
 /** Reads, records and answers one door request; `parse` turns it into the canonical call. */
-async function door(request: Request, services: Services, door: Door, tool: string | undefined, parse: Parse, synchronous = false, streaming = false): Promise<Response> {
+async function door(
+  request: Request,
+  services: Services,
+  door: Door,
+  tool: string | undefined,
+  parse: Parse,
+  synchronous = false,
+  streaming = false,
+): Promise<Response> {
   const url = new URL(request.url);
   let body: Buffer | { missing: number } | null = null;
   let tooLarge: DomainError | undefined;
@@ -88,14 +100,22 @@ async function door(request: Request, services: Services, door: Door, tool: stri
       const answer = await dispatchStreaming(services, call, request.signal);
       if ('result' in answer) return json(answer.result, httpStatusOfResult(answer.result));
       const { streamed } = answer;
-      const headers = { 'content-type': streamed.contentType || 'application/octet-stream', 'cache-control': 'no-cache', 'x-dirledger-action': currentInvocation()!.actionId };
+      const headers = {
+        'content-type': streamed.contentType || 'application/octet-stream',
+        'cache-control': 'no-cache',
+        'x-dirledger-action': currentInvocation()!.actionId,
+      };
       return markStreamed(new Response(streamed.body, { status: streamed.status, headers }));
     });
   } catch (error) {
     if (isRetryable(error)) {
-      return json({ error: { code: error.code, message: `The ledger could not record this delivery; nothing was run. Send it again. (${error.message})` } }, 503, {
-        'retry-after': String(error.details.retryAfterSeconds ?? 1),
-      });
+      return json(
+        { error: { code: error.code, message: `The ledger could not record this delivery; nothing was run. Send it again. (${error.message})` } },
+        503,
+        {
+          'retry-after': String(error.details.retryAfterSeconds ?? 1),
+        },
+      );
     }
     if (error instanceof DomainError) return errorResponse(error);
     throw error;
@@ -105,14 +125,18 @@ async function door(request: Request, services: Services, door: Door, tool: stri
 function jsonOf(body: Buffer, what: string): unknown {
   if (body.length === 0) return undefined;
   const text = body.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(body)) throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as UTF-8 JSON, got bytes that are not valid UTF-8.`);
+  if (!Buffer.from(text, 'utf8').equals(body))
+    throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as UTF-8 JSON, got bytes that are not valid UTF-8.`);
   return parseJsonText(text, what);
 }
 
 function argsObject(value: unknown, what: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} to be a JSON object of arguments, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}.`);
+    throw new DomainError(
+      ErrorCode.BAD_INPUT,
+      `Expected ${what} to be a JSON object of arguments, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}.`,
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -144,9 +168,7 @@ export async function argsFromQuery(url: URL, services: Services, tool: string):
     const values = url.searchParams.getAll(name);
     const itemType = props[name]?.items?.type;
     args[name] =
-      values.length === 1 && props[name]?.type !== 'array'
-        ? read(name, values[0]!)
-        : values.map((v) => (itemType === 'string' ? v : read(`${name}[]`, v)));
+      values.length === 1 && props[name]?.type !== 'array' ? read(name, values[0]!) : values.map((v) => (itemType === 'string' ? v : read(`${name}[]`, v)));
   }
   return args;
 }
@@ -163,16 +185,22 @@ function decodedName(rawName: string): string | undefined {
 /** A path whose tool name does not decode: refused (400 naming the field), the request still recorded. */
 function undecodableName(request: Request, services: Services, doorName: Door, rawName: string): Promise<Response> {
   return door(request, services, doorName, undefined, () => {
-    throw new DomainError(ErrorCode.BAD_INPUT, `Invalid tool: expected a URL-encoded UTF-8 tool name, got ${JSON.stringify(rawName.slice(0, 80))}.`, { field: 'tool' });
+    throw new DomainError(ErrorCode.BAD_INPUT, `Invalid tool: expected a URL-encoded UTF-8 tool name, got ${JSON.stringify(rawName.slice(0, 80))}.`, {
+      field: 'tool',
+    });
   });
 }
 
 export function toolRoute(request: Request, services: Services, rawName: string): Promise<Response> | Response {
   const tool = decodedName(rawName);
-  if (tool === undefined && (request.method === 'POST' || request.method === 'GET')) return undecodableName(request, services, request.method === 'GET' ? 'URL' : 'REST', rawName);
-  if (tool === undefined) return errorResponse(new DomainError(ErrorCode.BAD_INPUT, `Expected a URL-encoded tool name, got ${JSON.stringify(rawName.slice(0, 80))}.`));
-  if (request.method === 'POST') return door(request, services, 'REST', tool, (body) => ({ tool, args: argsObject(jsonOf(body, 'the body'), 'the body'), form: 'REST' }), false, true);
-  if (request.method === 'GET') return door(request, services, 'URL', tool, async (_b, url) => ({ tool, args: await argsFromQuery(url, services, tool), form: 'URL' }));
+  if (tool === undefined && (request.method === 'POST' || request.method === 'GET'))
+    return undecodableName(request, services, request.method === 'GET' ? 'URL' : 'REST', rawName);
+  if (tool === undefined)
+    return errorResponse(new DomainError(ErrorCode.BAD_INPUT, `Expected a URL-encoded tool name, got ${JSON.stringify(rawName.slice(0, 80))}.`));
+  if (request.method === 'POST')
+    return door(request, services, 'REST', tool, (body) => ({ tool, args: argsObject(jsonOf(body, 'the body'), 'the body'), form: 'REST' }), false, true);
+  if (request.method === 'GET')
+    return door(request, services, 'URL', tool, async (_b, url) => ({ tool, args: await argsFromQuery(url, services, tool), form: 'URL' }));
   return json({ error: { code: 'METHOD_NOT_ALLOWED', message: 'Expected POST (JSON args) or GET (query args).' } }, 405, { allow: 'GET, POST' });
 }
 
@@ -180,13 +208,20 @@ export function dispatchRoute(request: Request, services: Services): Promise<Res
   if (request.method !== 'POST') return json({ error: { code: 'METHOD_NOT_ALLOWED', message: 'Expected POST.' } }, 405, { allow: 'POST' });
   return door(request, services, 'DISPATCH', undefined, (body) => {
     const call = jsonOf(body, 'the canonical call {"tool", "args", "dryRun"?}');
-    if (!call || typeof call !== 'object' || Array.isArray(call)) throw new DomainError(ErrorCode.BAD_INPUT, `Expected the canonical call {"tool": NAME, "args": {…}}, got ${JSON.stringify(call) ?? 'an empty body'}.`);
+    if (!call || typeof call !== 'object' || Array.isArray(call))
+      throw new DomainError(ErrorCode.BAD_INPUT, `Expected the canonical call {"tool": NAME, "args": {…}}, got ${JSON.stringify(call) ?? 'an empty body'}.`);
     const { tool, args, dryRun, form, ...rest } = call as Record<string, unknown>;
     const extra = Object.keys(rest);
-    if (extra.length) throw new DomainError(ErrorCode.BAD_INPUT, `Expected only tool, args, dryRun and form, got ${extra.map((k) => JSON.stringify(k)).join(', ')}.`, { field: extra[0] });
-    if (typeof tool !== 'string' || !tool) throw new DomainError(ErrorCode.BAD_INPUT, `Expected "tool" to be a tool name, got ${JSON.stringify(tool) ?? 'nothing'}.`, { field: 'tool' });
-    if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new DomainError(ErrorCode.BAD_INPUT, `Expected "dryRun" to be true or false, got ${JSON.stringify(dryRun)}.`, { field: 'dryRun' });
-    if (form !== undefined && typeof form !== 'string') throw new DomainError(ErrorCode.BAD_INPUT, `Expected "form" to be a form name, got ${JSON.stringify(form)}.`, { field: 'form' });
+    if (extra.length)
+      throw new DomainError(ErrorCode.BAD_INPUT, `Expected only tool, args, dryRun and form, got ${extra.map((k) => JSON.stringify(k)).join(', ')}.`, {
+        field: extra[0],
+      });
+    if (typeof tool !== 'string' || !tool)
+      throw new DomainError(ErrorCode.BAD_INPUT, `Expected "tool" to be a tool name, got ${JSON.stringify(tool) ?? 'nothing'}.`, { field: 'tool' });
+    if (dryRun !== undefined && typeof dryRun !== 'boolean')
+      throw new DomainError(ErrorCode.BAD_INPUT, `Expected "dryRun" to be true or false, got ${JSON.stringify(dryRun)}.`, { field: 'dryRun' });
+    if (form !== undefined && typeof form !== 'string')
+      throw new DomainError(ErrorCode.BAD_INPUT, `Expected "form" to be a form name, got ${JSON.stringify(form)}.`, { field: 'form' });
     return { tool, args: argsObject(args, '"args"'), dryRun: dryRun === true, form: form ?? (dryRun ? 'DRY_RUN' : 'DISPATCH') };
   });
 }

@@ -30,7 +30,10 @@ const noIntrospection: Plugin = {
   onValidate({ addValidationRule }) {
     addValidationRule(NoSchemaIntrospectionCustomRule);
     return ({ result, setResult }) => {
-      if (result.length) setResult(result.map((e) => (/introspection/i.test(e.message) ? Object.assign(e, { extensions: { ...e.extensions, code: 'INTROSPECTION_DISABLED' } }) : e)));
+      if (result.length)
+        setResult(
+          result.map((e) => (/introspection/i.test(e.message) ? Object.assign(e, { extensions: { ...e.extensions, code: 'INTROSPECTION_DISABLED' } }) : e)),
+        );
     };
   },
 };
@@ -73,7 +76,9 @@ export const graphqlDoorOf = (request: Request): Door => (request.headers.get('a
 
 /** GraphiQL's page (a browser GET asking for HTML, with no query) is open; its operations are not. */
 export function isGraphiqlPage(request: Request, url: URL): boolean {
-  return url.pathname === graphqlPath && request.method === 'GET' && Boolean(request.headers.get('accept')?.includes('text/html')) && !url.searchParams.has('query');
+  return (
+    url.pathname === graphqlPath && request.method === 'GET' && Boolean(request.headers.get('accept')?.includes('text/html')) && !url.searchParams.has('query')
+  );
 }
 
 /** The GraphQL door over HTTP and SSE, recording each operation that touches more than the Ledger. */
@@ -82,10 +87,13 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
     const door = graphqlDoorOf(request);
     if (request.method !== 'POST') {
       const params = { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined };
-      return request.method === 'GET' && graphqlRequestRecorded(params) ? recordExchange(door, request, null, async () => whole(await yoga.fetch(request, {}))) : yoga.fetch(request, {});
+      return request.method === 'GET' && graphqlRequestRecorded(params)
+        ? recordExchange(door, request, null, async () => whole(await yoga.fetch(request, {})))
+        : yoga.fetch(request, {});
     }
     const body = Buffer.from(await request.arrayBuffer());
-    const forward = async () => yoga.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }), {});
+    const forward = async () =>
+      yoga.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }), {});
     // Never decoded with U+FFFD in place of what was sent: refused, the exact bytes on the request IN.
     if (!isUtf8(body)) {
       return recordExchange(door, request, body, async () =>
@@ -93,7 +101,9 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
       );
     }
     if (jsonTextTooDeep(body)) {
-      return recordExchange(door, request, body, async () => json({ errors: [{ message: tooDeep('the GraphQL request body').message, extensions: { code: 'BAD_USER_INPUT' } }] }, 400));
+      return recordExchange(door, request, body, async () =>
+        json({ errors: [{ message: tooDeep('the GraphQL request body').message, extensions: { code: 'BAD_USER_INPUT' } }] }, 400),
+      );
     }
     let params: unknown;
     try {

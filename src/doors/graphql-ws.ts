@@ -30,8 +30,15 @@ export function useGraphqlWs(services: Services, logger: Logger, yoga: Yoga, wsS
   /** A graphql-ws query or mutation; one that touches more than the Ledger is recorded (door GRAPHQL_WS). */
   async function executeOverWs(args: EnvelopedArgs): Promise<ExecutionResult | AsyncIterable<ExecutionResult>> {
     if (!graphqlDocumentRecorded(args.document, args.operationName)) return args.rootValue.execute(args);
-    const body = Buffer.from(JSON.stringify({ query: args.query, variables: args.variableValues ?? undefined, operationName: args.operationName ?? undefined }));
-    return captureCall<ExecutionResult | AsyncIterable<ExecutionResult>>(services, { door: 'GRAPHQL_WS', request: { method: 'EXECUTE', url: 'graphql-ws:execute', headers: {}, body } }, () => args.rootValue.execute(args), jsonAnswer);
+    const body = Buffer.from(
+      JSON.stringify({ query: args.query, variables: args.variableValues ?? undefined, operationName: args.operationName ?? undefined }),
+    );
+    return captureCall<ExecutionResult | AsyncIterable<ExecutionResult>>(
+      services,
+      { door: 'GRAPHQL_WS', request: { method: 'EXECUTE', url: 'graphql-ws:execute', headers: {}, body } },
+      () => args.rootValue.execute(args),
+      jsonAnswer,
+    );
   }
 
   async function subscribeOne(ctx: WsContext<Record<string, unknown>, Extra>, params: SubscribePayload) {
@@ -85,7 +92,13 @@ export function useGraphqlWs(services: Services, logger: Logger, yoga: Yoga, wsS
       execute: (args) => runAsCaller((args as EnvelopedArgs).contextValue.caller, () => executeOverWs(args as EnvelopedArgs)),
       subscribe: (args) => runAsCaller((args as EnvelopedArgs).contextValue.caller, () => (args as EnvelopedArgs).rootValue.subscribe(args)),
       onConnect: async (ctx) => {
-        const checked = await admitUpgrade(services, ctx.extra.request, new URL(ctx.extra.request.url ?? '/', 'http://localhost'), 'GRAPHQL_WS', ctx.connectionParams);
+        const checked = await admitUpgrade(
+          services,
+          ctx.extra.request,
+          new URL(ctx.extra.request.url ?? '/', 'http://localhost'),
+          'GRAPHQL_WS',
+          ctx.connectionParams,
+        );
         if (checked === null) return true;
         if (!checked.ok) return false;
         (ctx.extra as { caller?: Caller }).caller = { door: 'GRAPHQL_WS', grant: checked.grant };

@@ -24,14 +24,20 @@ export const hookSecretName = (tool: string) => `HOOK_${tool.toUpperCase().repla
  * Checks the signature over the exact body; on success gives a grant for this one tool through the
  * WEBHOOK door and the request rebuilt around the bytes already read.
  */
-export async function verifyHookSignature(request: Request, services: Services, path: string): Promise<{ grant: Grant; request: Request } | { refusal: Refusal }> {
+export async function verifyHookSignature(
+  request: Request,
+  services: Services,
+  path: string,
+): Promise<{ grant: Grant; request: Request } | { refusal: Refusal }> {
   let tool: string;
   try {
     tool = decodeURIComponent(path.slice('/hooks/'.length));
   } catch {
     tool = path.slice('/hooks/'.length);
   }
-  const plain = (reason: string): { refusal: Refusal } => ({ refusal: { limit: 'credential', door: 'WEBHOOK', tool, reason, message: 'Missing or invalid credential.', status: 401 } });
+  const plain = (reason: string): { refusal: Refusal } => ({
+    refusal: { limit: 'credential', door: 'WEBHOOK', tool, reason, message: 'Missing or invalid credential.', status: 401 },
+  });
   const secretName = hookSecretName(tool);
   const secret = services.config.secrets[secretName];
   if (secret === undefined) return plain(`the hook is signed but no ${secretName} secret is registered`);

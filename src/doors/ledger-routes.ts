@@ -35,7 +35,8 @@ class Gate {
       return await work();
     } finally {
       const next = this.waiting.shift();
-      if (next) next(); // the slot passes straight to the next request
+      if (next)
+        next(); // the slot passes straight to the next request
       else this.active--;
     }
   }
@@ -99,7 +100,10 @@ export async function serveBlob(request: Request, sha256: string, services: Serv
     // private: what a token may read is its own; a shared cache must not hand the bytes to another holder.
     const headers = { etag, 'cache-control': 'private, max-age=31536000, immutable', vary: 'authorization', 'content-type': 'application/octet-stream' };
     if (matchesEtag(request.headers.get('if-none-match'), hash)) return new Response(null, { status: 304, headers });
-    return new Response(request.method === 'HEAD' ? null : new Uint8Array(bytes), { status: 200, headers: { ...headers, 'content-length': String(bytes.length) } });
+    return new Response(request.method === 'HEAD' ? null : new Uint8Array(bytes), {
+      status: 200,
+      headers: { ...headers, 'content-length': String(bytes.length) },
+    });
   } catch (error) {
     if (error instanceof DomainError) return errorResponse(error);
     if (isDatabaseUnavailable(error)) {

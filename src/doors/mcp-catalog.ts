@@ -47,7 +47,12 @@ export function decodeCursor(cursor: string): number | undefined {
 }
 
 /** One page of runnable tools in section order (the tool section first, then any row with a way), only those `allowed` when given. */
-export async function listRunnableTools(prisma: PrismaClient, directory: Pick<Directory, 'rowMeant'>, offset: number, allowed?: (name: string) => boolean): Promise<{ tools: McpTool[]; nextCursor?: string }> {
+export async function listRunnableTools(
+  prisma: PrismaClient,
+  directory: Pick<Directory, 'rowMeant'>,
+  offset: number,
+  allowed?: (name: string) => boolean,
+): Promise<{ tools: McpTool[]; nextCursor?: string }> {
   const rows = await prisma.directoryRow.findMany({
     where: { runnable: true, name: { not: FindToolName } },
     select: { name: true, type: true, description: true, argsSchema: true, ways: true },

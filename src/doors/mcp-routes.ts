@@ -61,7 +61,10 @@ function invalidParams(body: Buffer): Response | undefined {
     if (!checked || checked.success) continue;
     const id = typeof m!.id === 'string' || typeof m!.id === 'number' ? m!.id : null;
     const text = `Invalid params of ${String(m!.method)}: ${describeIssues(checked.error, m).join('; ')}.`;
-    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: text } }), { status: 400, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: text } }), {
+      status: 400,
+      headers: { 'content-type': 'application/json' },
+    });
   }
   return undefined;
 }
@@ -89,10 +92,12 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
       ...(tool ? { tool } : {}),
     },
     async () => {
-      if (request.method !== 'POST') return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
+      if (request.method !== 'POST')
+        return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
       if (tooLarge) return rpcError(413, -32000, tooLarge.message);
       // Never decoded with U+FFFD in place of what was sent: the exact bytes are on the request IN.
-      if (body && !('missing' in body) && !isUtf8(body)) return rpcError(400, -32700, 'Parse error: expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
+      if (body && !('missing' in body) && !isUtf8(body))
+        return rpcError(400, -32700, 'Parse error: expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
       if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
       const invalid = invalidParams(body as Buffer);
       if (invalid) return invalid;
@@ -110,7 +115,9 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
       await server.connect(transport);
       try {
         const bytes = body as Buffer;
-        const answer = await transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: bytes.byteLength ? new Uint8Array(bytes) : null }));
+        const answer = await transport.handleRequest(
+          new Request(request.url, { method: 'POST', headers: request.headers, body: bytes.byteLength ? new Uint8Array(bytes) : null }),
+        );
         if (unrecorded) return errorResponse(unrecorded);
         return answer;
       } finally {

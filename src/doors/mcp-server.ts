@@ -53,7 +53,8 @@ export function createMcpServer(services: McpServices, form: McpForm, wrap: McpH
     wrap({ method: request.method, params: request.params }, async () => {
       const cursor = request.params?.cursor;
       const offset = cursor === undefined ? 0 : decodeCursor(cursor);
-      if (offset === undefined) throw new McpError(RpcErrorCode.InvalidParams, `Invalid cursor: expected a nextCursor from tools/list, got ${JSON.stringify(cursor)}.`);
+      if (offset === undefined)
+        throw new McpError(RpcErrorCode.InvalidParams, `Invalid cursor: expected a nextCursor from tools/list, got ${JSON.stringify(cursor)}.`);
       const grant = currentGrant();
       const { authority } = services;
       const door = form === 'MCP_HTTP' ? 'MCP' : 'MCP_STDIO';

@@ -117,7 +117,12 @@ export async function serveStdio(config: Config, token?: string): Promise<Refusa
     inFlight.start();
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
     return runAsCaller({ door: 'MCP_STDIO', ...(grant && { grant }) }, () =>
-      captureCall(services, { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) }, run, jsonAnswer),
+      captureCall(
+        services,
+        { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
+        run,
+        jsonAnswer,
+      ),
     ).finally(() => inFlight.end());
   };
   const server = createMcpServer(services, 'MCP_STDIO', wrap);

@@ -7,7 +7,10 @@ import type { Services } from '../services.ts';
 import { parseInput } from '../validation.ts';
 import { errorResponse, json } from './respond.ts';
 
-const integer = z.string().regex(/^-?\d+$/, 'an integer').transform(Number);
+const integer = z
+  .string()
+  .regex(/^-?\d+$/, 'an integer')
+  .transform(Number);
 const ResolveParams = z.strictObject({
   q: z.string(),
   minScore: integer.optional(),
@@ -38,7 +41,14 @@ export function resolveRoute(request: Request, services: Services): Response {
     const url = new URL(request.url);
     const params: Record<string, unknown> = {};
     for (const key of new Set(url.searchParams.keys())) {
-      params[key] = key === 'types' ? url.searchParams.getAll(key).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean) : url.searchParams.get(key);
+      params[key] =
+        key === 'types'
+          ? url.searchParams
+              .getAll(key)
+              .flatMap((v) => v.split(','))
+              .map((v) => v.trim())
+              .filter(Boolean)
+          : url.searchParams.get(key);
     }
     const { q, minScore, limit, types } = parseInput(ResolveParams, params, 'resolve parameters');
     return json(resolutionJson(services.resolver.resolve(q, { minScore, limit, types })));

@@ -9,10 +9,13 @@ import { jsonTextTooDeep, readBody, tooDeep } from '../limits.ts';
 export { readBody };
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  });
+  return new Response(
+    JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    {
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    },
+  );
 }
 
 export function errorResponse(error: DomainError, headers: Record<string, string> = {}): Response {

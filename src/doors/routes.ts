@@ -12,7 +12,6 @@ import { resolveRoute } from './resolver-routes.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
 
-
 /**
  * Who records the exchange on the ledger: `boundary` the app, around the handler; `door` the handler
  * itself (it reads the body and names the tool); `operation` the GraphQL door, for each operation that
@@ -48,7 +47,14 @@ export function routeTable(deps: RouteDeps): Route[] {
     { path: '/healthz', auth: 'open', recorded: 'no', handler: async () => json(await deps.health()) },
     { path: '/', auth: 'open', recorded: 'no', handler: () => new Response(null, { status: 302, headers: { location: graphqlPath } }) },
     { path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql(request) },
-    { path: '/ledger/batches', methods: ['POST'], door: 'INGEST', auth: 'ingest', recorded: 'no', handler: ({ request, services }) => ingestBatch(request, services) },
+    {
+      path: '/ledger/batches',
+      methods: ['POST'],
+      door: 'INGEST',
+      auth: 'ingest',
+      recorded: 'no',
+      handler: ({ request, services }) => ingestBatch(request, services),
+    },
     {
       path: /^\/ledger\/blob\/([^/]+)$/,
       methods: ['GET', 'HEAD'],
@@ -57,10 +63,31 @@ export function routeTable(deps: RouteDeps): Route[] {
       recorded: 'no',
       handler: ({ request, match, services }) => serveBlob(request, match[1]!, services),
     },
-    { path: '/api/directory/resolve', methods: ['GET'], door: 'REST', auth: 'token', recorded: 'boundary', handler: async ({ request, services }) => resolveRoute(request, services) },
-    { path: '/api/directory', methods: ['GET', 'HEAD'], door: 'REST', auth: 'token', recorded: 'boundary', handler: ({ request, services }) => listDirectory(request, services) },
+    {
+      path: '/api/directory/resolve',
+      methods: ['GET'],
+      door: 'REST',
+      auth: 'token',
+      recorded: 'boundary',
+      handler: async ({ request, services }) => resolveRoute(request, services),
+    },
+    {
+      path: '/api/directory',
+      methods: ['GET', 'HEAD'],
+      door: 'REST',
+      auth: 'token',
+      recorded: 'boundary',
+      handler: ({ request, services }) => listDirectory(request, services),
+    },
     { path: mcpPath, door: 'MCP', auth: 'token', recorded: 'door', handler: ({ request, services }) => mcpRoute(request, services) },
-    { path: dispatchPath, when: wantsEventStream, door: 'SSE', auth: 'token', recorded: 'door', handler: ({ request, services }) => sseDispatch(request, services) },
+    {
+      path: dispatchPath,
+      when: wantsEventStream,
+      door: 'SSE',
+      auth: 'token',
+      recorded: 'door',
+      handler: ({ request, services }) => sseDispatch(request, services),
+    },
     { path: dispatchPath, door: 'DISPATCH', auth: 'token', recorded: 'door', handler: ({ request, services }) => dispatchRoute(request, services) },
     {
       path: toolsPath,
@@ -69,8 +96,20 @@ export function routeTable(deps: RouteDeps): Route[] {
       recorded: 'door',
       handler: ({ request, match, services }) => toolRoute(request, services, match[1]!),
     },
-    { path: hooksPath, door: 'WEBHOOK', auth: 'token-or-signature', recorded: 'door', handler: ({ request, match, services }) => hookRoute(request, services, match[1]!) },
-    { path: new RegExp(`^${graphqlPath}(/.*)?$`), door: graphqlDoorOf, auth: 'token', recorded: 'operation', handler: ({ request, url }) => deps.graphql(request, url) },
+    {
+      path: hooksPath,
+      door: 'WEBHOOK',
+      auth: 'token-or-signature',
+      recorded: 'door',
+      handler: ({ request, match, services }) => hookRoute(request, services, match[1]!),
+    },
+    {
+      path: new RegExp(`^${graphqlPath}(/.*)?$`),
+      door: graphqlDoorOf,
+      auth: 'token',
+      recorded: 'operation',
+      handler: ({ request, url }) => deps.graphql(request, url),
+    },
   ];
 }
 

@@ -63,7 +63,8 @@ export async function sseDispatch(request: Request, services: Services): Promise
         const { tool, args, dryRun, form } = call;
         const actionId = currentInvocation()!.actionId;
         const encoder = new TextEncoder();
-        const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: string, data: unknown) => controller.enqueue(encoder.encode(sseEvent(event, data, actionId)));
+        const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: string, data: unknown) =>
+          controller.enqueue(encoder.encode(sseEvent(event, data, actionId)));
         const answer = dispatchStreaming(services, { tool, args: args ?? {}, ...(dryRun !== undefined && { dryRun }), form: form ?? 'SSE' }, request.signal);
         let phase: 'accepted' | 'dispatched' | 'streaming' = 'accepted';
         let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -115,7 +116,12 @@ export async function sseDispatch(request: Request, services: Services): Promise
               }
               if (next.done) return finish(controller, final!);
               const bytes = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
-              send(controller, 'chunk', { sequence: sequence++, offset, size: bytes.length, ...(isUtf8(bytes) ? { text: bytes.toString('utf8') } : { base64: bytes.toString('base64') }) });
+              send(controller, 'chunk', {
+                sequence: sequence++,
+                offset,
+                size: bytes.length,
+                ...(isUtf8(bytes) ? { text: bytes.toString('utf8') } : { base64: bytes.toString('base64') }),
+              });
               offset += bytes.length;
             },
             cancel(reason) {
@@ -124,7 +130,10 @@ export async function sseDispatch(request: Request, services: Services): Promise
           },
           { highWaterMark: 0 },
         );
-        return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-dirledger-action': actionId } });
+        return new Response(stream, {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-dirledger-action': actionId },
+        });
       },
     );
   } catch (error) {

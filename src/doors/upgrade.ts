@@ -19,7 +19,14 @@ const headersOf = (request: IncomingMessage) => {
 };
 
 /** A WebSocket upgrade's token: connection params, else the Authorization header, else a `dirledger.token.` subprotocol. Null when authority is off. */
-export async function admitUpgrade(services: Services, request: IncomingMessage, url: URL, door: Door, params?: Readonly<Record<string, unknown>>, token?: string): Promise<Checked | null> {
+export async function admitUpgrade(
+  services: Services,
+  request: IncomingMessage,
+  url: URL,
+  door: Door,
+  params?: Readonly<Record<string, unknown>>,
+  token?: string,
+): Promise<Checked | null> {
   if (!services.authRequired) return null;
   const headers = headersOf(request);
   const presented = token ?? credentialOfParams(params) ?? credentialOf(headers) ?? credentialOfProtocols(request.headers['sec-websocket-protocol']);
@@ -34,7 +41,11 @@ function refuseUrlToken(services: Services, logger: Logger, request: IncomingMes
   // Recorded before it is answered, like every refusal.
   void recordRefusal(services, refusal, undefined, { method: 'GET', url: url.href, headers: headersOf(request) })
     .catch((error: unknown) => logger.error({ err: error }, 'could not record a TOKEN_IN_URL refusal'))
-    .finally(() => socket.end(`HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`));
+    .finally(() =>
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      ),
+    );
   return true;
 }
 
@@ -43,12 +54,19 @@ export function upgradeListener(services: Services, logger: Logger, graphqlWs: W
   return (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const upgradeUrl = new URL(request.url ?? '/', 'http://localhost');
     if (upgradeUrl.pathname === graphqlPath) {
-      if (!refuseUrlToken(services, logger, request, upgradeUrl, 'GRAPHQL_WS', socket)) graphqlWs.handleUpgrade(request, socket, head, (ws) => graphqlWs.emit('connection', ws, request));
+      if (!refuseUrlToken(services, logger, request, upgradeUrl, 'GRAPHQL_WS', socket))
+        graphqlWs.handleUpgrade(request, socket, head, (ws) => graphqlWs.emit('connection', ws, request));
     } else if (upgradeUrl.pathname === wsDoorPath) {
       if (refuseUrlToken(services, logger, request, upgradeUrl, 'WEBSOCKET', socket)) return;
       // No token at the upgrade (a browser): the first message must carry it.
       if (services.authRequired && !credentialOf(headersOf(request)) && !credentialOfProtocols(request.headers['sec-websocket-protocol'])) {
-        wsDoor.handleUpgrade(request, socket, head, undefined, (token) => admitUpgrade(services, request, upgradeUrl, 'WEBSOCKET', undefined, token ?? '') as Promise<Checked>);
+        wsDoor.handleUpgrade(
+          request,
+          socket,
+          head,
+          undefined,
+          (token) => admitUpgrade(services, request, upgradeUrl, 'WEBSOCKET', undefined, token ?? '') as Promise<Checked>,
+        );
         return;
       }
       void admitUpgrade(services, request, upgradeUrl, 'WEBSOCKET').then(

@@ -37,10 +37,7 @@ export const wsDoorPath = '/api/ws';
 export const wsSubprotocol = 'dirledger';
 
 const Id = z.string().min(1).max(256).optional();
-const InMessage = z.discriminatedUnion('type', [
-  CallMessage.extend({ type: z.literal('call'), id: Id }),
-  z.strictObject({ type: z.literal('ping'), id: Id }),
-]);
+const InMessage = z.discriminatedUnion('type', [CallMessage.extend({ type: z.literal('call'), id: Id }), z.strictObject({ type: z.literal('ping'), id: Id })]);
 
 /** The codes this door closes a socket with: 4000 plus the HTTP status of the refusal, or 1011. */
 export const WsCloseCode = { UNAUTHENTICATED: 4401, FORBIDDEN: 4403, RATE_LIMITED: 4429, INTERNAL: 1011 } as const;
@@ -74,7 +71,10 @@ export function createWsDoor(services: Services): WsDoor {
     let authWait: NodeJS.Timeout | undefined;
     if (authenticate) {
       admitted = new Promise((resolve) => (settle = resolve));
-      authWait = setTimeout(() => refuse(WsCloseCode.UNAUTHENTICATED, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`), AUTH_WAIT_MS);
+      authWait = setTimeout(
+        () => refuse(WsCloseCode.UNAUTHENTICATED, 'UNAUTHENTICATED', `Expected a first message {"type":"auth","token":…} within ${AUTH_WAIT_MS / 1000} s.`),
+        AUTH_WAIT_MS,
+      );
       authWait.unref();
       socket.once('close', () => clearTimeout(authWait));
     }
@@ -92,9 +92,18 @@ export function createWsDoor(services: Services): WsDoor {
       if (lapsed) return;
       const code = lapseCode(refusal);
       lapsed = services.authority
-        .record({ ...refusal, reason: `${refusal.reason}, closing a WebSocket` }, { actionId: randomUUID(), method: 'WS', url, ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
+        .record(
+          { ...refusal, reason: `${refusal.reason}, closing a WebSocket` },
+          { actionId: randomUUID(), method: 'WS', url, ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) },
+        )
         .catch((error) => services.logger.error({ err: error }, 'recording the close of a WebSocket whose token lapsed failed'))
-        .then(() => refuse(code === ErrorCode.TOKEN_REVOKED ? WsCloseCode.UNAUTHENTICATED : WsCloseCode.FORBIDDEN, code, `${refusal.message} This socket is closed${code === ErrorCode.TOKEN_REVOKED ? '' : '; connect again with a valid token'}.`));
+        .then(() =>
+          refuse(
+            code === ErrorCode.TOKEN_REVOKED ? WsCloseCode.UNAUTHENTICATED : WsCloseCode.FORBIDDEN,
+            code,
+            `${refusal.message} This socket is closed${code === ErrorCode.TOKEN_REVOKED ? '' : '; connect again with a valid token'}.`,
+          ),
+        );
     };
     void admitted.then((grant) => {
       if (!grant || socket.readyState !== socket.OPEN) return;
@@ -110,7 +119,11 @@ export function createWsDoor(services: Services): WsDoor {
       // An action id names one call, never a whole socket: each refusal gets its own.
       headers.delete(InvocationHeaders.actionId);
       await recordRefusal(services, limited, grant, { method: 'WS', url, headers });
-      return JSON.stringify({ type: 'error', ...idOf(data), error: { code: 'RATE_LIMITED', message: limited.message, retryAfterSeconds: limited.retryAfterSeconds } });
+      return JSON.stringify({
+        type: 'error',
+        ...idOf(data),
+        error: { code: 'RATE_LIMITED', message: limited.message, retryAfterSeconds: limited.retryAfterSeconds },
+      });
     };
     socket.on('message', (data: RawData, isBinary: boolean) => {
       if (settle) {
@@ -129,7 +142,17 @@ export function createWsDoor(services: Services): WsDoor {
           (checked) => {
             if (checked.ok) return first(checked.grant);
             const { refusal } = checked;
-            refuse(refusal.status === 429 ? WsCloseCode.RATE_LIMITED : refusal.status === 403 ? WsCloseCode.FORBIDDEN : WsCloseCode.UNAUTHENTICATED, refusal.status === 429 ? 'RATE_LIMITED' : refusal.status === 403 ? 'FORBIDDEN' : refusal.limit === 'revoked' ? 'TOKEN_REVOKED' : 'UNAUTHENTICATED', refusal.message);
+            refuse(
+              refusal.status === 429 ? WsCloseCode.RATE_LIMITED : refusal.status === 403 ? WsCloseCode.FORBIDDEN : WsCloseCode.UNAUTHENTICATED,
+              refusal.status === 429
+                ? 'RATE_LIMITED'
+                : refusal.status === 403
+                  ? 'FORBIDDEN'
+                  : refusal.limit === 'revoked'
+                    ? 'TOKEN_REVOKED'
+                    : 'UNAUTHENTICATED',
+              refusal.message,
+            );
           },
           (error) => {
             services.logger.error({ err: error }, 'checking a WebSocket auth message failed');
@@ -145,7 +168,11 @@ export function createWsDoor(services: Services): WsDoor {
           const refusal = grant && services.authority.recheck(grant, 'WEBSOCKET');
           if (refusal) return void lapse(grant, refusal);
           return (grant ? overRate(grant, data) : Promise.resolve(undefined)).then(
-            (limited) => limited ?? runAsCaller({ door: 'WEBSOCKET', ...(grant && { grant }) }, () => answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary)),
+            (limited) =>
+              limited ??
+              runAsCaller({ door: 'WEBSOCKET', ...(grant && { grant }) }, () =>
+                answer(services, { url, headers: request.headers as Record<string, string | string[]>, invocation }, data, isBinary),
+              ),
           );
         })
         .then((reply) => {
@@ -154,7 +181,8 @@ export function createWsDoor(services: Services): WsDoor {
         .catch((error) => {
           // The door always answers: an unexpected failure is masked, like every other door's.
           services.logger.error({ err: error }, 'unexpected error in the WebSocket door');
-          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'error', ...idOf(data), error: { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' } }));
+          if (socket.readyState === socket.OPEN)
+            socket.send(JSON.stringify({ type: 'error', ...idOf(data), error: { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' } }));
         });
     });
     socket.on('error', (error) => services.logger.warn({ err: error }, 'WebSocket door socket error'));
@@ -206,7 +234,12 @@ async function answer(services: Services, info: SocketInfo, data: RawData, isBin
       if (!parsed.ok) return reply({ type: 'error', ...(id !== undefined && { id }), error: { code: parsed.error.code, message: parsed.error.message } }, 400);
       const m = parsed.message;
       if (m.type === 'ping') return reply({ type: 'pong', ...(id !== undefined && { id }) });
-      const result = await services.dispatcher.dispatch({ tool: m.tool, args: m.args ?? {}, ...(m.dryRun !== undefined && { dryRun: m.dryRun }), form: m.form ?? 'WEBSOCKET' });
+      const result = await services.dispatcher.dispatch({
+        tool: m.tool,
+        args: m.args ?? {},
+        ...(m.dryRun !== undefined && { dryRun: m.dryRun }),
+        form: m.form ?? 'WEBSOCKET',
+      });
       return reply({ type: 'result', ...(id !== undefined && { id }), result });
     },
     recordedReply,

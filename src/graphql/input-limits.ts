@@ -37,7 +37,10 @@ export const PlainStringLiterals: ValidationRule = (context) => ({
     const type = getNamedType(context.getInputType());
     if (!type || !textScalars.has(type.name)) return;
     const holder = getNamedType(context.getParentInputType());
-    const field = parent && !Array.isArray(parent) && (parent as { kind?: string }).kind === Kind.OBJECT_FIELD ? (parent as { name: { value: string } }).name.value : undefined;
+    const field =
+      parent && !Array.isArray(parent) && (parent as { kind?: string }).kind === Kind.OBJECT_FIELD
+        ? (parent as { name: { value: string } }).name.value
+        : undefined;
     if (holder && field && contentFields.has(`${holder.name}.${field}`)) return;
     const problem = plainTextProblem(node.value);
     if (problem) context.reportError(Object.assign(plainError(field ?? context.getArgument()?.name ?? 'argument', node.value, problem), { nodes: [node] }));
@@ -45,7 +48,12 @@ export const PlainStringLiterals: ValidationRule = (context) => ({
 });
 
 /** The first variable value that breaks a limit, as a GraphQLError; undefined when all hold. */
-export function variablesProblem(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: unknown): GraphQLError | undefined {
+export function variablesProblem(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: unknown,
+): GraphQLError | undefined {
   if (variables === null || typeof variables !== 'object') return undefined;
   if (valueTooDeep(variables)) return badUserInput(tooDeep('variables').message);
   const operation = getOperationAST(document, operationName ?? undefined);
@@ -110,9 +118,14 @@ export function useInputLimits(maxBytes: number): Plugin {
         try {
           params = JSON.parse(body.toString('utf8'));
         } catch (error) {
-          throw new GraphQLError(`Expected the body as JSON, got invalid JSON (${(error as Error).message}).`, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+          throw new GraphQLError(`Expected the body as JSON, got invalid JSON (${(error as Error).message}).`, {
+            extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+          });
         }
-        if (params === null || typeof params !== 'object') throw new GraphQLError(`Expected the body to be a JSON object, got ${params === null ? 'null' : typeof params}.`, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+        if (params === null || typeof params !== 'object')
+          throw new GraphQLError(`Expected the body to be a JSON object, got ${params === null ? 'null' : typeof params}.`, {
+            extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+          });
         return params as never;
       });
     },

@@ -47,57 +47,186 @@ const unitMs = { minute: 60_000, hour: HOUR, day: 24 * HOUR, week: 7 * 24 * HOUR
 type Unit = keyof typeof unitMs | 'month' | 'year';
 
 const units: Record<string, Unit> = {
-  minute: 'minute', minutes: 'minute', min: 'minute', mins: 'minute',
-  hour: 'hour', hours: 'hour', hr: 'hour', hrs: 'hour',
-  day: 'day', days: 'day',
-  week: 'week', weeks: 'week', wk: 'week', wks: 'week',
-  month: 'month', months: 'month',
-  year: 'year', years: 'year',
+  minute: 'minute',
+  minutes: 'minute',
+  min: 'minute',
+  mins: 'minute',
+  hour: 'hour',
+  hours: 'hour',
+  hr: 'hour',
+  hrs: 'hour',
+  day: 'day',
+  days: 'day',
+  week: 'week',
+  weeks: 'week',
+  wk: 'week',
+  wks: 'week',
+  month: 'month',
+  months: 'month',
+  year: 'year',
+  years: 'year',
 };
 const shortUnits: Record<string, Unit> = { m: 'minute', min: 'minute', h: 'hour', d: 'day', w: 'week' };
 
 const numbers: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, twelve: 12,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  twelve: 12,
 };
 
 const groupings: Record<string, LedgerGrouping> = {
-  hour: 'HOUR', hours: 'HOUR', day: 'DAY', days: 'DAY',
-  session: 'SESSION', sessions: 'SESSION', turn: 'TURN', turns: 'TURN', kind: 'KIND', kinds: 'KIND',
-  agent: 'AGENT', agents: 'AGENT', model: 'MODEL', models: 'MODEL', tool: 'TOOL', tools: 'TOOL',
-  task: 'TASK', tasks: 'TASK', status: 'STATUS', statuses: 'STATUS',
+  hour: 'HOUR',
+  hours: 'HOUR',
+  day: 'DAY',
+  days: 'DAY',
+  session: 'SESSION',
+  sessions: 'SESSION',
+  turn: 'TURN',
+  turns: 'TURN',
+  kind: 'KIND',
+  kinds: 'KIND',
+  agent: 'AGENT',
+  agents: 'AGENT',
+  model: 'MODEL',
+  models: 'MODEL',
+  tool: 'TOOL',
+  tools: 'TOOL',
+  task: 'TASK',
+  tasks: 'TASK',
+  status: 'STATUS',
+  statuses: 'STATUS',
 };
 
 const dimensions: Record<string, FilterDimension> = {
-  task: 'task', tasks: 'task', tool: 'tool', tools: 'tool', session: 'session', sessions: 'session',
-  agent: 'agent', agents: 'agent', model: 'model', models: 'model', turn: 'turn', turns: 'turn',
-  kind: 'kind', kinds: 'kind', status: 'status',
+  task: 'task',
+  tasks: 'task',
+  tool: 'tool',
+  tools: 'tool',
+  session: 'session',
+  sessions: 'session',
+  agent: 'agent',
+  agents: 'agent',
+  model: 'model',
+  models: 'model',
+  turn: 'turn',
+  turns: 'turn',
+  kind: 'kind',
+  kinds: 'kind',
+  status: 'status',
 };
 
 const kinds: Record<string, string> = {
-  refusal: 'REFUSAL', refusals: 'REFUSAL', request: 'REQUEST', requests: 'REQUEST', response: 'RESPONSE', responses: 'RESPONSE',
+  refusal: 'REFUSAL',
+  refusals: 'REFUSAL',
+  request: 'REQUEST',
+  requests: 'REQUEST',
+  response: 'RESPONSE',
+  responses: 'RESPONSE',
 };
 const statuses: Record<string, string> = { error: 'ERROR', errors: 'ERROR', failure: 'ERROR', failures: 'ERROR', failed: 'ERROR' };
 const directions: Record<string, 'IN' | 'OUT'> = { incoming: 'IN', inbound: 'IN', outgoing: 'OUT', outbound: 'OUT' };
 const measureWords: Record<string, LedgerMeasure> = {
-  cost: 'COST', costs: 'COST', spend: 'COST', spent: 'COST', spending: 'COST', dollars: 'COST', usd: 'COST',
-  tokens: 'TOKENS', token: 'TOKENS',
+  cost: 'COST',
+  costs: 'COST',
+  spend: 'COST',
+  spent: 'COST',
+  spending: 'COST',
+  dollars: 'COST',
+  usd: 'COST',
+  tokens: 'TOKENS',
+  token: 'TOKENS',
 };
 /** Ask for a count only when no other measure is named: "total cost" is a cost. */
 const countWords = new Set(['count', 'total']);
 
 /** Words that carry no condition of their own. */
 const fillers = new Set([
-  'a', 'an', 'all', 'and', 'any', 'are', 'at', 'did', 'do', 'does', 'during', 'each', 'event', 'events', 'for', 'from',
-  'get', 'give', 'had', 'has', 'have', 'happened', 'i', 'in', 'is', 'list', 'me', 'my', 'of', 'on', 'or', 'our',
-  'please', 'recorded', 'show', 'the', 'there', 'to', 'was', 'we', 'were', 'what', 'which', 'with', 'using',
+  'a',
+  'an',
+  'all',
+  'and',
+  'any',
+  'are',
+  'at',
+  'did',
+  'do',
+  'does',
+  'during',
+  'each',
+  'event',
+  'events',
+  'for',
+  'from',
+  'get',
+  'give',
+  'had',
+  'has',
+  'have',
+  'happened',
+  'i',
+  'in',
+  'is',
+  'list',
+  'me',
+  'my',
+  'of',
+  'on',
+  'or',
+  'our',
+  'please',
+  'recorded',
+  'show',
+  'the',
+  'there',
+  'to',
+  'was',
+  'we',
+  'were',
+  'what',
+  'which',
+  'with',
+  'using',
 ]);
 
-const timeStarters = new Set(['today', 'yesterday', 'this', 'last', 'past', 'previous', 'since', 'before', 'until', 'till', 'through', 'between', 'within', 'over']);
+const timeStarters = new Set([
+  'today',
+  'yesterday',
+  'this',
+  'last',
+  'past',
+  'previous',
+  'since',
+  'before',
+  'until',
+  'till',
+  'through',
+  'between',
+  'within',
+  'over',
+]);
 
 function reserved(word: string): boolean {
   return (
-    fillers.has(word) || timeStarters.has(word) || word in groupings || word in dimensions || word in kinds ||
-    word in statuses || word in directions || word in measureWords || countWords.has(word) || word in units ||
+    fillers.has(word) ||
+    timeStarters.has(word) ||
+    word in groupings ||
+    word in dimensions ||
+    word in kinds ||
+    word in statuses ||
+    word in directions ||
+    word in measureWords ||
+    countWords.has(word) ||
+    word in units ||
     ['by', 'per', 'how', 'many', 'much', 'number', 'hourly', 'daily', 'calls', 'call'].includes(word) ||
     /^\d+(m|min|h|d|w)$/.test(word)
   );
@@ -233,8 +362,7 @@ export function readQuestion(question: string, now: Date = new Date()): AskReadi
     if (w === 'last' || w === 'past' || w === 'previous') {
       const u = word(i + 1);
       if (w === 'last' && (u === 'week' || u === 'month' || u === 'year')) {
-        const [start, months] =
-          u === 'week' ? [startOfWeek(now), 0] : u === 'month' ? [startOfMonth(now), 1] : [startOfYear(now), 12];
+        const [start, months] = u === 'week' ? [startOfWeek(now), 0] : u === 'month' ? [startOfMonth(now), 1] : [startOfYear(now), 12];
         const from = months ? addMonths(start, -months) : addDays(start, -7);
         return setSpan({ from, to: start }, i, 2);
       }
@@ -365,13 +493,17 @@ const measureNames: Record<LedgerMeasure, string> = { EVENTS: 'number', COST: 'c
 
 const shownValue = (v: string) => (/\s|^$/.test(v) ? JSON.stringify(v) : v);
 
-const listed = (parts: string[], last: string) =>
-  parts.length > 1 ? `${parts.slice(0, -1).join(', ')} ${last} ${parts.at(-1)}` : (parts[0] ?? '');
+const listed = (parts: string[], last: string) => (parts.length > 1 ? `${parts.slice(0, -1).join(', ')} ${last} ${parts.at(-1)}` : (parts[0] ?? ''));
 
 /** One sentence naming every condition, the grouping and the measures, in a fixed order. */
 export function describeReading(filter: LedgerFilter, grouping: LedgerGrouping | null, measures: LedgerMeasure[]): string {
   const asked = measures.length ? measures : grouping ? (['EVENTS'] as LedgerMeasure[]) : [];
-  const head = asked.length ? `${listed(asked.map((m) => measureNames[m]), 'and')} of` : '';
+  const head = asked.length
+    ? `${listed(
+        asked.map((m) => measureNames[m]),
+        'and',
+      )} of`
+    : '';
   const conditions: string[] = [];
   for (const d of ['kind', 'direction', 'status', 'tool', 'session', 'turn', 'task', 'agent', 'model'] as const) {
     const values = filter[d];

@@ -65,7 +65,13 @@ export async function exportCheckpoint(sql: SqlExecutor, key: CheckpointKey, now
     [head.seq],
   );
   const position = (last?.event_digests && parseDigests(Buffer.from(last.event_digests))?.at(-1)?.position) || 0n;
-  const body = { version: CHECKPOINT_VERSION, seq: String(head.seq), position: String(position), link: Buffer.from(head.link).toString('hex'), createdAt: now.toISOString() } as const;
+  const body = {
+    version: CHECKPOINT_VERSION,
+    seq: String(head.seq),
+    position: String(position),
+    link: Buffer.from(head.link).toString('hex'),
+    createdAt: now.toISOString(),
+  } as const;
   return { ...body, publicKey: key.publicRaw, signature: sign(null, signedBytes(body), key.privateKey).toString('base64url') };
 }
 
@@ -88,7 +94,8 @@ export async function checkCheckpoint(sql: SqlExecutor, text: string, trustedKey
   try {
     checkpoint = CheckpointJson.parse(JSON.parse(text)) as Checkpoint;
   } catch (error) {
-    const why = error instanceof z.ZodError ? error.issues.map((i) => `${i.path.join('.') || 'checkpoint'}: ${i.message}`).join('; ') : (error as Error).message;
+    const why =
+      error instanceof z.ZodError ? error.issues.map((i) => `${i.path.join('.') || 'checkpoint'}: ${i.message}`).join('; ') : (error as Error).message;
     return { ok: false, message: `Not a dirledger checkpoint: ${why}.`, checkpoint: null, verification: null };
   }
   const fail = (message: string, verification: LedgerVerification | null = null) => ({ ok: false, message, checkpoint, verification });
@@ -96,13 +103,15 @@ export async function checkCheckpoint(sql: SqlExecutor, text: string, trustedKey
     return fail(`The checkpoint was signed by key ${checkpoint.publicKey}, not by the trusted key ${trustedKey}.`);
   }
   if (!verify(null, signedBytes(checkpoint), publicFromRaw(checkpoint.publicKey), Buffer.from(checkpoint.signature, 'base64url'))) {
-    return fail('The checkpoint\'s signature does not verify: it was altered after signing.');
+    return fail("The checkpoint's signature does not verify: it was altered after signing.");
   }
   const seq = BigInt(checkpoint.seq);
   const verification = await verifyLedger(sql, { throughSeq: seq });
   // Batch 0 is the chain before its first batch: its link is the genesis link.
   const [row] =
-    seq === 0n ? [{ chain_link: GENESIS_LINK }] : await sql.query<{ chain_link: Uint8Array | null }>('SELECT chain_link FROM ledger_batch WHERE chain_seq = $1', [seq]);
+    seq === 0n
+      ? [{ chain_link: GENESIS_LINK }]
+      : await sql.query<{ chain_link: Uint8Array | null }>('SELECT chain_link FROM ledger_batch WHERE chain_seq = $1', [seq]);
   if (!row) return fail(`Batch ${seq}, whose link the checkpoint signs, is no longer in the ledger.`, verification);
   if (!Buffer.from(row.chain_link ?? []).equals(Buffer.from(checkpoint.link, 'hex'))) {
     return fail(`Batch ${seq}'s link is no longer the one signed: the history up to position ${checkpoint.position} was rewritten.`, verification);
@@ -110,5 +119,10 @@ export async function checkCheckpoint(sql: SqlExecutor, text: string, trustedKey
   if (!verification.ok) {
     return fail(`The chain up to batch ${seq} no longer recomputes from the rows: ${verification.problems[0]?.message ?? 'see problems'}`, verification);
   }
-  return { ok: true, message: `The ledger up to batch ${seq} (position ${checkpoint.position}) is as signed at ${checkpoint.createdAt}.`, checkpoint, verification };
+  return {
+    ok: true,
+    message: `The ledger up to batch ${seq} (position ${checkpoint.position}) is as signed at ${checkpoint.createdAt}.`,
+    checkpoint,
+    verification,
+  };
 }

@@ -22,7 +22,9 @@ const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch' | 'DirectoryRow', Mo
   const dm = getDatamodel().datamodel.models as unknown as Record<string, { fields: { name: string; kind: string; type: string }[] }>;
   const model = (name: string, table: string): Model => ({
     table,
-    fields: new Map(dm[name]!.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => [f.name, { name: f.name, column: snake(f.name), type: f.type }])),
+    fields: new Map(
+      dm[name]!.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => [f.name, { name: f.name, column: snake(f.name), type: f.type }]),
+    ),
   });
   return {
     LedgerEvent: model('LedgerEvent', 'ledger_event'),
@@ -42,7 +44,9 @@ export function directoryRowColumns(onlyWhen?: string): { columns: string; read(
   const fields = [...models.DirectoryRow.fields.values()];
   const key = new Set(['type', 'name']);
   return {
-    columns: fields.map((f, i) => (onlyWhen && !key.has(f.name) ? `CASE WHEN ${onlyWhen} THEN r.${f.column} END AS d${i}` : `r.${f.column} AS d${i}`)).join(', '),
+    columns: fields
+      .map((f, i) => (onlyWhen && !key.has(f.name) ? `CASE WHEN ${onlyWhen} THEN r.${f.column} END AS d${i}` : `r.${f.column} AS d${i}`))
+      .join(', '),
     read: (row) => Object.fromEntries(fields.map((f, i) => [f.name, row[`d${i}`]])),
   };
 }
@@ -100,7 +104,12 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
   if (!fields) return null;
   for (const f of always) fields.set(f, true);
   const columns: string[] = [];
-  const scalars = scalarColumns(models.LedgerEvent, 'e', [...fields].filter(([k]) => !(k in relations)).map(([k]) => k), columns);
+  const scalars = scalarColumns(
+    models.LedgerEvent,
+    'e',
+    [...fields].filter(([k]) => !(k in relations)).map(([k]) => k),
+    columns,
+  );
   if (!scalars) return null;
   const nested: Nested[] = [];
   const joins: string[] = [];

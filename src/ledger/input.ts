@@ -14,17 +14,24 @@ const storableMessage = 'text without NUL characters or unpaired surrogates';
 const storableText = () => z.string().refine(storable, storableMessage);
 const shortText = (max = 512) => storableText().pipe(z.string().min(1).max(max));
 const decimalPattern = /^-?\d{1,10}(\.\d{1,10})?$/;
-const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64 text').refine((s) => s.length % 4 === 0, 'base64 text (length a multiple of 4)');
-const decimal = z.union([z.string(), z.number()]).transform(String).pipe(
-  z.string().regex(decimalPattern, 'an exact decimal with up to 10 digits before and after the point'),
-);
+const base64 = z
+  .string()
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64 text')
+  .refine((s) => s.length % 4 === 0, 'base64 text (length a multiple of 4)');
+const decimal = z
+  .union([z.string(), z.number()])
+  .transform(String)
+  .pipe(z.string().regex(decimalPattern, 'an exact decimal with up to 10 digits before and after the point'));
 const headerValue = z.union([z.string(), z.array(z.string())]);
 const isoDateTime = z.iso.datetime({ offset: true });
 
 export const PayloadInput = z
   .object({
     state: PayloadState,
-    text: z.string().refine((t) => t.isWellFormed(), 'UTF-8 text without unpaired surrogates (send binary as base64)').optional(),
+    text: z
+      .string()
+      .refine((t) => t.isWellFormed(), 'UTF-8 text without unpaired surrogates (send binary as base64)')
+      .optional(),
     base64: base64.optional(),
     size: z.number().int().nonnegative().optional(),
     artifactUri: storableText().pipe(z.string().min(1).max(4096)).optional(),
@@ -72,7 +79,10 @@ export const EventInput = z
     payload: PayloadInput.default({ state: 'NONE' }),
     metadata: z.record(z.string(), z.unknown()).optional(),
     /** The Directory contract this event ran: its form (or way column) and the sha256 of its canonical JSON. */
-    contract: z.object({ form: shortText(128), sha256 }).strict().optional(),
+    contract: z
+      .object({ form: shortText(128), sha256 })
+      .strict()
+      .optional(),
   })
   .strict();
 export type EventInput = z.output<typeof EventInput>;
@@ -95,7 +105,29 @@ export type BatchInput = z.output<typeof BatchInput>;
 // not recognise or would refuse goes through the schema above, so every refusal still comes from
 // zod and names the field. `test/ledger/input-fast.test.ts` holds both paths to the same answers.
 
-const eventKeys = new Set(['id', 'kind', 'direction', 'actionId', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status', 'method', 'url', 'costUsd', 'inputTokens', 'outputTokens', 'occurredAt', 'payload', 'headers', 'metadata', 'contract']);
+const eventKeys = new Set([
+  'id',
+  'kind',
+  'direction',
+  'actionId',
+  'tool',
+  'session',
+  'turn',
+  'task',
+  'agent',
+  'model',
+  'status',
+  'method',
+  'url',
+  'costUsd',
+  'inputTokens',
+  'outputTokens',
+  'occurredAt',
+  'payload',
+  'headers',
+  'metadata',
+  'contract',
+]);
 const optionalText: [key: string, max: number][] = [
   ['tool', 512],
   ['session', 512],

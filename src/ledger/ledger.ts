@@ -90,13 +90,7 @@ export class Ledger {
   private readonly redactor: SecretRedactor;
   readonly limits: LedgerLimits;
   /** `sql` defaults to the driver-level executor openDatabase opened with `prisma`. */
-  constructor(
-    prisma: PrismaClient,
-    objects: ObjectStore,
-    redactor: SecretRedactor,
-    limits: LedgerLimits,
-    sql?: SqlExecutor,
-  ) {
+  constructor(prisma: PrismaClient, objects: ObjectStore, redactor: SecretRedactor, limits: LedgerLimits, sql?: SqlExecutor) {
     this.prisma = prisma;
     this.objects = objects;
     this.redactor = redactor;
@@ -136,7 +130,12 @@ export class Ledger {
     // From here on only what was prepared is referenced, not `batch`: its payload text (most of a
     // batch's heap) is garbage once prepared, instead of being copied by every young-generation
     // collection while the batch waits for the database.
-    const head: BatchHead = { collector: this.redactor.text(batch.collector, new Set()), position: batch.position ?? null, received: batch.events.length, bytes };
+    const head: BatchHead = {
+      collector: this.redactor.text(batch.collector, new Set()),
+      position: batch.position ?? null,
+      received: batch.events.length,
+      bytes,
+    };
     return this.write(batchId, head, blobs, events);
   }
 
@@ -240,10 +239,13 @@ export class Ledger {
     const found = new Set<string>();
     if (this.redactor.text(hash, found) === hash) return;
     const safeId = this.redactor.text(id, new Set());
-    throw badInput(`Event ${JSON.stringify(safeId)}: ${field} holds the secret ${[...found].map((n) => `[${n}]`).join(', ')} (hex-encoded); a hash column cannot be redacted, so the batch was refused.`, {
-      field,
-      secrets: [...found],
-    });
+    throw badInput(
+      `Event ${JSON.stringify(safeId)}: ${field} holds the secret ${[...found].map((n) => `[${n}]`).join(', ')} (hex-encoded); a hash column cannot be redacted, so the batch was refused.`,
+      {
+        field,
+        secrets: [...found],
+      },
+    );
   }
 
   /** Encodes new blobs: small ones compressed for inline rows, large ones written to the object store. */
@@ -327,7 +329,14 @@ type BlobRow = {
 };
 
 /** A flat literal (one shape), holding the data to store but not the original bytes. */
-const blobRow = (blob: PreparedBlob, storage: BlobRow['storage'], codec: string, data: Buffer | null, objectKey: string | null, storedSize: number): BlobRow => ({
+const blobRow = (
+  blob: PreparedBlob,
+  storage: BlobRow['storage'],
+  codec: string,
+  data: Buffer | null,
+  objectKey: string | null,
+  storedSize: number,
+): BlobRow => ({
   sha256: blob.sha256,
   size: blob.bytes.length,
   encoding: blob.encoding,

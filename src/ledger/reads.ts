@@ -52,7 +52,12 @@ export function toPage<T extends { position: bigint }>(rows: T[], take: number, 
  * are one statement with only the columns asked for (event-select.ts); a selection it does not
  * plan is read through Prisma, one statement per relation.
  */
-export async function filteredEventPage<T extends { position: bigint }>(db: Database, filter: LedgerFilter, args: PageArgs, query: PageQuery = {}): Promise<Page<T>> {
+export async function filteredEventPage<T extends { position: bigint }>(
+  db: Database,
+  filter: LedgerFilter,
+  args: PageArgs,
+  query: PageQuery = {},
+): Promise<Page<T>> {
   const take = pageSize(args.first);
   const order = args.order ?? 'ASC';
   const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
@@ -61,7 +66,12 @@ export async function filteredEventPage<T extends { position: bigint }>(db: Data
 }
 
 /** Events as `spec` says with the columns `query` selects: one planned statement, else through Prisma. */
-export async function readEvents(db: Database, query: PageQuery, spec: EventSpec, always: readonly string[] = ['position']): Promise<Record<string, unknown>[]> {
+export async function readEvents(
+  db: Database,
+  query: PageQuery,
+  spec: EventSpec,
+  always: readonly string[] = ['position'],
+): Promise<Record<string, unknown>[]> {
   const plan = planEventSelect(query, always);
   if (plan) return selectEvents(db.sql, plan, spec);
   const where: Prisma.LedgerEventWhereInput[] = [filterWhere(spec.filter)];

@@ -16,7 +16,18 @@ import { parseFilter, type LedgerFilter } from './filter.ts';
 import { BatchInput } from './input.ts';
 import { decodeJson, decodeText } from './storable.ts';
 import { ledgerScope, ledgerScopeNow, scopedFilter, scopeFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
-import { filteredEventPage, readEvents, ledgerCounts, LedgerGrouping, LedgerOrder, PAGE_DEFAULT, PAGE_MAX, pageSize, toPage, type LedgerCount } from './reads.ts';
+import {
+  filteredEventPage,
+  readEvents,
+  ledgerCounts,
+  LedgerGrouping,
+  LedgerOrder,
+  PAGE_DEFAULT,
+  PAGE_MAX,
+  pageSize,
+  toPage,
+  type LedgerCount,
+} from './reads.ts';
 
 export const DirectionEnum = builder.enumType('Direction', {
   description: 'IN: arrived at this system. OUT: sent by it.',
@@ -163,7 +174,12 @@ builder.objectType(ActionRef, {
 const scopeNote = " A task-scoped token reads only its task's; anything else reads as null.";
 
 /** Every readable event of these actions, grouped by action in position order: one statement for a page of actions. */
-async function eventsOfActions(ctx: Context, ids: string[], scope: LedgerScope | { kind: 'none' }, query: EventQuery): Promise<Map<string, Record<string, unknown>[]>> {
+async function eventsOfActions(
+  ctx: Context,
+  ids: string[],
+  scope: LedgerScope | { kind: 'none' },
+  query: EventQuery,
+): Promise<Map<string, Record<string, unknown>[]>> {
   const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionIds: ids, order: 'ASC' }, ['position', 'actionId']);
   const out = new Map<string, Record<string, unknown>[]>();
   for (const row of rows) {
@@ -357,10 +373,10 @@ builder.prismaObjectField(BlobRef, 'events', (t) =>
       const after = args.after ? decodeCursor(args.after) : undefined;
       const scope = scopeWhere(ledgerScopeNow(ctx));
       return {
-        events: nestedSelection(
-          { where: after === undefined ? scope : { ...scope, position: { gt: after } }, orderBy: { position: 'asc' }, take: take + 1 },
-          ['edges', 'node'],
-        ),
+        events: nestedSelection({ where: after === undefined ? scope : { ...scope, position: { gt: after } }, orderBy: { position: 'asc' }, take: take + 1 }, [
+          'edges',
+          'node',
+        ]),
       };
     },
     resolve: (blob, args) => toPage(blob.events, pageSize(args.first), args.after ?? undefined),
@@ -370,7 +386,8 @@ builder.prismaObjectField(BlobRef, 'events', (t) =>
 builder.queryFields((t) => ({
   events: t.field({
     type: LedgerEventConnectionRef,
-    description: 'Events matching the filter, paged by commit-ordered position; stays correct while writers append. A task-scoped token\'s task is merged into the filter.',
+    description:
+      "Events matching the filter, paged by commit-ordered position; stays correct while writers append. A task-scoped token's task is merged into the filter.",
     args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
     resolve: async (_root, args, ctx, info) =>
       filteredEventPage<LedgerEvent>(
@@ -382,7 +399,8 @@ builder.queryFields((t) => ({
   }),
   ledgerCounts: t.field({
     type: [LedgerCountRef],
-    description: 'Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task\'s events.',
+    description:
+      "Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task's events.",
     args: { by: t.arg({ type: LedgerGroupingEnum, required: true }), filter: t.arg({ type: LedgerFilterRef }) },
     resolve: async (_root, args, ctx, info) =>
       ledgerCounts(ctx.services.db, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts')), selectsSums(info)),
@@ -390,7 +408,8 @@ builder.queryFields((t) => ({
   ask: t.field({
     type: LedgerAnswerRef,
     nullable: true,
-    description: 'A question in plain words, read deterministically (no model) into a filter and grouping; see docs/ARCHITECTURE.md for the grammar. A task-scoped token\'s answer covers only its task\'s events.',
+    description:
+      "A question in plain words, read deterministically (no model) into a filter and grouping; see docs/ARCHITECTURE.md for the grammar. A task-scoped token's answer covers only its task's events.",
     args: { question: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
       const question = args.question.trim();
@@ -417,7 +436,7 @@ const PayloadInputRef = builder.inputType('PayloadInput', {
 });
 
 const ContractIdentityInputRef = builder.inputType('ContractIdentityInput', {
-  description: "Which contract ran: its form (or way column) and the SHA-256 of its canonical JSON.",
+  description: 'Which contract ran: its form (or way column) and the SHA-256 of its canonical JSON.',
   fields: (t) => ({
     form: t.string({ required: true }),
     sha256: t.string({ required: true }),

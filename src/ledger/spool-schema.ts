@@ -17,9 +17,15 @@ const LedgerSpoolRef = builder.objectRef<SpoolState>('LedgerSpool').implement({
     events: t.exposeInt('events'),
     bytes: t.exposeFloat('bytes', { nullable: true, description: 'Their bytes in the spool; null in MEMORY mode.' }),
     oldestAgeMs: t.exposeFloat('oldestAgeMs', { nullable: true, description: 'Age of the oldest of them; 0 when none, null in MEMORY mode.' }),
-    writes: t.exposeFloat('writes', { nullable: true, description: 'Durable disk writes since start (one serves every append waiting for it); null in MEMORY mode.' }),
+    writes: t.exposeFloat('writes', {
+      nullable: true,
+      description: 'Durable disk writes since start (one serves every append waiting for it); null in MEMORY mode.',
+    }),
     appends: t.exposeFloat('appends', { nullable: true, description: 'Appends made durable since start; null in MEMORY mode.' }),
-    refused: t.exposeFloat('refused', { nullable: true, description: 'Appends refused since start (the disk failed, or room never came); null in MEMORY mode.' }),
+    refused: t.exposeFloat('refused', {
+      nullable: true,
+      description: 'Appends refused since start (the disk failed, or room never came); null in MEMORY mode.',
+    }),
   }),
 });
 
@@ -29,7 +35,8 @@ builder.queryField('ledgerSpool', (t) =>
     description: 'What is captured and not yet in the Ledger. Needs a token that may read the whole ledger (read = all).',
     resolve: async (_root, _args, ctx) => {
       const scope = await ledgerScope(ctx, 'ledgerSpool');
-      if (scope.kind !== 'all') throw new DomainError(ErrorCode.FORBIDDEN, 'ledgerSpool needs a token that may read the whole ledger; this one reads one task.', { limit: 'read' });
+      if (scope.kind !== 'all')
+        throw new DomainError(ErrorCode.FORBIDDEN, 'ledgerSpool needs a token that may read the whole ledger; this one reads one task.', { limit: 'read' });
       return ctx.services.spoolState();
     },
   }),

@@ -174,7 +174,11 @@ export class Spool {
     for (const name of names) {
       const bytes = await readFile(path.join(options.dir, name));
       const { events, validBytes, tornBytes } = unframe(bytes);
-      if (tornBytes > 0) options.logger?.warn({ segment: name, validBytes, tornBytes, events: events.length }, 'spool segment ends in a torn or corrupt record; the rest is ignored');
+      if (tornBytes > 0)
+        options.logger?.warn(
+          { segment: name, validBytes, tornBytes, events: events.length },
+          'spool segment ends in a torn or corrupt record; the rest is ignored',
+        );
       const firstSeq = spool.nextSeq;
       spool.nextSeq += events.length;
       spool.segments.push({ name, file: undefined, bytes: validBytes, firstSeq, endSeq: spool.nextSeq });
@@ -280,7 +284,11 @@ export class Spool {
       if (i < 0) return;
       this.waiters.splice(i, 1);
       this.counters.refused++;
-      pending.reject(spoolUnavailable(`The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms; nothing was recorded or run.`));
+      pending.reject(
+        spoolUnavailable(
+          `The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms; nothing was recorded or run.`,
+        ),
+      );
       this.admitWaiters();
     }, this.waitMs);
     this.waiters.push(waiter);
@@ -429,7 +437,10 @@ async function takeLock(dir: string): Promise<void> {
     const [pidLine = '', command = ''] = (await readFile(file, 'utf8').catch(() => '')).split('\n');
     const pid = Number(pidLine);
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-      throw new DomainError(ErrorCode.SPOOL_UNAVAILABLE, `The spool folder ${dir} is in use by process ${pid} (${command.slice(0, 200)}); one process per spool folder.`);
+      throw new DomainError(
+        ErrorCode.SPOOL_UNAVAILABLE,
+        `The spool folder ${dir} is in use by process ${pid} (${command.slice(0, 200)}); one process per spool folder.`,
+      );
     }
     await unlink(file).catch(() => {});
   }

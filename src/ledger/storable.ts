@@ -34,7 +34,9 @@ export function encodeText(s: string): string {
 /** The string a stored one was made from. */
 export function decodeText(s: string): string {
   if (!s.startsWith(MARK)) return s;
-  return s.slice(MARK.length).replace(/\\(\\|0|u[0-9a-f]{4})/g, (_m, e: string) => (e === '\\' ? '\\' : e === '0' ? '\u0000' : String.fromCharCode(parseInt(e.slice(1), 16))));
+  return s
+    .slice(MARK.length)
+    .replace(/\\(\\|0|u[0-9a-f]{4})/g, (_m, e: string) => (e === '\\' ? '\\' : e === '0' ? '\u0000' : String.fromCharCode(parseInt(e.slice(1), 16))));
 }
 
 function mapJson(value: unknown, text: (s: string) => string): unknown {

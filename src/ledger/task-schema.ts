@@ -25,7 +25,11 @@ type TaskShape = { id: string };
 const TaskRef = builder.objectRef<TaskShape>('Task');
 
 const ActionConnectionRef = builder.connectionObject(
-  { type: ActionRef, name: 'ActionConnection', description: "A task's calls in the order they started; cursors are ledger cursors of each call's first event." },
+  {
+    type: ActionRef,
+    name: 'ActionConnection',
+    description: "A task's calls in the order they started; cursors are ledger cursors of each call's first event.",
+  },
   { name: 'ActionEdge' },
 );
 
@@ -98,7 +102,11 @@ async function callsPage(ctx: Context, task: string, take: number, after: bigint
 }
 
 builder.objectFields(ActionRef, (t) => ({
-  toolName: t.string({ nullable: true, description: 'The tool the call named.', resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.tool ?? null }),
+  toolName: t.string({
+    nullable: true,
+    description: 'The tool the call named.',
+    resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.tool ?? null,
+  }),
   outcome: t.field({
     type: DispatchOutcomeEnum,
     nullable: true,
@@ -108,11 +116,21 @@ builder.objectFields(ActionRef, (t) => ({
   }),
   status: t.string({
     nullable: true,
-    description: "The status the door answered with (an HTTP status), else the last status recorded.",
+    description: 'The status the door answered with (an HTTP status), else the last status recorded.',
     resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.status ?? null,
   }),
-  startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its first event occurred.', resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.startedAt ?? null }),
-  endedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its last event occurred.', resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.endedAt ?? null }),
+  startedAt: t.field({
+    type: 'DateTime',
+    nullable: true,
+    description: 'When its first event occurred.',
+    resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.startedAt ?? null,
+  }),
+  endedAt: t.field({
+    type: 'DateTime',
+    nullable: true,
+    description: 'When its last event occurred.',
+    resolve: async (a, _args, ctx) => (await loadSummary(ctx, a.id))?.endedAt ?? null,
+  }),
 }));
 
 const firstArg = { description: 'How many (default 50, at most 500).' };
@@ -132,13 +150,18 @@ builder.objectType(TaskRef, {
         const edges = rows.slice(0, take).map((r) => ({ cursor: encodeCursor(BigInt(r.first)), node: { id: r.action_id } }));
         return {
           edges,
-          pageInfo: { hasNextPage: rows.length > take, hasPreviousPage: after !== null, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+          pageInfo: {
+            hasNextPage: rows.length > take,
+            hasPreviousPage: after !== null,
+            startCursor: edges[0]?.cursor ?? null,
+            endCursor: edges.at(-1)?.cursor ?? null,
+          },
         };
       },
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
-      description: "Its events, in position order; the filter narrows them further.",
+      description: 'Its events, in position order; the filter narrows them further.',
       args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(), order: t.arg({ type: LedgerOrderEnum }) },
       resolve: (task, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(
@@ -153,7 +176,12 @@ builder.objectType(TaskRef, {
       description: 'Its REFUSAL events, in position order: each names the limit that refused (metadata.limit, .caveat, .door).',
       args: { first: t.arg.int(firstArg), after: t.arg.string() },
       resolve: (task, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(ctx.services.db, { task: [task.id], kind: ['REFUSAL'] }, args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+        filteredEventPage<LedgerEvent>(
+          ctx.services.db,
+          { task: [task.id], kind: ['REFUSAL'] },
+          args,
+          queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+        ),
     }),
   }),
 });
@@ -162,7 +190,7 @@ builder.queryField('task', (t) =>
   t.field({
     type: TaskRef,
     nullable: true,
-    description: "One task: null when the ledger holds no event of it. A task-scoped token reads only its own task (another reads as null).",
+    description: 'One task: null when the ledger holds no event of it. A task-scoped token reads only its own task (another reads as null).',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx) => {
       const id = String(args.id);

@@ -44,7 +44,11 @@ const ChainProblemRef = builder.objectRef<ChainProblem>('ChainProblem').implemen
     batchId: t.string({ nullable: true, resolve: (p) => p.batchId ?? null }),
     position: t.field({ type: 'BigInt', nullable: true, resolve: (p) => p.position ?? null }),
     eventId: t.string({ nullable: true, resolve: (p) => p.eventId ?? null }),
-    columns: t.stringList({ nullable: true, description: 'EVENT_CHANGED: the event columns that changed, when they can be told.', resolve: (p) => p.columns ?? null }),
+    columns: t.stringList({
+      nullable: true,
+      description: 'EVENT_CHANGED: the event columns that changed, when they can be told.',
+      resolve: (p) => p.columns ?? null,
+    }),
     collector: t.string({ nullable: true, resolve: (p) => p.collector ?? null }),
   }),
 });
@@ -61,7 +65,11 @@ const LedgerVerificationRef = builder.objectRef<LedgerVerification>('LedgerVerif
     lastSeq: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.lastSeq }),
     lastLink: t.string({ nullable: true, description: 'The last recomputed batch link, hex.', resolve: (v) => hex(v.lastLink) }),
     lastPosition: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.lastPosition }),
-    genesisPosition: t.field({ type: 'BigInt', description: 'Events at or below this position predate the chain and are not covered.', resolve: (v) => v.genesisPosition }),
+    genesisPosition: t.field({
+      type: 'BigInt',
+      description: 'Events at or below this position predate the chain and are not covered.',
+      resolve: (v) => v.genesisPosition,
+    }),
     headSeq: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.head?.seq ?? null }),
     headLink: t.string({ nullable: true, resolve: (v) => hex(v.head?.link) }),
     problems: t.field({ type: [ChainProblemRef], description: 'The first problems in ledger order (at most `limit`).', resolve: (v) => v.problems }),
@@ -99,7 +107,8 @@ const position = (name: string, v: bigint | null | undefined) => {
 builder.queryField('verifyLedger', (t) =>
   t.field({
     type: LedgerVerificationRef,
-    description: 'Recomputes the hash chain over the batches holding positions from..to (default: all, with the head and collectors) and names what no longer matches. Operator only.',
+    description:
+      'Recomputes the hash chain over the batches holding positions from..to (default: all, with the head and collectors) and names what no longer matches. Operator only.',
     args: {
       from: t.arg({ type: 'BigInt', required: false }),
       to: t.arg({ type: 'BigInt', required: false }),
@@ -132,7 +141,8 @@ builder.queryField('verifyLedgerCheckpoint', (t) =>
     args: { checkpoint: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
       await requireOperator(ctx, 'Checking a checkpoint');
-      if (args.checkpoint.length > 4096) throw new DomainError(ErrorCode.BAD_INPUT, `checkpoint: expected at most 4096 characters, got ${args.checkpoint.length}.`);
+      if (args.checkpoint.length > 4096)
+        throw new DomainError(ErrorCode.BAD_INPUT, `checkpoint: expected at most 4096 characters, got ${args.checkpoint.length}.`);
       return checkCheckpoint(ctx.services.db.sql, args.checkpoint, ctx.services.checkpointKey.publicRaw);
     },
   }),

@@ -92,11 +92,7 @@ class EventCursor {
   private readonly sql: SqlQueryable;
   private after: bigint;
   private readonly upTo: bigint | null;
-  constructor(
-    sql: SqlQueryable,
-    after: bigint,
-    upTo: bigint | null,
-  ) {
+  constructor(sql: SqlQueryable, after: bigint, upTo: bigint | null) {
     this.sql = sql;
     this.after = after;
     this.upTo = upTo;
@@ -268,7 +264,10 @@ async function verifyIn(sql: SqlQueryable, range: VerifyRange): Promise<LedgerVe
 }
 
 async function lastPositionOf(sql: SqlQueryable, seq: bigint): Promise<bigint | null> {
-  const [row] = await sql.query<{ event_digests: Uint8Array | null }>('SELECT event_digests FROM ledger_batch WHERE chain_seq <= $1 AND inserted > 0 ORDER BY chain_seq DESC LIMIT 1', [seq]);
+  const [row] = await sql.query<{ event_digests: Uint8Array | null }>(
+    'SELECT event_digests FROM ledger_batch WHERE chain_seq <= $1 AND inserted > 0 ORDER BY chain_seq DESC LIMIT 1',
+    [seq],
+  );
   const entries = row?.event_digests ? parseDigests(Buffer.from(row.event_digests)) : null;
   return entries?.at(-1)?.position ?? 0n;
 }

@@ -61,7 +61,13 @@ export function watchLapse(grant: Grant, door: Door, services: LeaseServices, la
  * Wraps a live iterator so it ends when `grant` expires or is revoked. `what` names the subscription
  * in the recorded refusal. Without a grant (AUTHORITY=off) the iterator is returned as it is.
  */
-export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefined, door: Door, what: string, services: LeaseServices): AsyncIterableIterator<T | { end: DomainError }> {
+export function leased<T>(
+  inner: AsyncIterableIterator<T>,
+  grant: Grant | undefined,
+  door: Door,
+  what: string,
+  services: LeaseServices,
+): AsyncIterableIterator<T | { end: DomainError }> {
   if (!grant) return inner;
   let ended: DomainError | undefined;
   let recorded: Promise<unknown> | undefined;
@@ -70,7 +76,9 @@ export function leased<T>(inner: AsyncIterableIterator<T>, grant: Grant | undefi
     if (ended || finished) return;
     const reason = `${refusal.reason}, ending a ${what} subscription`;
     ended = endOf(refusal);
-    recorded = services.authority.record({ ...refusal, reason }, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) }).catch((error) => services.logger.error({ err: error }, 'recording the end of a subscription failed'));
+    recorded = services.authority
+      .record({ ...refusal, reason }, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
+      .catch((error) => services.logger.error({ err: error }, 'recording the end of a subscription failed'));
     // Wakes a consumer waiting on the inner iterator; it then receives the end.
     void inner.return?.()?.catch(() => {});
   };

@@ -65,7 +65,7 @@ builder.subscriptionFields((t) => ({
   ledgerEvents: t.field({
     type: LedgerEventRef,
     description:
-      'Events matching the filter as they commit. With after (any ledger cursor) everything after it is replayed from the database, then the subscription continues live with no gap and no duplicate; without it, it starts at the current head. A subscriber that falls too far behind gets one SUBSCRIBER_TOO_SLOW error with extensions.cursor (its last delivered event) and the subscription completes: subscribe again with that cursor. A task-scoped token receives only its task\'s events (merged into the filter).',
+      "Events matching the filter as they commit. With after (any ledger cursor) everything after it is replayed from the database, then the subscription continues live with no gap and no duplicate; without it, it starts at the current head. A subscriber that falls too far behind gets one SUBSCRIBER_TOO_SLOW error with extensions.cursor (its last delivered event) and the subscription completes: subscribe again with that cursor. A task-scoped token receives only its task's events (merged into the filter).",
     args: {
       filter: t.arg({ type: LedgerFilterRef }),
       after: t.arg.string({ description: 'Resume after this cursor (from an event, a page or a SUBSCRIBER_TOO_SLOW error).' }),
@@ -85,11 +85,17 @@ builder.subscriptionFields((t) => ({
   streamCapture: t.field({
     type: StreamChunkRef,
     description:
-      'The chunks of a streamed answer (an HTTP upstream\'s event stream or chunked body, or an MCP tool\'s answer to tools/call) as the ledger receives them: those so far first (for a late subscriber), then live ones, ending with a final chunk carrying the stored state and blob hash. A stream that has not started yet is waited for. A task-scoped token sees only streams of its task: another task\'s stream looks like one that has not started.',
+      "The chunks of a streamed answer (an HTTP upstream's event stream or chunked body, or an MCP tool's answer to tools/call) as the ledger receives them: those so far first (for a late subscriber), then live ones, ending with a final chunk carrying the stored state and blob hash. A stream that has not started yet is waited for. A task-scoped token sees only streams of its task: another task's stream looks like one that has not started.",
     args: { actionId: t.arg.id({ required: true }) },
     subscribe: async (_root, args, ctx) => {
       const scope = await ledgerScope(ctx, 'streamCapture');
-      return leased(ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined), ctx.caller.grant, ctx.caller.door, 'streamCapture', ctx.services);
+      return leased(
+        ctx.services.streams.subscribe(String(args.actionId), scope.kind === 'task' ? scope.task : undefined),
+        ctx.caller.grant,
+        ctx.caller.door,
+        'streamCapture',
+        ctx.services,
+      );
     },
     resolve: (item: LiveChunk | { end: Error }) => {
       if ('end' in item) throw item.end;

@@ -68,10 +68,7 @@ class Stream {
   timer: NodeJS.Timeout | undefined;
   readonly actionId: string;
   readonly redacting: StreamRedactor;
-  constructor(
-    actionId: string,
-    redacting: StreamRedactor,
-  ) {
+  constructor(actionId: string, redacting: StreamRedactor) {
     this.actionId = actionId;
     this.redacting = redacting;
   }
@@ -82,10 +79,7 @@ export class StreamRegistry {
 
   private readonly redactor: SecretRedactor;
   private readonly options: StreamRegistryOptions;
-  constructor(
-    redactor: SecretRedactor,
-    options: StreamRegistryOptions,
-  ) {
+  constructor(redactor: SecretRedactor, options: StreamRegistryOptions) {
     this.redactor = redactor;
     this.options = options;
   }
@@ -106,7 +100,17 @@ export class StreamRegistry {
     let live: LiveChunk;
     if (chunk.type === 'CHUNK') {
       const raw = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
-      live = { actionId, sequence: chunk.sequence, offset: chunk.offset, bytes: Buffer.from(stream.redacting.push(raw)), final: false, state: null, sha256: null, size: null, cut: null };
+      live = {
+        actionId,
+        sequence: chunk.sequence,
+        offset: chunk.offset,
+        bytes: Buffer.from(stream.redacting.push(raw)),
+        final: false,
+        state: null,
+        sha256: null,
+        size: null,
+        cut: null,
+      };
       if (!stream.truncated && stream.keptBytes + raw.length <= this.options.retainMaxBytes) {
         stream.chunks.push(live);
         stream.raw.push(Buffer.from(raw));

@@ -61,12 +61,7 @@ class Subscriber {
   readonly filter: LedgerFilter;
   readonly caller: Caller;
   private readonly max: number;
-  constructor(
-    filter: LedgerFilter,
-    caller: Caller,
-    max: number,
-    from: bigint,
-  ) {
+  constructor(filter: LedgerFilter, caller: Caller, max: number, from: bigint) {
     this.filter = filter;
     this.caller = caller;
     this.max = max;
@@ -140,12 +135,7 @@ export class LedgerTail {
   private readonly signal: LiveSignal;
   private readonly logger: Logger;
   readonly options: LiveOptions;
-  constructor(
-    prisma: PrismaClient,
-    signal: LiveSignal,
-    logger: Logger,
-    options: LiveOptions,
-  ) {
+  constructor(prisma: PrismaClient, signal: LiveSignal, logger: Logger, options: LiveOptions) {
     this.prisma = prisma;
     this.signal = signal;
     this.logger = logger;
@@ -313,7 +303,11 @@ export class LedgerTail {
     } catch (error) {
       if (error instanceof DomainError) yield { end: error };
       else if (isDatabaseUnavailable(error)) {
-        yield { end: new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger database is unavailable; resume from your last cursor.', { cursor: encodeCursor(sub.deliveredUpTo) }) };
+        yield {
+          end: new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger database is unavailable; resume from your last cursor.', {
+            cursor: encodeCursor(sub.deliveredUpTo),
+          }),
+        };
       } else throw error;
     } finally {
       sub.closed = true;

@@ -72,6 +72,9 @@ export function compilePattern(pattern: string): CompiledPattern {
   // A trailing separator is kept: `IMSG_` must not match `IMSGX`.
   const normalized = normalizeName(pattern) + (/[\s_-]$/.test(pattern) ? ' ' : '');
   if (!normalized.includes('*')) return { pattern, prefix: normalized };
-  const source = normalized.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  const source = normalized
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
   return { pattern, glob: new RegExp(`^${source}`) };
 }

@@ -182,13 +182,21 @@ function* buildSteps<R extends ResolverRow>(input: readonly R[], aliasTable: Ali
   for (const alias of aliasTable) {
     const words = aliasKeyWords(alias.words);
     if (!words.length) {
-      aliasProblems.push({ alias: alias.words, code: AliasProblemCode.NO_SEARCHABLE_WORDS, message: `Alias "${alias.words}" has only question or stop words, so no query can reach it; not loaded.` });
+      aliasProblems.push({
+        alias: alias.words,
+        code: AliasProblemCode.NO_SEARCHABLE_WORDS,
+        message: `Alias "${alias.words}" has only question or stop words, so no query can reach it; not loaded.`,
+      });
       continue;
     }
     const key = words.join(' ');
     const seen = merged.get(key);
     if (seen) {
-      aliasProblems.push({ alias: alias.words, code: AliasProblemCode.DUPLICATE, message: `Alias "${alias.words}" reads the same as "${seen.label}"; their patterns were merged.` });
+      aliasProblems.push({
+        alias: alias.words,
+        code: AliasProblemCode.DUPLICATE,
+        message: `Alias "${alias.words}" reads the same as "${seen.label}"; their patterns were merged.`,
+      });
       seen.patterns.push(...alias.patterns.filter((p) => !seen.patterns.includes(p)));
     } else {
       merged.set(key, { words, patterns: [...new Set(alias.patterns)], label: alias.words });
@@ -200,7 +208,12 @@ function* buildSteps<R extends ResolverRow>(input: readonly R[], aliasTable: Ali
     for (const pattern of patterns) {
       const ids = patternRows(pattern, exact, sortedNames, byName, normNames);
       if (!ids.length) {
-        aliasProblems.push({ alias: label, pattern, code: AliasProblemCode.NAMES_NO_ROW, message: `Alias "${label}": pattern ${pattern} names no row in the Directory; not loaded.` });
+        aliasProblems.push({
+          alias: label,
+          pattern,
+          code: AliasProblemCode.NAMES_NO_ROW,
+          message: `Alias "${label}": pattern ${pattern} names no row in the Directory; not loaded.`,
+        });
         continue;
       }
       const index = kept.push(pattern) - 1;

@@ -17,7 +17,10 @@ export type IndexedDirectoryRow = ResolverRow & { stored: DbRow };
 export type DirectoryHandle = { readonly options: { dir: string }; readonly lastBuild: object | null };
 
 export function toResolverRow(stored: DbRow): IndexedDirectoryRow {
-  const text = stored.text && typeof stored.text === 'object' && !Array.isArray(stored.text) ? Object.values(stored.text as Record<string, unknown>).filter((v): v is string => typeof v === 'string') : [];
+  const text =
+    stored.text && typeof stored.text === 'object' && !Array.isArray(stored.text)
+      ? Object.values(stored.text as Record<string, unknown>).filter((v): v is string => typeof v === 'string')
+      : [];
   return { name: stored.name, type: stored.type, kind: stored.kind, description: stored.description, text, stored };
 }
 
@@ -34,11 +37,7 @@ export class DirectoryResolver {
   private readonly prisma: PrismaClient;
   private readonly directory: DirectoryHandle;
   private readonly logger: Logger;
-  constructor(
-    prisma: PrismaClient,
-    directory: DirectoryHandle,
-    logger: Logger,
-  ) {
+  constructor(prisma: PrismaClient, directory: DirectoryHandle, logger: Logger) {
     this.prisma = prisma;
     this.directory = directory;
     this.logger = logger;
@@ -59,7 +58,9 @@ export class DirectoryResolver {
       this.prisma.directorySection.findMany({ select: { type: true, versionTag: true }, orderBy: { type: 'asc' } }),
       readFile(path.join(this.directory.options.dir, ALIAS_FILE)).catch(() => Buffer.alloc(0)),
     ]);
-    const version = [...sections.map((s) => `${s.type}:${s.versionTag ?? '-'}`), `${ALIAS_FILE}:${createHash('sha256').update(aliasBytes).digest('hex')}`].join(',');
+    const version = [...sections.map((s) => `${s.type}:${s.versionTag ?? '-'}`), `${ALIAS_FILE}:${createHash('sha256').update(aliasBytes).digest('hex')}`].join(
+      ',',
+    );
     const built = await this.service.refresh(version, () => this.load());
     if (built.index.aliasProblems.length) {
       this.logger.warn({ problems: built.index.aliasProblems.map((p) => p.message) }, 'aliases not loaded');

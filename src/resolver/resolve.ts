@@ -63,8 +63,10 @@ type Options = { minScore: number; limit: number; types: ReadonlySet<number> | n
 export function parseOptions(index: ResolverIndex<ResolverRow>, options: ResolveOptions): Options {
   const minScore = options.minScore ?? 0;
   const limit = options.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(minScore) || minScore < 0 || minScore > 1000) throw badInput(`minScore: expected an integer from 0 to 1000, got ${JSON.stringify(minScore)}.`);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw badInput(`limit: expected an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit)}.`);
+  if (!Number.isInteger(minScore) || minScore < 0 || minScore > 1000)
+    throw badInput(`minScore: expected an integer from 0 to 1000, got ${JSON.stringify(minScore)}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw badInput(`limit: expected an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit)}.`);
   let types: Set<number> | null = null;
   if (options.types?.length) {
     types = new Set();
@@ -170,11 +172,7 @@ class Collector {
   private readonly index: ResolverIndex<ResolverRow>;
   private readonly gen: number;
   private readonly opts: Options;
-  constructor(
-    index: ResolverIndex<ResolverRow>,
-    gen: number,
-    opts: Options,
-  ) {
+  constructor(index: ResolverIndex<ResolverRow>, gen: number, opts: Options) {
     this.index = index;
     this.gen = gen;
     this.opts = opts;
@@ -250,13 +248,25 @@ function search(index: ResolverIndex<ResolverRow>, q: Query, opts: Options): Col
   const misspelt = q.unknown.map((u, i) => ({ u, i })).filter(({ u }) => u.fuzzyNameTokens.length);
   if (misspelt.length && c.wants(S.EDIT_DISTANCE)) {
     const lists = misspelt.map(({ u }) => unionOf(u.fuzzyNameTokens.map((t) => index.namePost[t]!)));
-    countLayer(lists, misspelt.map(({ i }) => i), c, S.EDIT_DISTANCE, L.EDIT_DISTANCE);
+    countLayer(
+      lists,
+      misspelt.map(({ i }) => i),
+      c,
+      S.EDIT_DISTANCE,
+      L.EDIT_DISTANCE,
+    );
   }
   const sounding = q.unknown
     .map((u, i) => ({ u, i, entry: !u.corrected && /^\p{L}{3,}$/u.test(u.word) ? index.soundexRows.get(soundex(u.word)) : undefined }))
     .filter((s) => s.entry);
   if (sounding.length && c.wants(S.SOUNDS_LIKE)) {
-    countLayer(sounding.map((s) => s.entry!.ids), sounding.map((s) => s.i), c, S.SOUNDS_LIKE, L.SOUNDS_LIKE);
+    countLayer(
+      sounding.map((s) => s.entry!.ids),
+      sounding.map((s) => s.i),
+      c,
+      S.SOUNDS_LIKE,
+      L.SOUNDS_LIKE,
+    );
   }
   return c;
 }
@@ -371,7 +381,13 @@ function aliasLayer(index: ResolverIndex<ResolverRow>, q: Query, c: Collector): 
 }
 
 /** One alias: rows with other query words in their name from the postings, the rest from the specificity groups, best first. */
-function aliasBuckets(index: ResolverIndex<ResolverRow>, hit: { entry: AliasEntry; key: string; others: number[] }, c: Collector, need: number, buckets: Found[][]): void {
+function aliasBuckets(
+  index: ResolverIndex<ResolverRow>,
+  hit: { entry: AliasEntry; key: string; others: number[] },
+  c: Collector,
+  need: number,
+  buckets: Found[][],
+): void {
   const { entry, key, others } = hit;
   const inName = new Map<number, number>();
   for (const t of others) {
@@ -505,11 +521,29 @@ function toMatch<R extends ResolverRow>(index: ResolverIndex<R>, q: Query, found
       return { row, score: found.score, layer: found.layer, reason, matchedWords: words };
     }
     case L.EXACT_WORDS:
-      return { row, score: found.score, layer: found.layer, reason: `the row is named exactly the words of the query${corrected(q.readAs)}`, matchedWords: q.readAs };
+      return {
+        row,
+        score: found.score,
+        layer: found.layer,
+        reason: `the row is named exactly the words of the query${corrected(q.readAs)}`,
+        matchedWords: q.readAs,
+      };
     case L.NAME_WORDS:
-      return { row, score: found.score, layer: found.layer, reason: `every word of the query is a word of its name${corrected(q.readAs)}`, matchedWords: q.readAs };
+      return {
+        row,
+        score: found.score,
+        layer: found.layer,
+        reason: `every word of the query is a word of its name${corrected(q.readAs)}`,
+        matchedWords: q.readAs,
+      };
     case L.ROW_WORDS:
-      return { row, score: found.score, layer: found.layer, reason: `every word of the query is somewhere in the row${corrected(q.readAs)}`, matchedWords: q.readAs };
+      return {
+        row,
+        score: found.score,
+        layer: found.layer,
+        reason: `every word of the query is somewhere in the row${corrected(q.readAs)}`,
+        matchedWords: q.readAs,
+      };
     case L.NAME_START:
       return {
         row,
@@ -563,7 +597,13 @@ function toMatch<R extends ResolverRow>(index: ResolverIndex<R>, q: Query, found
         words.push(u.word);
         parts.push(`"${u.word}" sounds like "${like}" (Soundex ${code})`);
       }
-      return { row, score: found.score, layer: found.layer, reason: `one word of the query sounds like part of the name: ${parts.join('; ')}`, matchedWords: words };
+      return {
+        row,
+        score: found.score,
+        layer: found.layer,
+        reason: `one word of the query sounds like part of the name: ${parts.join('; ')}`,
+        matchedWords: words,
+      };
     }
   }
 }

@@ -7,10 +7,7 @@ import { layerDescription, layerScore, ResolverLayer, type Correction, type Reso
 export const ResolverLayerEnum = builder.enumType('ResolverLayer', {
   description: 'The layer that matched a row. Its score names it; a score is never a probability.',
   values: Object.fromEntries(
-    Object.values(ResolverLayer).map((layer) => [
-      layer,
-      { description: `${layer === 'ALIAS' ? '750–772' : layerScore[layer]}: ${layerDescription[layer]}.` },
-    ]),
+    Object.values(ResolverLayer).map((layer) => [layer, { description: `${layer === 'ALIAS' ? '750–772' : layerScore[layer]}: ${layerDescription[layer]}.` }]),
   ) as Record<ResolverLayer, { description: string }>,
 });
 

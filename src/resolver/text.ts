@@ -3,14 +3,24 @@
 
 /** Case-insensitive; `_`, `-` and whitespace are one separator. Used for the 1000 and 900 layers. */
 export function normalizeName(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/[\s_-]+/g, ' ').trim();
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\s_-]+/g, ' ')
+    .trim();
 }
 
 const wordPattern = /[\p{L}\p{N}]+/gu;
 
 /** Lower-cased letter-and-digit runs. `camelCase` splits only after two lower-case letters, so `iMessage` stays one word. */
 export function nameWords(name: string): string[] {
-  return name.normalize('NFKC').replace(/(\p{Ll}{2})(\p{Lu})/gu, '$1 $2').toLowerCase().match(wordPattern) ?? [];
+  return (
+    name
+      .normalize('NFKC')
+      .replace(/(\p{Ll}{2})(\p{Lu})/gu, '$1 $2')
+      .toLowerCase()
+      .match(wordPattern) ?? []
+  );
 }
 
 export function textWords(text: string): string[] {
@@ -19,29 +29,137 @@ export function textWords(text: string): string[] {
 
 /** Question framing, stripped from the start of a query (repeatedly), longest first. */
 export const framingPhrases: readonly string[] = [
-  'how do i', 'how can i', 'how would i', 'how should i', 'how to', 'how do you', 'how can you',
-  'where is my', 'where is the', 'where are my', 'where are the', 'where is', 'where are', 'where can i find', 'where do i find',
-  'what is the', 'what is my', 'what is', 'whats the', 'whats', 'what are the', 'what are',
-  'which is the', 'which', 'who is',
-  'can you', 'could you', 'would you', 'will you', 'can i', 'could i',
-  'show me the', 'show me', 'give me the', 'give me', 'tell me about', 'tell me', 'help me', 'let me', 'get me',
-  'i want to', 'i wanna', 'i need to', 'i need', 'i would like to', 'id like to', 'i d like to', 'i am looking for',
-  'im looking for', 'looking for', 'search for', 'look up', 'find me', 'is there a', 'is there an', 'is there',
-  'do you have a', 'do you have', 'do we have', 'please',
+  'how do i',
+  'how can i',
+  'how would i',
+  'how should i',
+  'how to',
+  'how do you',
+  'how can you',
+  'where is my',
+  'where is the',
+  'where are my',
+  'where are the',
+  'where is',
+  'where are',
+  'where can i find',
+  'where do i find',
+  'what is the',
+  'what is my',
+  'what is',
+  'whats the',
+  'whats',
+  'what are the',
+  'what are',
+  'which is the',
+  'which',
+  'who is',
+  'can you',
+  'could you',
+  'would you',
+  'will you',
+  'can i',
+  'could i',
+  'show me the',
+  'show me',
+  'give me the',
+  'give me',
+  'tell me about',
+  'tell me',
+  'help me',
+  'let me',
+  'get me',
+  'i want to',
+  'i wanna',
+  'i need to',
+  'i need',
+  'i would like to',
+  'id like to',
+  'i d like to',
+  'i am looking for',
+  'im looking for',
+  'looking for',
+  'search for',
+  'look up',
+  'find me',
+  'is there a',
+  'is there an',
+  'is there',
+  'do you have a',
+  'do you have',
+  'do we have',
+  'please',
 ];
 
 /** Words never used as search terms. */
 export const stopWords: ReadonlySet<string> = new Set([
-  'a', 'an', 'the', 'my', 'our', 'your', 'me', 'i', 'we', 'you', 'it', 'its', 'this', 'that', 'these', 'those',
-  'is', 'are', 'was', 'be', 'am', 'do', 'does', 'did', 'can', 'could', 'would', 'should', 'will', 'shall',
-  'how', 'what', 'whats', 'where', 'which', 'who', 'whom', 'why', 'when',
-  'to', 'of', 'for', 'in', 'into', 'on', 'at', 'by', 'from', 'with', 'about', 'as', 'and', 'or',
-  'please', 'some', 'any', 'there', 'thing', 'something', 'one', 'way', 'want', 'need', 'like',
+  'a',
+  'an',
+  'the',
+  'my',
+  'our',
+  'your',
+  'me',
+  'i',
+  'we',
+  'you',
+  'it',
+  'its',
+  'this',
+  'that',
+  'these',
+  'those',
+  'is',
+  'are',
+  'was',
+  'be',
+  'am',
+  'do',
+  'does',
+  'did',
+  'can',
+  'could',
+  'would',
+  'should',
+  'will',
+  'shall',
+  'how',
+  'what',
+  'whats',
+  'where',
+  'which',
+  'who',
+  'whom',
+  'why',
+  'when',
+  'to',
+  'of',
+  'for',
+  'in',
+  'into',
+  'on',
+  'at',
+  'by',
+  'from',
+  'with',
+  'about',
+  'as',
+  'and',
+  'or',
+  'please',
+  'some',
+  'any',
+  'there',
+  'thing',
+  'something',
+  'one',
+  'way',
+  'want',
+  'need',
+  'like',
 ]);
 
-const framingWords = framingPhrases
-  .map((phrase) => phrase.split(' '))
-  .sort((a, b) => b.length - a.length);
+const framingWords = framingPhrases.map((phrase) => phrase.split(' ')).sort((a, b) => b.length - a.length);
 
 /** The query's words with framing and stop words removed, in order. */
 export function stripFraming(words: readonly string[]): string[] {
@@ -65,9 +183,24 @@ export function queryWords(query: string): string[] {
 }
 
 const soundexCodes: Record<string, string> = {
-  b: '1', f: '1', p: '1', v: '1',
-  c: '2', g: '2', j: '2', k: '2', q: '2', s: '2', x: '2', z: '2',
-  d: '3', t: '3', l: '4', m: '5', n: '5', r: '6',
+  b: '1',
+  f: '1',
+  p: '1',
+  v: '1',
+  c: '2',
+  g: '2',
+  j: '2',
+  k: '2',
+  q: '2',
+  s: '2',
+  x: '2',
+  z: '2',
+  d: '3',
+  t: '3',
+  l: '4',
+  m: '5',
+  n: '5',
+  r: '6',
 };
 
 /** American Soundex (letter + three digits; h and w do not separate equal codes). Empty for words without a leading a–z letter. */

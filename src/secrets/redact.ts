@@ -12,10 +12,7 @@ class Kind {
 
   /** Capture group i + 1 is the secret names[i]. */
   private readonly names: string[];
-  constructor(
-    names: string[],
-    patterns: Pattern[][],
-  ) {
+  constructor(names: string[], patterns: Pattern[][]) {
     this.names = names;
     this.regex = names.length ? new RegExp(patterns.map((ps) => `(${ps.map(regexSource).join('|')})`).join('|'), 'g') : null;
   }
@@ -80,9 +77,18 @@ class Matcher {
     this.escapes = escapeStarts(this.values);
     this.hexAnchors = forms.map((f) => f.hexAnchor);
     this.anchors = forms.flatMap((f) => f.base64Anchors);
-    this.charwise = new Kind(names, forms.map((f) => [f.charwise]));
-    this.hex = new Kind(names, forms.map((f) => [f.hex]));
-    this.base64 = new Kind(names, forms.map((f) => f.base64));
+    this.charwise = new Kind(
+      names,
+      forms.map((f) => [f.charwise]),
+    );
+    this.hex = new Kind(
+      names,
+      forms.map((f) => [f.hex]),
+    );
+    this.base64 = new Kind(
+      names,
+      forms.map((f) => f.base64),
+    );
     this.patterns = forms.flatMap(allPatterns);
     for (const pattern of this.patterns) {
       for (const c of firstChars(pattern)) this.startingWith.set(c, [...(this.startingWith.get(c) ?? []), pattern]);
@@ -151,7 +157,10 @@ export class SecretRedactor {
     const spans = this.bytes_.spans(text);
     let openRun: RegExp | undefined;
     if (mayHoldToken(buf)) {
-      for (const [run, alphabet] of [[plainTokenRun, plainTokenAlphabet], [encodedTokenRun, encodedTokenAlphabet]] as const) {
+      for (const [run, alphabet] of [
+        [plainTokenRun, plainTokenAlphabet],
+        [encodedTokenRun, encodedTokenAlphabet],
+      ] as const) {
         for (const m of text.matchAll(run)) {
           const end = m.index + m[0].length;
           if (end === buf.length) {
@@ -197,7 +206,12 @@ export class SecretRedactor {
     const across = new Set<string>();
     if (this.text(text, across) === text) return text;
     for (const name of across) found.add(name);
-    return JSON.stringify({ redacted: [...across].sort().map((name) => `[${name}]`).join(' ') });
+    return JSON.stringify({
+      redacted: [...across]
+        .sort()
+        .map((name) => `[${name}]`)
+        .join(' '),
+    });
   }
 
   /** Redacts every string (keys included) inside a JSON value; the value itself when nothing was replaced. */
@@ -252,11 +266,7 @@ export class StreamRedactor {
   /** The names of the secrets replaced so far. */
   readonly found: Set<string>;
   private readonly holdMax: number;
-  constructor(
-    redactor: SecretRedactor,
-    found: Set<string>,
-    holdMax = 64 * 1024,
-  ) {
+  constructor(redactor: SecretRedactor, found: Set<string>, holdMax = 64 * 1024) {
     this.redactor = redactor;
     this.found = found;
     this.holdMax = holdMax;

@@ -103,7 +103,12 @@ describe('time: not_before and expires (injected clock)', () => {
   });
 
   it('several of each: the latest not_before and the earliest expiry apply', () => {
-    const both = authority.mintToken(['not_before = 2026-12-01T00:00:00.000Z', 'not_before = 2026-12-05T00:00:00.000Z', 'expires = 2026-12-31T00:00:00.000Z', 'expires = 2026-12-20T00:00:00.000Z']);
+    const both = authority.mintToken([
+      'not_before = 2026-12-01T00:00:00.000Z',
+      'not_before = 2026-12-05T00:00:00.000Z',
+      'expires = 2026-12-31T00:00:00.000Z',
+      'expires = 2026-12-20T00:00:00.000Z',
+    ]);
     const check = (iso: string) => {
       clock = new Date(iso);
       return refusalAt(both);
@@ -132,14 +137,34 @@ describe('task and agent', () => {
 
 describe('folders', () => {
   const grant = grantOf(authority.mintToken(['folders = docs/,src/lib,/srv/data']));
-  const at = (...paths: string[]) => authority.allowsPaths(grant, 'REST', 'FILES', paths.map((path) => ({ where: 'argument path', path })));
+  const at = (...paths: string[]) =>
+    authority.allowsPaths(
+      grant,
+      'REST',
+      'FILES',
+      paths.map((path) => ({ where: 'argument path', path })),
+    );
 
   it('allows paths inside the folders', () => {
-    for (const path of ['docs/a.md', 'docs/sub/b.md', 'src/lib', 'src/lib/x.ts', './docs/a.md', 'docs/./a.md', 'docs/x/../a.md', '/srv/data/file']) expect(at(path), path).toBeNull();
+    for (const path of ['docs/a.md', 'docs/sub/b.md', 'src/lib', 'src/lib/x.ts', './docs/a.md', 'docs/./a.md', 'docs/x/../a.md', '/srv/data/file'])
+      expect(at(path), path).toBeNull();
   });
 
   it('refuses paths outside, `..` escapes included, naming the caveat and the path', () => {
-    for (const path of ['src/other.ts', 'src/library/x', 'docsx/a', 'docs/../secret', '../docs/a.md', 'docs/../../etc/passwd', '..', '/etc/passwd', '/srv/data/../etc', 'docs\\..\\..\\x', 'docs/a\0.md', '']) {
+    for (const path of [
+      'src/other.ts',
+      'src/library/x',
+      'docsx/a',
+      'docs/../secret',
+      '../docs/a.md',
+      'docs/../../etc/passwd',
+      '..',
+      '/etc/passwd',
+      '/srv/data/../etc',
+      'docs\\..\\..\\x',
+      'docs/a\0.md',
+      '',
+    ]) {
       expect(at(path), JSON.stringify(path)).toMatchObject({ limit: 'folders', caveat: 'folders = docs/,src/lib,/srv/data', status: 403 });
     }
     expect(at('docs/a.md', 'src/x')!.reason).toContain('"src/x"');
@@ -164,12 +189,21 @@ describe('folders', () => {
     const inside = (call: Parameters<typeof hook.call>[0]) => runInInvocation({ door: 'REST', grant }, () => hook.call(call));
     const base = { rowType: 'tool', args: {}, argsSchema: {}, dryRun: false };
     expect(await inside({ ...base, tool: 'docs/readme.md', rowType: 'file' })).toBeNull();
-    expect(await inside({ ...base, tool: 'secrets/key.pem', rowType: 'file' })).toMatchObject({ limit: 'folders', reason: expect.stringContaining('the file row') });
+    expect(await inside({ ...base, tool: 'secrets/key.pem', rowType: 'file' })).toMatchObject({
+      limit: 'folders',
+      reason: expect.stringContaining('the file row'),
+    });
     expect(await inside({ ...base, tool: 'docs/../../etc/passwd', rowType: 'file' })).toMatchObject({ limit: 'folders' });
     expect(await inside({ ...base, tool: 'READ', args: { path: 'docs/a.md', files: ['src/lib/x.ts'] } })).toBeNull();
-    expect(await inside({ ...base, tool: 'READ', args: { files: ['docs/a.md', '../../etc/passwd'] } })).toMatchObject({ limit: 'folders', reason: expect.stringContaining('argument files') });
+    expect(await inside({ ...base, tool: 'READ', args: { files: ['docs/a.md', '../../etc/passwd'] } })).toMatchObject({
+      limit: 'folders',
+      reason: expect.stringContaining('argument files'),
+    });
     const schema = { type: 'object', properties: { target: { type: 'string', format: 'path' } } };
-    expect(await inside({ ...base, tool: 'READ', args: { target: '/etc/shadow' }, argsSchema: schema })).toMatchObject({ limit: 'folders', reason: expect.stringContaining('argument target') });
+    expect(await inside({ ...base, tool: 'READ', args: { target: '/etc/shadow' }, argsSchema: schema })).toMatchObject({
+      limit: 'folders',
+      reason: expect.stringContaining('argument target'),
+    });
     expect(await inside({ ...base, tool: 'READ', args: { note: '/etc/shadow' } })).toBeNull();
   });
 });
@@ -214,7 +248,12 @@ describe('powers', () => {
     for (const power of ['call', 'ingest', 'issue'] as const) expect(authority.requirePower(all, power, 'REST')).toBeNull();
     const caller = grantWith('powers = call');
     expect(toolRefusal(caller, 'ECHO')).toBeNull();
-    expect(authority.requirePower(caller, 'ingest', 'INGEST')).toMatchObject({ limit: 'power', caveat: 'powers = call', status: 403, message: 'This token may not append ledger batches.' });
+    expect(authority.requirePower(caller, 'ingest', 'INGEST')).toMatchObject({
+      limit: 'power',
+      caveat: 'powers = call',
+      status: 403,
+      message: 'This token may not append ledger batches.',
+    });
     expect(authority.requirePower(caller, 'issue', 'GRAPHQL')!.limit).toBe('power');
     const ingester = grantWith('powers = ingest');
     expect(toolRefusal(ingester, 'ECHO')).toMatchObject({ limit: 'power', caveat: 'powers = ingest', tool: 'ECHO' });
@@ -249,7 +288,15 @@ describe('issue()', () => {
 
   it('an admin token issues exactly the caveats asked, in canonical form', () => {
     const admin = grantOf(authority.mintToken());
-    const issued = authority.issue(admin, 'GRAPHQL', { tools: ['ECHO', 'WEATHER_*'], doors: ['REST'], uses: 3, expires, task: 'T-1', read: 'task', powers: ['call'] });
+    const issued = authority.issue(admin, 'GRAPHQL', {
+      tools: ['ECHO', 'WEATHER_*'],
+      doors: ['REST'],
+      uses: 3,
+      expires,
+      task: 'T-1',
+      read: 'task',
+      powers: ['call'],
+    });
     if (!issued.ok) throw new Error(JSON.stringify(issued));
     const caveats = ['tools = ECHO,WEATHER_*', 'doors = REST', 'uses <= 3', `expires = ${expires}`, 'task = T-1', 'read = task', 'powers = call'];
     expect(inspect(issued.token).caveats).toEqual(caveats);
@@ -260,12 +307,28 @@ describe('issue()', () => {
   });
 
   it("an issuing token's new token inherits its limits (not its powers or uses) and is never wider", () => {
-    const issuerCaveats = ['tools = ECHO,WEATHER_*', 'doors = REST,MCP', 'uses <= 5', 'powers = issue,call', 'task = T-1', 'read = task', 'folders = docs/', 'expires = 2026-12-31T00:00:00.000Z'];
+    const issuerCaveats = [
+      'tools = ECHO,WEATHER_*',
+      'doors = REST,MCP',
+      'uses <= 5',
+      'powers = issue,call',
+      'task = T-1',
+      'read = task',
+      'folders = docs/',
+      'expires = 2026-12-31T00:00:00.000Z',
+    ];
     const issuer = grantOf(authority.mintToken(issuerCaveats));
     const issued = authority.issue(issuer, 'REST', { tools: ['*'], doors: ['REST', 'DISPATCH'], expires, read: 'all', folders: ['/'] });
     if (!issued.ok) throw new Error(JSON.stringify(issued));
     const texts = inspect(issued.token).caveats;
-    expect(texts).toEqual([...issuerCaveats.filter((c) => !c.startsWith('uses') && !c.startsWith('powers')), 'tools = *', 'doors = REST,DISPATCH', `expires = ${expires}`, 'folders = /', 'read = all']);
+    expect(texts).toEqual([
+      ...issuerCaveats.filter((c) => !c.startsWith('uses') && !c.startsWith('powers')),
+      'tools = *',
+      'doors = REST,DISPATCH',
+      `expires = ${expires}`,
+      'folders = /',
+      'read = all',
+    ]);
 
     const child = grantOf(issued.token);
     expect(child.counters).toEqual([]);
@@ -296,7 +359,16 @@ describe('issue()', () => {
     const caller = grantOf(authority.mintToken(['powers = call']));
     expect(authority.issue(caller, 'REST', { tools: ['ECHO'] })).toMatchObject({ ok: false, refusal: { limit: 'power', caveat: 'powers = call' } });
     const admin = grantOf(authority.mintToken());
-    for (const input of [{ tools: [] }, { bogus: 1 }, { uses: 0 }, { doors: ['NOWHERE'] }, { expires: 'never' }, { folders: ['../x'] }, { tools: ['A B'] }, 'tools = *']) {
+    for (const input of [
+      { tools: [] },
+      { bogus: 1 },
+      { uses: 0 },
+      { doors: ['NOWHERE'] },
+      { expires: 'never' },
+      { folders: ['../x'] },
+      { tools: ['A B'] },
+      'tools = *',
+    ]) {
       const out = authority.issue(admin, 'REST', input);
       expect(out.ok, JSON.stringify(input)).toBe(false);
       expect('invalid' in out && out.invalid, JSON.stringify(input)).toMatch(/^Invalid caveats/);
@@ -306,7 +378,20 @@ describe('issue()', () => {
 
 describe('inspect() and describeLimits()', () => {
   it('lists the token id and each limit in words, without the key', () => {
-    const token = authority.mintToken(['tools = ECHO,WEATHER_*', 'doors = REST', 'uses <= 5', 'uses <= 1', 'not_before = 2026-12-01T00:00:00.000Z', 'expires = 2026-12-31T00:00:00.000Z', 'task = T-1', 'agent = planner', 'folders = docs/', 'audience = dirledger', 'read = task', 'powers = call,issue']);
+    const token = authority.mintToken([
+      'tools = ECHO,WEATHER_*',
+      'doors = REST',
+      'uses <= 5',
+      'uses <= 1',
+      'not_before = 2026-12-01T00:00:00.000Z',
+      'expires = 2026-12-31T00:00:00.000Z',
+      'task = T-1',
+      'agent = planner',
+      'folders = docs/',
+      'audience = dirledger',
+      'read = task',
+      'powers = call,issue',
+    ]);
     const seen = inspect(token);
     expect(seen.tokenId).toBe(grantOf(token).tokenId);
     expect(seen.limits).toEqual([
@@ -429,8 +514,12 @@ describe.each(databaseKinds)('uses, counted in the database on %s', (kind) => {
     expect((await sql.refused(`DELETE FROM token_uses WHERE counter = $1`, [key])).message).toMatch(/never deleted/);
     expect((await sql.refused(`TRUNCATE token_uses`)).message).toMatch(/never deleted/);
     const fresh = 'f'.repeat(64);
-    expect((await sql.refused(`INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 3, 2)`, [fresh, g.tokenId])).message).toMatch(/token_uses_within_max/);
-    expect((await sql.refused(`INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 0, 2)`, [fresh, g.tokenId])).message).toMatch(/token_uses_within_max/);
+    expect((await sql.refused(`INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 3, 2)`, [fresh, g.tokenId])).message).toMatch(
+      /token_uses_within_max/,
+    );
+    expect((await sql.refused(`INSERT INTO token_uses (counter, token_id, uses, max_uses) VALUES ($1, $2, 0, 2)`, [fresh, g.tokenId])).message).toMatch(
+      /token_uses_within_max/,
+    );
     expect(await counting.usesOf(g)).toEqual([{ caveat: 'uses <= 2', used: 2, max: 2 }]);
     expect((await spend(g))!.limit).toBe('uses');
   });

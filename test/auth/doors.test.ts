@@ -21,22 +21,44 @@ type Door = { door: string; request: (t: TestApp, headers: Record<string, string
 const json = { 'content-type': 'application/json' };
 const httpDoors: Door[] = [
   { door: 'GRAPHQL', request: (t, h) => fetch(t.url, { method: 'POST', headers: { ...json, ...h }, body: '{"query":"{ __typename }"}' }) },
-  { door: 'GRAPHQL_SSE', request: (t, h) => fetch(t.url, { method: 'POST', headers: { ...json, accept: 'text/event-stream', ...h }, body: '{"query":"{ __typename }"}' }) },
+  {
+    door: 'GRAPHQL_SSE',
+    request: (t, h) => fetch(t.url, { method: 'POST', headers: { ...json, accept: 'text/event-stream', ...h }, body: '{"query":"{ __typename }"}' }),
+  },
   { door: 'REST', request: (t, h) => fetch(`${t.origin}/api/tools/ECHO`, { method: 'POST', headers: { ...json, ...h }, body: '{"text":"hi"}' }) },
   { door: 'URL', request: (t, h) => fetch(`${t.origin}/api/tools/ECHO?text=hi`, { headers: h }) },
-  { door: 'DISPATCH', request: (t, h) => fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...json, ...h }, body: '{"tool":"ECHO","args":{"text":"hi"}}' }) },
-  { door: 'SSE', request: (t, h) => fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...json, accept: 'text/event-stream', ...h }, body: '{"tool":"ECHO","args":{"text":"hi"}}' }) },
+  {
+    door: 'DISPATCH',
+    request: (t, h) => fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...json, ...h }, body: '{"tool":"ECHO","args":{"text":"hi"}}' }),
+  },
+  {
+    door: 'SSE',
+    request: (t, h) =>
+      fetch(`${t.origin}/api/dispatch`, {
+        method: 'POST',
+        headers: { ...json, accept: 'text/event-stream', ...h },
+        body: '{"tool":"ECHO","args":{"text":"hi"}}',
+      }),
+  },
   {
     door: 'MCP',
     request: (t, h) =>
       fetch(`${t.origin}/mcp`, {
         method: 'POST',
         headers: { ...json, accept: 'application/json, text/event-stream', ...h },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
       }),
   },
   { door: 'WEBHOOK', request: (t, h) => fetch(`${t.origin}/hooks/ECHO`, { method: 'POST', headers: { ...json, ...h }, body: '{"text":"hi"}' }) },
-  { door: 'INGEST', request: (t, h) => fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers: { ...json, ...h }, body: '{"collector":"c","events":[]}' }) },
+  {
+    door: 'INGEST',
+    request: (t, h) => fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers: { ...json, ...h }, body: '{"collector":"c","events":[]}' }),
+  },
   { door: 'BLOB', request: (t, h) => fetch(`${t.origin}/ledger/blob/${'0'.repeat(64)}`, { headers: h }) },
   { door: 'REST', request: (t, h) => fetch(`${t.origin}/api/directory`, { headers: h }) },
 ];
@@ -48,31 +70,43 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
   });
   afterAll(() => t?.stop());
 
-  it.each(httpDoors.map((d, i) => [`${d.door} #${i}`, d] as const))('%s: no token, a malformed one or a forged one gets the same plain 401, and each refusal is recorded', async (_name, { door, request }) => {
-    const forged = serialize({ ...parse(t.token), signature: randomBytes(32) });
-    const other = new Authority({ rootKey: randomBytes(32), audience: 'dirledger', sql: t.app.services.db.sql, record: () => {}, ratePerSecond: 0, rateBurst: 1 }).mintToken();
-    const cases: [string, Record<string, string>][] = [
-      ['none', {}],
-      ['malformed', { authorization: 'Bearer not-a-token' }],
-      ['forged', { authorization: `Bearer ${forged}` }],
-      ['other-key', { authorization: `Bearer ${other}` }],
-      ['truncated', { authorization: `Bearer ${t.token.slice(0, -5)}` }],
-    ];
-    for (const [label, headers] of cases) {
-      const actionId = `refused-${kind}-${door}-${_name.replace(/\W/g, '')}-${label}`;
-      const response = await request(t, { ...headers, 'x-dirledger-action': actionId });
-      expect(response.status, `${label} at ${door}`).toBe(401);
-      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect(await response.json()).toEqual(PLAIN);
-      const [event] = await refusals(t, { actionId });
-      expect(event, `${label} at ${door} recorded`).toMatchObject({ direction: 'IN', status: 'REFUSED' });
-      expect(event!.metadata).toMatchObject({ capture: 'authority', limit: 'credential', door });
-      expect(String((event!.metadata as any).reason)).not.toBe('');
-    }
-    const reasons = (await refusals(t, { actionId: { startsWith: `refused-${kind}-${door}-${_name.replace(/\W/g, '')}-` } })).map((e) => (e.metadata as any).reason);
-    // The caller heard one plain sentence; the ledger kept five different reasons.
-    expect(new Set(reasons).size).toBe(5);
-  });
+  it.each(httpDoors.map((d, i) => [`${d.door} #${i}`, d] as const))(
+    '%s: no token, a malformed one or a forged one gets the same plain 401, and each refusal is recorded',
+    async (_name, { door, request }) => {
+      const forged = serialize({ ...parse(t.token), signature: randomBytes(32) });
+      const other = new Authority({
+        rootKey: randomBytes(32),
+        audience: 'dirledger',
+        sql: t.app.services.db.sql,
+        record: () => {},
+        ratePerSecond: 0,
+        rateBurst: 1,
+      }).mintToken();
+      const cases: [string, Record<string, string>][] = [
+        ['none', {}],
+        ['malformed', { authorization: 'Bearer not-a-token' }],
+        ['forged', { authorization: `Bearer ${forged}` }],
+        ['other-key', { authorization: `Bearer ${other}` }],
+        ['truncated', { authorization: `Bearer ${t.token.slice(0, -5)}` }],
+      ];
+      for (const [label, headers] of cases) {
+        const actionId = `refused-${kind}-${door}-${_name.replace(/\W/g, '')}-${label}`;
+        const response = await request(t, { ...headers, 'x-dirledger-action': actionId });
+        expect(response.status, `${label} at ${door}`).toBe(401);
+        expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+        expect(await response.json()).toEqual(PLAIN);
+        const [event] = await refusals(t, { actionId });
+        expect(event, `${label} at ${door} recorded`).toMatchObject({ direction: 'IN', status: 'REFUSED' });
+        expect(event!.metadata).toMatchObject({ capture: 'authority', limit: 'credential', door });
+        expect(String((event!.metadata as any).reason)).not.toBe('');
+      }
+      const reasons = (await refusals(t, { actionId: { startsWith: `refused-${kind}-${door}-${_name.replace(/\W/g, '')}-` } })).map(
+        (e) => (e.metadata as any).reason,
+      );
+      // The caller heard one plain sentence; the ledger kept five different reasons.
+      expect(new Set(reasons).size).toBe(5);
+    },
+  );
 
   it('the health check and GraphiQL page stay open; the token never reaches a stored byte', async () => {
     expect((await fetch(`${t.origin}/healthz`)).status).toBe(200);
@@ -95,14 +129,22 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
   it('graphql-ws: connection_init without a token is closed 4403 and recorded; with one it is served', async () => {
     const wsUrl = t.url.replace(/^http/, 'ws');
     const closed = await new Promise<number>((resolve) => {
-      const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { token: 'forged' }, on: { closed: (e) => resolve((e as CloseEvent).code) } });
+      const client = createClient({
+        url: wsUrl,
+        webSocketImpl: WebSocket,
+        retryAttempts: 0,
+        connectionParams: { token: 'forged' },
+        on: { closed: (e) => resolve((e as CloseEvent).code) },
+      });
       client.subscribe({ query: '{ __typename }' }, { next: () => {}, error: () => {}, complete: () => {} });
     });
     expect(closed).toBe(4403);
     const recorded = (await refusals(t)).filter((e) => (e.metadata as any).door === 'GRAPHQL_WS');
     expect(recorded.length).toBeGreaterThanOrEqual(1);
     const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${t.token}` } });
-    const value = await new Promise<any>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: resolve, error: reject, complete: () => {} }));
+    const value = await new Promise<any>((resolve, reject) =>
+      client.subscribe({ query: '{ __typename }' }, { next: resolve, error: reject, complete: () => {} }),
+    );
     expect(value).toEqual({ data: { __typename: 'Query' } });
     await client.dispose();
   });
@@ -128,10 +170,18 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
     const ok = await fetch(`${t.origin}/hooks/ECHO`, { method: 'POST', headers: { ...json, 'x-dirledger-signature': signature }, body });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as any).output).toEqual({ text: 'signed' });
-    const bad = await fetch(`${t.origin}/hooks/ECHO`, { method: 'POST', headers: { ...json, 'x-hub-signature-256': signature, 'x-dirledger-action': `hook-bad-${kind}` }, body: '{"text":"tampered"}' });
+    const bad = await fetch(`${t.origin}/hooks/ECHO`, {
+      method: 'POST',
+      headers: { ...json, 'x-hub-signature-256': signature, 'x-dirledger-action': `hook-bad-${kind}` },
+      body: '{"text":"tampered"}',
+    });
     expect(bad.status).toBe(401);
     expect(await bad.json()).toEqual(PLAIN);
-    expect((await refusals(t, { actionId: `hook-bad-${kind}` }))[0]!.metadata).toMatchObject({ door: 'WEBHOOK', limit: 'credential', reason: expect.stringMatching(/HOOK_ECHO signature does not match/) });
+    expect((await refusals(t, { actionId: `hook-bad-${kind}` }))[0]!.metadata).toMatchObject({
+      door: 'WEBHOOK',
+      limit: 'credential',
+      reason: expect.stringMatching(/HOOK_ECHO signature does not match/),
+    });
     // A signature is good for its own hook only.
     const elsewhere = await fetch(`${t.origin}/hooks/CLOCK`, { method: 'POST', headers: { ...json, 'x-dirledger-signature': signature }, body });
     expect(elsewhere.status).toBe(401);
@@ -139,14 +189,24 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
 
   it('doors, tools, expiry and audience caveats refuse with the limit named (403) or plainly (401), each recorded', async () => {
     const restOnly = t.mint('doors = REST');
-    expect((await fetch(`${t.origin}/api/tools/ECHO`, { method: 'POST', headers: { ...json, authorization: `Bearer ${restOnly}` }, body: '{"text":"x"}' })).status).toBe(200);
-    const viaUrl = await fetch(`${t.origin}/api/tools/ECHO?text=x`, { headers: { authorization: `Bearer ${restOnly}`, 'x-dirledger-action': `doors-${kind}` } });
+    expect(
+      (await fetch(`${t.origin}/api/tools/ECHO`, { method: 'POST', headers: { ...json, authorization: `Bearer ${restOnly}` }, body: '{"text":"x"}' })).status,
+    ).toBe(200);
+    const viaUrl = await fetch(`${t.origin}/api/tools/ECHO?text=x`, {
+      headers: { authorization: `Bearer ${restOnly}`, 'x-dirledger-action': `doors-${kind}` },
+    });
     expect(viaUrl.status).toBe(403);
-    expect(await viaUrl.json()).toEqual({ error: { code: 'FORBIDDEN', message: 'This token may not be used through the URL door.', limit: 'doors', caveat: 'doors = REST' } });
+    expect(await viaUrl.json()).toEqual({
+      error: { code: 'FORBIDDEN', message: 'This token may not be used through the URL door.', limit: 'doors', caveat: 'doors = REST' },
+    });
     expect((await refusals(t, { actionId: `doors-${kind}` }))[0]!.metadata).toMatchObject({ limit: 'doors', caveat: 'doors = REST', door: 'URL' });
 
     const echoOnly = t.mint('tools = ECHO');
-    const clock = await fetch(`${t.origin}/api/tools/CLOCK`, { method: 'POST', headers: { ...json, authorization: `Bearer ${echoOnly}`, 'x-dirledger-action': `tools-${kind}` }, body: '{}' });
+    const clock = await fetch(`${t.origin}/api/tools/CLOCK`, {
+      method: 'POST',
+      headers: { ...json, authorization: `Bearer ${echoOnly}`, 'x-dirledger-action': `tools-${kind}` },
+      body: '{}',
+    });
     expect(clock.status).toBe(403);
     expect(((await clock.json()) as any).error).toEqual({ code: 'FORBIDDEN', message: 'This token may not call "CLOCK".' });
     const [toolRefusal] = await refusals(t, { actionId: `tools-${kind}` });
@@ -167,11 +227,19 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
 
   it('a 5-use token used by 20 concurrent calls succeeds exactly 5 times; a dry run spends none', async () => {
     const five = t.mint('tools = ECHO', 'uses <= 5');
-    const dry = await fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...json, authorization: `Bearer ${five}` }, body: '{"tool":"ECHO","args":{"text":"dry"},"dryRun":true}' });
+    const dry = await fetch(`${t.origin}/api/dispatch`, {
+      method: 'POST',
+      headers: { ...json, authorization: `Bearer ${five}` },
+      body: '{"tool":"ECHO","args":{"text":"dry"},"dryRun":true}',
+    });
     expect(dry.status).toBe(200);
     const statuses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        fetch(`${t.origin}/api/tools/ECHO`, { method: 'POST', headers: { ...json, authorization: `Bearer ${five}`, 'x-dirledger-action': `uses-${kind}-${i}` }, body: `{"text":"${i}"}` }).then(async (r) => {
+        fetch(`${t.origin}/api/tools/ECHO`, {
+          method: 'POST',
+          headers: { ...json, authorization: `Bearer ${five}`, 'x-dirledger-action': `uses-${kind}-${i}` },
+          body: `{"text":"${i}"}`,
+        }).then(async (r) => {
           await r.arrayBuffer();
           return r.status;
         }),
@@ -181,13 +249,19 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
     expect(statuses.filter((s) => s === 403)).toHaveLength(15);
     const spent = (await refusals(t, { actionId: { startsWith: `uses-${kind}-` } })).filter((e) => (e.metadata as any).limit === 'uses');
     expect(spent).toHaveLength(15);
-    const rows = await t.app.services.db.sql.query<{ uses: number; max_uses: number }>('SELECT uses, max_uses FROM token_uses WHERE token_id = $1', [parse(five).identifier.split(':')[2]!]);
+    const rows = await t.app.services.db.sql.query<{ uses: number; max_uses: number }>('SELECT uses, max_uses FROM token_uses WHERE token_id = $1', [
+      parse(five).identifier.split(':')[2]!,
+    ]);
     expect(rows).toEqual([{ uses: 5, max_uses: 5 }]);
   });
 
   it('powers: a call-only token may not ingest or issue', async () => {
     const callOnly = t.mint('powers = call');
-    const ingest = await fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers: { ...json, authorization: `Bearer ${callOnly}` }, body: '{"collector":"c","events":[]}' });
+    const ingest = await fetch(`${t.origin}/ledger/batches`, {
+      method: 'POST',
+      headers: { ...json, authorization: `Bearer ${callOnly}` },
+      body: '{"collector":"c","events":[]}',
+    });
     expect(ingest.status).toBe(403);
     expect(((await ingest.json()) as any).error).toMatchObject({ code: 'FORBIDDEN', limit: 'power' });
     const issue = await fetch(t.url, {
@@ -228,7 +302,10 @@ describe('per-token rate limits and GraphQL hardening', () => {
 
   it('over the rate: 429 with Retry-After, recorded; another token is not slowed', async () => {
     const token = t.mint('tools = ECHO');
-    const call = (bearer: string) => fetch(`${t.origin}/api/tools/ECHO?text=r`, { headers: { authorization: `Bearer ${bearer}`, 'x-dirledger-action': `rate-${randomBytes(4).toString('hex')}` } });
+    const call = (bearer: string) =>
+      fetch(`${t.origin}/api/tools/ECHO?text=r`, {
+        headers: { authorization: `Bearer ${bearer}`, 'x-dirledger-action': `rate-${randomBytes(4).toString('hex')}` },
+      });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await call(token)).status);
     expect(statuses).toEqual([200, 200, 429]);
@@ -246,7 +323,9 @@ describe('per-token rate limits and GraphQL hardening', () => {
 
   it('/api/ws: each message spends one request of the rate; over it that message is RATE_LIMITED (recorded) and the socket stays open', async () => {
     const token = t.mint('tools = ECHO');
-    const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, { headers: { authorization: `Bearer ${token}`, 'x-dirledger-action': 'ws-rate-socket' } });
+    const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/api/ws`, {
+      headers: { authorization: `Bearer ${token}`, 'x-dirledger-action': 'ws-rate-socket' },
+    });
     const replies: any[] = [];
     ws.on('message', (data) => replies.push(JSON.parse(String(data))));
     await new Promise((resolve, reject) => {
@@ -262,14 +341,21 @@ describe('per-token rate limits and GraphQL hardening', () => {
     expect(replies).toHaveLength(3);
     expect(byId.p1).toEqual({ type: 'pong', id: 'p1' });
     for (const id of ['p2', 'p3']) {
-      expect(byId[id]).toMatchObject({ type: 'error', id, error: { code: 'RATE_LIMITED', message: expect.stringMatching(/^Too many requests for this token; retry after \d+ s\.$/) } });
+      expect(byId[id]).toMatchObject({
+        type: 'error',
+        id,
+        error: { code: 'RATE_LIMITED', message: expect.stringMatching(/^Too many requests for this token; retry after \d+ s\.$/) },
+      });
       expect(byId[id].error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     }
     expect(ws.readyState).toBe(WebSocket.OPEN);
     ws.close();
     await t.app.services.writer.flush();
     const tokenId = inspect(token).tokenId;
-    const rows = await t.app.services.db.sql.query<{ action_id: string; metadata: any }>(`SELECT action_id, metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1`, [tokenId]);
+    const rows = await t.app.services.db.sql.query<{ action_id: string; metadata: any }>(
+      `SELECT action_id, metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1`,
+      [tokenId],
+    );
     expect(rows.map((r) => [r.metadata.door, r.metadata.limit])).toEqual([
       ['WEBSOCKET', 'rate'],
       ['WEBSOCKET', 'rate'],
@@ -283,7 +369,11 @@ describe('per-token rate limits and GraphQL hardening', () => {
     const intro = await t.gql<any>('{ __schema { queryType { name } } }');
     expect(intro.errors![0].extensions.code).toBe('INTROSPECTION_DISABLED');
     const batch = (n: number) =>
-      fetch(t.url, { method: 'POST', headers: { ...json, authorization: `Bearer ${t.mint()}` }, body: JSON.stringify(Array.from({ length: n }, () => ({ query: '{ __typename }' }))) });
+      fetch(t.url, {
+        method: 'POST',
+        headers: { ...json, authorization: `Bearer ${t.mint()}` },
+        body: JSON.stringify(Array.from({ length: n }, () => ({ query: '{ __typename }' }))),
+      });
     const two = await batch(2);
     expect(two.status).toBe(200);
     expect(await two.json()).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);

@@ -109,7 +109,10 @@ describe.each(databaseKinds)('grants on the record on %s', (kind) => {
       fetch(t.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
-        body: JSON.stringify({ query: 'mutation($token: String!, $via: GrantVia!) { recordGrant(token: $token, via: $via) { tokenId caveats } }', variables: { token, via } }),
+        body: JSON.stringify({
+          query: 'mutation($token: String!, $via: GrantVia!) { recordGrant(token: $token, via: $via) { tokenId caveats } }',
+          variables: { token, via },
+        }),
       }).then((r) => r.json() as Promise<{ data?: any; errors?: any[] }>);
     const before = (await grants()).length;
     const other = t.mint('tools = CLOCK');

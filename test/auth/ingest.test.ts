@@ -7,12 +7,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
-const event = (tool?: string) => ({ id: randomUUID(), kind: 'TOOL_CALL', direction: 'OUT', actionId: randomUUID(), ...(tool && { tool }), occurredAt: '2026-11-30T00:00:00Z' });
+const event = (tool?: string) => ({
+  id: randomUUID(),
+  kind: 'TOOL_CALL',
+  direction: 'OUT',
+  actionId: randomUUID(),
+  ...(tool && { tool }),
+  occurredAt: '2026-11-30T00:00:00Z',
+});
 
-type Door = (t: TestApp, token: string, batch: { collector: string; position?: string; events: object[] }) => Promise<{ ok: boolean; status: number; code?: string; limit?: string; message?: string }>;
+type Door = (
+  t: TestApp,
+  token: string,
+  batch: { collector: string; position?: string; events: object[] },
+) => Promise<{ ok: boolean; status: number; code?: string; limit?: string; message?: string }>;
 
 const http: Door = async (t, token, batch) => {
-  const response = await fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-dirledger-action': `ingest-${batch.collector}` }, body: JSON.stringify(batch) });
+  const response = await fetch(`${t.origin}/ledger/batches`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-dirledger-action': `ingest-${batch.collector}` },
+    body: JSON.stringify(batch),
+  });
   const body = (await response.json()) as any;
   return { ok: response.ok, status: response.status, code: body.error?.code, limit: body.error?.limit, message: body.error?.message };
 };
@@ -25,7 +40,13 @@ const graphql: Door = async (t, token, batch) => {
   });
   const body = (await response.json()) as any;
   const error = body.errors?.[0];
-  return { ok: !error, status: error ? (error.extensions?.code === 'FORBIDDEN' ? 403 : 400) : 200, code: error?.extensions?.code, limit: error?.extensions?.limit, message: error?.message };
+  return {
+    ok: !error,
+    status: error ? (error.extensions?.code === 'FORBIDDEN' ? 403 : 400) : 200,
+    code: error?.extensions?.code,
+    limit: error?.extensions?.limit,
+    message: error?.message,
+  };
 };
 
 describe.each(databaseKinds)('ingest authority on %s', (kind) => {

@@ -40,7 +40,10 @@ describe.each(databaseKinds)('issuing is counted (%s)', (kind) => {
       expect(uses[0]).toBeLessThanOrEqual(3);
     }
     await t.app.services.writer.flush();
-    const rows = await t.app.services.db.sql.query(`SELECT 1 FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1 AND metadata->>'limit' = 'uses'`, [inspect(issuer).tokenId]);
+    const rows = await t.app.services.db.sql.query(
+      `SELECT 1 FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1 AND metadata->>'limit' = 'uses'`,
+      [inspect(issuer).tokenId],
+    );
     expect(rows).toHaveLength(9);
   });
 

@@ -15,7 +15,11 @@ const noDatabase: SqlExecutor = {
 };
 const rootKey = randomBytes(32);
 const authority = new Authority({ rootKey, audience: 'dirledger', sql: noDatabase, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
-const valid = [authority.mintToken(), authority.mintToken(['tools = ECHO', 'doors = REST']), authority.mintToken(Array.from({ length: 20 }, (_, i) => `tools = T_${i}`))];
+const valid = [
+  authority.mintToken(),
+  authority.mintToken(['tools = ECHO', 'doors = REST']),
+  authority.mintToken(Array.from({ length: 20 }, (_, i) => `tools = T_${i}`)),
+];
 const identifier = parse(valid[0]!).identifier;
 
 const missing = authority.authenticate(undefined, 'REST');
@@ -173,7 +177,10 @@ describe('huge and hostile inputs', () => {
     ['an identifier field repeated to the size limit', () => b64(Buffer.from([2, ...Array.from({ length: 600 }, () => [2, 3, 65, 66, 67]).flat()]))],
     ['the location field repeated', () => b64(Buffer.from([2, ...Array.from({ length: 600 }, () => [1, 1, 65]).flat()]))],
     ['EOS repeated without end', () => b64(Buffer.from([...header, ...Array(5_000).fill(0)]))],
-    [`${TOKEN_MAX_CAVEATS + 1} one-byte caveats`, () => b64(Buffer.from([...header, ...Array.from({ length: TOKEN_MAX_CAVEATS + 1 }, () => [2, 1, 120, 0]).flat(), ...tail]))],
+    [
+      `${TOKEN_MAX_CAVEATS + 1} one-byte caveats`,
+      () => b64(Buffer.from([...header, ...Array.from({ length: TOKEN_MAX_CAVEATS + 1 }, () => [2, 1, 120, 0]).flat(), ...tail])),
+    ],
     ['10^6 caveats claimed', () => b64(Buffer.concat([Buffer.from(header), Buffer.alloc(4_000_000, Buffer.from([2, 1, 120, 0])), Buffer.from(tail)]))],
     ['an overlong varint (10 continuation bytes)', () => b64(Buffer.from([2, 2, ...Array(10).fill(0x80), 1]))],
     ['a varint of 2^35 - 1', () => b64(Buffer.from([2, 2, 0xff, 0xff, 0xff, 0xff, 0x7f]))],

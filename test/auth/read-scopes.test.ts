@@ -31,7 +31,13 @@ function sseUpstream(): Promise<{ url: string; server: Server }> {
 
 /** A graphql-ws client sending the token as `Authorization: Bearer …` in connection_init. */
 const bearerClient = (graphqlUrl: string, token: string): Client =>
-  createClient({ url: graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, connectionParams: { authorization: `Bearer ${token}` } });
+  createClient({
+    url: graphqlUrl.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: true,
+    connectionParams: { authorization: `Bearer ${token}` },
+  });
 
 describe.each(databaseKinds)('read scopes on %s', (kind) => {
   let app: DispatchApp;
@@ -72,9 +78,18 @@ describe.each(databaseKinds)('read scopes on %s', (kind) => {
   beforeAll(async () => {
     upstream = await sseUpstream();
     app = await startDispatchApp(kind, [
-      { name: 'ECHO', kind: 'builtin', way: { method: 'CODE', language: 'javascript', code: 'export default async (args) => args;' }, args: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+      {
+        name: 'ECHO',
+        kind: 'builtin',
+        way: { method: 'CODE', language: 'javascript', code: 'export default async (args) => args;' },
+        args: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
       { name: 'CLOCK', way: { method: 'CLI', command: 'date -u +%Y' } },
-      { name: 'STREAM_SSE', way: { method: 'GET', url: `${upstream.url}/sse?count={{count}}` }, args: { type: 'object', properties: { count: { type: 'integer' } } } },
+      {
+        name: 'STREAM_SSE',
+        way: { method: 'GET', url: `${upstream.url}/sse?count={{count}}` },
+        args: { type: 'object', properties: { count: { type: 'integer' } } },
+      },
     ]);
     tokens = {
       all: app.mint('read = all'),
@@ -136,7 +151,13 @@ describe.each(databaseKinds)('read scopes on %s', (kind) => {
     expect(t1Desc.flatMap((p) => p.ids)).toEqual([...adminT1].reverse());
     // The caller's own filter is intersected with the scope, never widened by it.
     expect((await allPages(tokens.t1, { task: ['T-2'] }, 50)).flatMap((p) => p.ids)).toEqual([]);
-    expect((await allPages(tokens.t1, { task: ['T-1', 'T-2'], kind: ['TOOL_CALL'] }, 50)).flatMap((p) => p.ids)).toEqual(['t1-b', 't1-d', 't1-e', 't1-f', 't1-g']);
+    expect((await allPages(tokens.t1, { task: ['T-1', 'T-2'], kind: ['TOOL_CALL'] }, 50)).flatMap((p) => p.ids)).toEqual([
+      't1-b',
+      't1-d',
+      't1-e',
+      't1-f',
+      't1-g',
+    ]);
     expect((await allPages(tokens.t2, null, 50)).flatMap((p) => p.ids)).toEqual(['t2-a', 't2-b', 't2-c', 't2-d', 't2-e']);
   });
 
@@ -371,7 +392,13 @@ describe.each(databaseKinds)('read scopes on %s', (kind) => {
     expect(JSON.parse(echoEvents[3].payload.text)).toMatchObject({ outcome: 'OK', output: { text: 'hello from T-9' } });
     expect(task.events.edges.length).toBe(calls.reduce((n: number, c: any) => n + c.events.length, 0));
     expect(task.refusals.edges.map((e: any) => e.node)).toEqual([
-      expect.objectContaining({ kind: 'REFUSAL', status: 'REFUSED', task: 'T-9', toolName: 'CLOCK', metadata: expect.objectContaining({ limit: 'tools', caveat: 'tools = ECHO' }) }),
+      expect.objectContaining({
+        kind: 'REFUSAL',
+        status: 'REFUSED',
+        task: 'T-9',
+        toolName: 'CLOCK',
+        metadata: expect.objectContaining({ limit: 'tools', caveat: 'tools = ECHO' }),
+      }),
     ]);
     // The same answer for the admin; another task, to this token, does not exist.
     expect((await gqlAs(tokens.all, q, { id: 'T-9' })).data.task).toEqual(task);

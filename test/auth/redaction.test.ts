@@ -21,7 +21,10 @@ const noDatabase: SqlExecutor = {
 };
 const authority = new Authority({ rootKey: randomBytes(32), audience: 'dirledger', sql: noDatabase, record: () => {}, ratePerSecond: 0, rateBurst: 1 });
 const admin = authority.mintToken();
-const narrow = Authority.narrow(authority.mintToken(['tools = ECHO', 'uses <= 3']), Array.from({ length: 20 }, (_, i) => `agent = a${i}`));
+const narrow = Authority.narrow(
+  authority.mintToken(['tools = ECHO', 'uses <= 3']),
+  Array.from({ length: 20 }, (_, i) => `agent = a${i}`),
+);
 const tokens = [admin, narrow];
 const MARK = `[${TOKEN_SECRET_NAME}]`;
 const API_KEY = 'sk-live-4f9Qz7Wb2Kx8';
@@ -52,10 +55,15 @@ describe('SecretRedactor and tokens', () => {
 
   it('bytes: a raw HTTP request with the token in the query, a header and the body', () => {
     for (const token of tokens) {
-      const raw = Buffer.from(`POST /api/tools/ECHO?token=${token}&a=1 HTTP/1.1\r\nauthorization: Bearer ${token}\r\nx-key: ${API_KEY}\r\n\r\n{"token":"${token}","bin":"\u0000\u00ff"}`, 'latin1');
+      const raw = Buffer.from(
+        `POST /api/tools/ECHO?token=${token}&a=1 HTTP/1.1\r\nauthorization: Bearer ${token}\r\nx-key: ${API_KEY}\r\n\r\n{"token":"${token}","bin":"\u0000\u00ff"}`,
+        'latin1',
+      );
       const found = new Set<string>();
       const out = redactor.bytes(raw, found);
-      expect(out.toString('latin1')).toBe(`POST /api/tools/ECHO?token=${MARK}&a=1 HTTP/1.1\r\nauthorization: Bearer ${MARK}\r\nx-key: [API_KEY]\r\n\r\n{"token":"${MARK}","bin":"\u0000\u00ff"}`);
+      expect(out.toString('latin1')).toBe(
+        `POST /api/tools/ECHO?token=${MARK}&a=1 HTTP/1.1\r\nauthorization: Bearer ${MARK}\r\nx-key: [API_KEY]\r\n\r\n{"token":"${MARK}","bin":"\u0000\u00ff"}`,
+      );
       expect([...found].sort()).toEqual(['API_KEY', TOKEN_SECRET_NAME]);
       expect(leaks(out)).toEqual([]);
     }
@@ -63,7 +71,10 @@ describe('SecretRedactor and tokens', () => {
 
   it('json: header objects, arrays and keys', () => {
     const found = new Set<string>();
-    const out = redactor.json({ authorization: `Bearer ${narrow}`, 'x-forwarded': ['safe', `t=${admin}`], [`x-${admin}`]: 'key in a name', n: 3, nil: null }, found);
+    const out = redactor.json(
+      { authorization: `Bearer ${narrow}`, 'x-forwarded': ['safe', `t=${admin}`], [`x-${admin}`]: 'key in a name', n: 3, nil: null },
+      found,
+    );
     expect(out).toEqual({ authorization: `Bearer ${MARK}`, 'x-forwarded': ['safe', `t=${MARK}`], [`x-${MARK}`]: 'key in a name', n: 3, nil: null });
     expect([...found]).toEqual([TOKEN_SECRET_NAME]);
   });
@@ -114,9 +125,14 @@ describe.each(databaseKinds)('tokens never reach a stored byte on %s', (kind) =>
   it('rows keep [DIRLEDGER_TOKEN] and name it; payload bytes, inline or in the object store, hold no token', async () => {
     const sql = await rawSql(t.db);
     try {
-      const rows = await sql.query<{ id: string; url: string | null; headers: unknown; metadata: unknown; redacted_secrets: string[]; payload_sha256: string | null }>(
-        `SELECT id, url, headers, metadata, redacted_secrets, payload_sha256 FROM ledger_event WHERE id LIKE 'tok-%' ORDER BY id`,
-      );
+      const rows = await sql.query<{
+        id: string;
+        url: string | null;
+        headers: unknown;
+        metadata: unknown;
+        redacted_secrets: string[];
+        payload_sha256: string | null;
+      }>(`SELECT id, url, headers, metadata, redacted_secrets, payload_sha256 FROM ledger_event WHERE id LIKE 'tok-%' ORDER BY id`);
       const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
       expect(Object.keys(byId).sort()).toEqual(['tok-base64', 'tok-body', 'tok-header', 'tok-large', 'tok-metadata', 'tok-none', 'tok-url']);
       expect(byId['tok-url']!.url).toBe(`https://h.example/api/tools/ECHO?token=${MARK}&x=1`);
@@ -176,7 +192,10 @@ describe('the logger', () => {
 
   it.each([1, 2] as const)('redacts tokens from every field, message and error written to fd %i', async (fd) => {
     const text = await logLines(fd);
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.msg)).toEqual([`presented ${MARK}`, 'refusal', 'a token in a key']);
     expect(lines[0]).toMatchObject({ url: `https://h.example/x?token=${MARK}`, nested: { list: [MARK] } });
     expect(lines[0]!.headers).toEqual({ authorization: '[REDACTED]' });
@@ -195,7 +214,10 @@ describe('a token base64-encoded inside other text', () => {
     const found = new Set<string>();
     expect(redactor.text(`Authorization: Basic ${encoded}`, found)).toBe('Authorization: Basic [DIRLEDGER_TOKEN]');
     expect([...found]).toEqual(['DIRLEDGER_TOKEN']);
-    const bytes = redactor.bytes(Buffer.concat([Buffer.from([0xff, 0x00]), Buffer.from(` ${encoded.replaceAll('+', '-').replaceAll('/', '_')} `), Buffer.from([0xfe])]), new Set());
+    const bytes = redactor.bytes(
+      Buffer.concat([Buffer.from([0xff, 0x00]), Buffer.from(` ${encoded.replaceAll('+', '-').replaceAll('/', '_')} `), Buffer.from([0xfe])]),
+      new Set(),
+    );
     expect(bytes).toEqual(Buffer.concat([Buffer.from([0xff, 0x00]), Buffer.from(' [DIRLEDGER_TOKEN] '), Buffer.from([0xfe])]));
   });
 });

@@ -56,7 +56,12 @@ describe('revocation on one instance (PGlite)', () => {
 
     const revoked = await t.gql(revokeMutation, { tokenId: idOf(parent), reason: 'leaked in a build log' });
     expect(revoked.errors).toBeUndefined();
-    expect(revoked.data.revokeToken).toMatchObject({ tokenId: idOf(parent), reason: 'leaked in a build log', revokedBy: `token:${idOf(t.token)}`, already: false });
+    expect(revoked.data.revokeToken).toMatchObject({
+      tokenId: idOf(parent),
+      reason: 'leaked in a build log',
+      revokedBy: `token:${idOf(t.token)}`,
+      already: false,
+    });
 
     for (const token of [parent, narrowed, child, grandchild]) expect(await door(t.origin, token)).toEqual({ status: 401, code: 'TOKEN_REVOKED' });
     expect((await door(t.origin, sibling)).status).toBe(200);
@@ -65,7 +70,12 @@ describe('revocation on one instance (PGlite)', () => {
 
     // inspectToken: revoked, when, by whom, why, and through which id.
     const shown = await t.gql(inspectQuery, { token: grandchild });
-    expect(shown.data.inspectToken).toMatchObject({ tokenId: idOf(grandchild), valid: false, revoked: true, revocation: { tokenId: idOf(parent), reason: 'leaked in a build log', revokedBy: `token:${idOf(t.token)}` } });
+    expect(shown.data.inspectToken).toMatchObject({
+      tokenId: idOf(grandchild),
+      valid: false,
+      revoked: true,
+      revocation: { tokenId: idOf(parent), reason: 'leaked in a build log', revokedBy: `token:${idOf(t.token)}` },
+    });
     expect(Date.parse(shown.data.inspectToken.revocation.revokedAt)).toBe(Date.parse(revoked.data.revokeToken.revokedAt));
     expect((await t.gql(inspectQuery, { token: sibling })).data.inspectToken).toMatchObject({ valid: true, revoked: false, revocation: null });
 
@@ -75,7 +85,11 @@ describe('revocation on one instance (PGlite)', () => {
     await t.app.services.writer.flush();
     const rows = await t.app.services.db.sql.query<any>(`SELECT kind, status, action_id, metadata FROM ledger_event WHERE kind = 'REVOCATION'`);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'REVOKED', action_id: revoked.data.revokeToken.actionId, metadata: { tokenId: idOf(parent), reason: 'leaked in a build log', revokedBy: `token:${idOf(t.token)}` } });
+    expect(rows[0]).toMatchObject({
+      status: 'REVOKED',
+      action_id: revoked.data.revokeToken.actionId,
+      metadata: { tokenId: idOf(parent), reason: 'leaked in a build log', revokedBy: `token:${idOf(t.token)}` },
+    });
     // Refusals of a revoked token are recorded like any other, naming the limit.
     const refusals = await t.app.services.db.sql.query<any>(`SELECT metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'limit' = 'revoked'`);
     expect(refusals.length).toBeGreaterThanOrEqual(4);
@@ -94,7 +108,9 @@ describe('revocation on one instance (PGlite)', () => {
     expect(done.body.data.revokeToken).toMatchObject({ tokenId: idOf(victim), revokedBy: `token:${idOf(revoker)}` });
     expect((await door(t.origin, victim)).code).toBe('TOKEN_REVOKED');
     await t.app.services.writer.flush();
-    const [row] = await t.app.services.db.sql.query<any>(`SELECT metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1`, [idOf(noPower)]);
+    const [row] = await t.app.services.db.sql.query<any>(`SELECT metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1`, [
+      idOf(noPower),
+    ]);
     expect(row.metadata).toMatchObject({ limit: 'power', reason: 'the token lacks the revoke power' });
   });
 
@@ -178,7 +194,7 @@ describe.each(feeds)('two instances on PostgreSQL, revocations carried by %s', (
   });
   afterAll(() => pair?.stop());
 
-  it(`revoked on A, refused on B within 1 s${feed === 'redis' ? ', carried by Redis alone (the table trigger\'s NOTIFY off)' : ''}`, async () => {
+  it(`revoked on A, refused on B within 1 s${feed === 'redis' ? ", carried by Redis alone (the table trigger's NOTIFY off)" : ''}`, async () => {
     const { a, b } = pair;
     // With Redis, PostgreSQL LISTEN runs beside it (a revocation travels while Redis is down).
     expect(b.app.services.revocations.feed.kind).toBe(feed === 'redis' ? 'redis+postgres' : 'postgres');
@@ -206,12 +222,15 @@ describe.each(feeds)('two instances on PostgreSQL, revocations carried by %s', (
       await new Promise((r) => setTimeout(r, 300));
       expect((await door(b.origin, token)).status).toBe(200);
       if (feed === 'postgres') {
-        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [feedConnectionName]);
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [
+          feedConnectionName,
+        ]);
       } else {
         const { Redis } = await import('ioredis');
         const redis = new Redis(redisUrl!);
         const clients = (await redis.client('LIST')) as string;
-        for (const line of clients.split('\n').filter((l) => l.includes(`name=${feedConnectionName} `))) await redis.client('KILL', 'ID', /id=(\d+)/.exec(line)![1]!);
+        for (const line of clients.split('\n').filter((l) => l.includes(`name=${feedConnectionName} `)))
+          await redis.client('KILL', 'ID', /id=(\d+)/.exec(line)![1]!);
         redis.disconnect();
       }
     } finally {

@@ -68,7 +68,12 @@ describe.skipIf(reason !== null)('two instances sharing limits through Redis', (
   let pair: Awaited<ReturnType<typeof twoInstances>>;
   const rate = 20;
   beforeAll(async () => {
-    pair = await twoInstances({ REDIS_URL: redisUrl!, LIVE_CHANNEL: `dirledger-rate-${process.pid}-${Date.now()}`, AUTH_RATE_PER_SECOND: String(rate), AUTH_RATE_BURST: String(rate) });
+    pair = await twoInstances({
+      REDIS_URL: redisUrl!,
+      LIVE_CHANNEL: `dirledger-rate-${process.pid}-${Date.now()}`,
+      AUTH_RATE_PER_SECOND: String(rate),
+      AUTH_RATE_BURST: String(rate),
+    });
   });
   afterAll(() => pair?.stop());
 
@@ -117,7 +122,8 @@ describe('Redis unreachable: per-process limits, logged loudly', () => {
   it('answers within the token rate counted here, and says the limits are per process', async () => {
     const token = t.mint('read = all');
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await fetch(`${t.origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } })).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await fetch(`${t.origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } })).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     expect(lines.some((l) => l.includes('RATE LIMITS ARE PER PROCESS'))).toBe(true);
     expect(t.app.services.authority.sharedRate?.degraded).toBe(true);
@@ -155,7 +161,8 @@ describe.skipIf(privateRedisMissing !== null)('Redis lost mid-run and back: per-
   });
   const five = async (token: string) => {
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await fetch(`${t.origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } })).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await fetch(`${t.origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } })).status);
     return statuses;
   };
   const limiter = () => t.app.services.authority.sharedRate!;

@@ -36,7 +36,10 @@ describe('dirledger token', () => {
     expect(grant.ok && authority.allowsTool(grant.grant, 'CLI', 'CLOCK')?.limit).toBe('tools');
 
     const read = await run(['token', 'inspect', '--json', narrow]);
-    expect(JSON.parse(read.output.split('\n').at(-1)!)).toMatchObject({ caveats: ['tools = ECHO', 'uses <= 2'], limits: ['Only the tool ECHO.', 'At most 2 calls, counted across every token narrowed from this one.'] });
+    expect(JSON.parse(read.output.split('\n').at(-1)!)).toMatchObject({
+      caveats: ['tools = ECHO', 'uses <= 2'],
+      limits: ['Only the tool ECHO.', 'At most 2 calls, counted across every token narrowed from this one.'],
+    });
     const words = await run(['token', 'inspect', token]);
     expect(words.output).toContain('No limits: an admin token.');
   });

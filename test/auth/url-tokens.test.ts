@@ -8,7 +8,10 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 async function refusalsAt(t: TestApp, door: string) {
   await t.app.services.writer.flush();
-  return t.app.services.db.sql.query<{ url: string | null; metadata: any }>(`SELECT url, metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'door' = $1 AND metadata->>'reason' LIKE 'a token was sent as ?token=%'`, [door]);
+  return t.app.services.db.sql.query<{ url: string | null; metadata: any }>(
+    `SELECT url, metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'door' = $1 AND metadata->>'reason' LIKE 'a token was sent as ?token=%'`,
+    [door],
+  );
 }
 
 /** The HTTP answer to a WebSocket upgrade that was refused, or 'open'. */
@@ -49,7 +52,11 @@ describe('tokens out of URLs', () => {
 
   it('GraphQL over HTTP and SSE: ?token= is 400 TOKEN_IN_URL, recorded without the token', async () => {
     const token = t.mint('read = all');
-    const post = await fetch(`${t.url}?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+    const post = await fetch(`${t.url}?token=${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"{ __typename }"}',
+    });
     expect(post.status).toBe(400);
     const body = (await post.json()) as any;
     expect(body.error.code).toBe('TOKEN_IN_URL');
@@ -57,7 +64,11 @@ describe('tokens out of URLs', () => {
     const sse = await fetch(`${t.url}?query=${encodeURIComponent('{ __typename }')}&token=${token}`, { headers: { accept: 'text/event-stream' } });
     expect(sse.status).toBe(400);
     // Even with a good header beside it: the URL has already leaked the token to every hop.
-    const both = await fetch(`${t.url}?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json', ...t.auth }, body: '{"query":"{ __typename }"}' });
+    const both = await fetch(`${t.url}?token=${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...t.auth },
+      body: '{"query":"{ __typename }"}',
+    });
     expect(both.status).toBe(400);
     for (const door of ['GRAPHQL', 'GRAPHQL_SSE']) {
       const rows = await refusalsAt(t, door);
@@ -68,7 +79,10 @@ describe('tokens out of URLs', () => {
 
   it('graphql-ws and the raw WebSocket door: an upgrade with ?token= is 400 TOKEN_IN_URL', async () => {
     const token = t.mint('read = all');
-    for (const [path, door] of [['/graphql', 'GRAPHQL_WS'], ['/api/ws', 'WEBSOCKET']] as const) {
+    for (const [path, door] of [
+      ['/graphql', 'GRAPHQL_WS'],
+      ['/api/ws', 'WEBSOCKET'],
+    ] as const) {
       const answer = await upgrade(`${ws}${path}?token=${token}`, path === '/graphql' ? ['graphql-transport-ws'] : undefined);
       expect(answer, path).toMatchObject({ status: 400, body: { error: { code: 'TOKEN_IN_URL' } } });
       const rows = await refusalsAt(t, door);
@@ -95,9 +109,24 @@ describe('tokens out of URLs', () => {
       if (!('ws' in answer)) throw new Error(`refused: ${answer.status}`);
       return answer.ws;
     };
-    const good = await talk(await open(), [{ type: 'auth', token }, { type: 'call', id: 'a', tool: 'ECHO', args: { text: 'first' } }, { type: 'ping', id: 'p' }], (r) => r.length === 2);
+    const good = await talk(
+      await open(),
+      [
+        { type: 'auth', token },
+        { type: 'call', id: 'a', tool: 'ECHO', args: { text: 'first' } },
+        { type: 'ping', id: 'p' },
+      ],
+      (r) => r.length === 2,
+    );
     expect(good.replies).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'result', id: 'a' }), { type: 'pong', id: 'p' }]));
-    const forged = await talk(await open(), [{ type: 'auth', token: `${token.slice(0, -4)}AAAA` }, { type: 'call', id: 'b', tool: 'ECHO', args: {} }], () => false);
+    const forged = await talk(
+      await open(),
+      [
+        { type: 'auth', token: `${token.slice(0, -4)}AAAA` },
+        { type: 'call', id: 'b', tool: 'ECHO', args: {} },
+      ],
+      () => false,
+    );
     expect(forged.closed).toBe(4401);
     expect(forged.replies).toEqual([{ type: 'error', error: { code: 'UNAUTHENTICATED', message: 'Missing or invalid credential.' } }]);
     await t.gql(`mutation ($id: String!) { revokeToken(tokenId: $id, reason: "url test") { tokenId } }`, { id: inspect(token).tokenId });
@@ -110,7 +139,14 @@ describe('tokens out of URLs', () => {
   it('a socket admitted by its auth message stays open past the 10 s the first message had', async () => {
     const answer = await upgrade(`${ws}/api/ws`);
     if (!('ws' in answer)) throw new Error(`refused: ${answer.status}`);
-    const admitted = await talk(answer.ws, [{ type: 'auth', token: t.mint('tools = ECHO') }, { type: 'ping', id: 'in' }], (r) => r.length === 1);
+    const admitted = await talk(
+      answer.ws,
+      [
+        { type: 'auth', token: t.mint('tools = ECHO') },
+        { type: 'ping', id: 'in' },
+      ],
+      (r) => r.length === 1,
+    );
     expect(admitted.replies).toEqual([{ type: 'pong', id: 'in' }]);
     await new Promise((resolve) => setTimeout(resolve, 10_500));
     expect(answer.ws.readyState).toBe(WebSocket.OPEN);
@@ -119,7 +155,7 @@ describe('tokens out of URLs', () => {
     answer.ws.close();
   }, 20_000);
 
-  it('the link doors keep their query token (the seed\'s one-line URL and credential-free links)', async () => {
+  it("the link doors keep their query token (the seed's one-line URL and credential-free links)", async () => {
     const token = t.mint('tools = ECHO');
     const link = await fetch(`${t.origin}/api/tools/ECHO?text=linked&token=${token}`);
     expect(link.status).toBe(200);

@@ -46,7 +46,12 @@ describe('boundary capture with several apps in one process', () => {
     for (const [i, target] of order.entries()) {
       const answer = await captureExchange(
         target.services,
-        { door: 'REST', request: { method: 'POST', url: 'http://door.test/api/tools/T', headers: {}, body: Buffer.from(`call ${i}`) }, invocation: { actionId: `act-${i}` }, tool: 'T' },
+        {
+          door: 'REST',
+          request: { method: 'POST', url: 'http://door.test/api/tools/T', headers: {}, body: Buffer.from(`call ${i}`) },
+          invocation: { actionId: `act-${i}` },
+          tool: 'T',
+        },
         async () => new Response(await (await fetch(`${upstream.origin}/echo`, { method: 'POST', body: `call ${i}` })).text()),
       );
       expect(await answer.text()).toBe(`call ${i}`);

@@ -42,18 +42,24 @@ describe('invocation context', () => {
       const ids: (string | undefined)[] = [];
       await sleep(2);
       ids.push(currentInvocation()?.actionId);
-      await new Promise<void>((resolve) => setTimeout(() => {
+      await new Promise<void>((resolve) =>
+        setTimeout(() => {
           ids.push(currentInvocation()?.actionId);
           resolve();
-        }, 3));
-      await new Promise<void>((resolve) => setImmediate(() => {
+        }, 3),
+      );
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
           ids.push(currentInvocation()?.actionId);
           resolve();
-        }));
-      await new Promise<void>((resolve) => process.nextTick(() => {
+        }),
+      );
+      await new Promise<void>((resolve) =>
+        process.nextTick(() => {
           ids.push(currentInvocation()?.actionId);
           resolve();
-        }));
+        }),
+      );
       ids.push(await Promise.resolve().then(() => currentInvocation()?.actionId));
       const interval = await new Promise<string | undefined>((resolve) => {
         const handle = setInterval(() => {

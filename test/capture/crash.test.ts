@@ -40,7 +40,11 @@ describe.each(cases)('kill -9 under concurrent dispatch (%s, %s spool)', (kind: 
       response.end(JSON.stringify({ echoed: body.q }));
     });
     directoryDir = await writeDirectory([
-      { name: 'UP', way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } }, args: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
+      {
+        name: 'UP',
+        way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } },
+        args: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      },
     ]);
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-crash-'));
     if (kind === 'postgres') pg = await createTestDatabase('postgres', { poolSize: 2 });
@@ -170,7 +174,10 @@ async function send(origin: string, door: Door, id: string): Promise<Partial<Cal
     return { ok: response.status === 200 && body.outcome === 'OK', ...(body.actionId && { actionId: body.actionId }) };
   }
   if (door === 'GRAPHQL') {
-    const response = await post('/graphql', { query: 'mutation($args: JSON) { dispatch(tool: "UP", args: $args) { outcome actionId } }', variables: { args: { q: id } } });
+    const response = await post('/graphql', {
+      query: 'mutation($args: JSON) { dispatch(tool: "UP", args: $args) { outcome actionId } }',
+      variables: { args: { q: id } },
+    });
     const body = (await response.json()) as { data?: { dispatch?: { outcome: string; actionId: string } } };
     const result = body.data?.dispatch;
     return { ok: result?.outcome === 'OK', ...(result && { actionId: result.actionId }) };

@@ -55,7 +55,13 @@ export async function readBody(request: IncomingMessage): Promise<Buffer> {
  * Answers as an SSE upstream: `count` events `data: {"n":i…}`, one every `everyMs`, then the end;
  * `extra(i)` adds fields to event i (e.g. a secret). Stops writing when the client goes away.
  */
-export function writeSseEvents(request: IncomingMessage, response: ServerResponse, count: number, everyMs: number, extra: (i: number) => string = () => ''): void {
+export function writeSseEvents(
+  request: IncomingMessage,
+  response: ServerResponse,
+  count: number,
+  everyMs: number,
+  extra: (i: number) => string = () => '',
+): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let i = 0;
   const timer = setInterval(() => {

@@ -33,7 +33,7 @@ const payloadBytes = (event: EventInput) => {
   if (p.base64 !== undefined) return Buffer.from(p.base64, 'base64');
   return null;
 };
-const invoke = <T,>(actionId: string, fn: () => Promise<T>) => runInInvocation({ door: 'DISPATCH', actionId, session: 'sess', task: 'task-1' }, fn);
+const invoke = <T>(actionId: string, fn: () => Promise<T>) => runInInvocation({ door: 'DISPATCH', actionId, session: 'sess', task: 'task-1' }, fn);
 const exchangeOf = (actionId: string) => recorded.filter((e) => e.actionId === actionId);
 
 beforeAll(async () => {
@@ -273,15 +273,20 @@ describe('outbound capture through the global dispatcher', () => {
     });
     try {
       // fetch hands undici every body as a stream (here a string, a ReadableStream); undici's request a buffer.
-      const streamed = () => new ReadableStream<Uint8Array>({ start: (c) => {
-          c.enqueue(Buffer.from('two '));
-          c.enqueue(Buffer.from('parts'));
-          c.close();
-        },
-      });
+      const streamed = () =>
+        new ReadableStream<Uint8Array>({
+          start: (c) => {
+            c.enqueue(Buffer.from('two '));
+            c.enqueue(Buffer.from('parts'));
+            c.close();
+          },
+        });
       const senders: [string, () => Promise<string>][] = [
         ['fetch-text', async () => (await fetch(`${target.origin}/fetch-text`, { method: 'POST', body: 'one' })).text()],
-        ['fetch-stream', async () => (await fetch(`${target.origin}/fetch-stream`, { method: 'POST', body: streamed(), duplex: 'half' } as RequestInit)).text()],
+        [
+          'fetch-stream',
+          async () => (await fetch(`${target.origin}/fetch-stream`, { method: 'POST', body: streamed(), duplex: 'half' } as RequestInit)).text(),
+        ],
         ['request', async () => (await undiciRequest(`${target.origin}/request`, { method: 'POST', body: Buffer.from('three') })).body.text()],
       ];
       for (const [name, send] of senders) {
@@ -309,7 +314,9 @@ describe('outbound capture through the global dispatcher', () => {
       const refused = await invoke('act-refused', () => fetch(`${target.origin}/second`, { method: 'POST', body: 'never' })).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(TypeError);
       expect(((refused as TypeError).cause as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
-      const viaRequest = await invoke('act-refused-2', () => undiciRequest(`${target.origin}/third`, { method: 'PUT', body: Buffer.from('three') })).catch((e: unknown) => e);
+      const viaRequest = await invoke('act-refused-2', () => undiciRequest(`${target.origin}/third`, { method: 'PUT', body: Buffer.from('three') })).catch(
+        (e: unknown) => e,
+      );
       expect((viaRequest as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
       await sleep(50);
       expect(arrivals).toEqual([]);
@@ -334,7 +341,9 @@ describe('outbound capture through the global dispatcher', () => {
           c.close();
         },
       });
-      const viaFetch = await invoke('act-big-stream', () => fetch(`${target.origin}/big`, { method: 'POST', body: asStream, duplex: 'half' } as RequestInit)).catch((e: unknown) => e);
+      const viaFetch = await invoke('act-big-stream', () =>
+        fetch(`${target.origin}/big`, { method: 'POST', body: asStream, duplex: 'half' } as RequestInit),
+      ).catch((e: unknown) => e);
       expect(((viaFetch as TypeError).cause as DomainError).code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
       const viaRequest = await invoke('act-big-bytes', () => undiciRequest(`${target.origin}/big`, { method: 'PUT', body: big })).catch((e: unknown) => e);
       expect(viaRequest).toBeInstanceOf(DomainError);
@@ -352,11 +361,21 @@ describe('outbound capture through the global dispatcher', () => {
       expect(arrivals).toEqual([]);
 
       const [bigOut, bigBack] = exchangeOf('act-big-stream');
-      expect(bigOut).toMatchObject({ kind: 'REQUEST', payload: { state: 'MISSING' }, metadata: { notSent: expect.stringMatching(/^PAYLOAD_TOO_LARGE: An outbound request body is larger than/) } });
+      expect(bigOut).toMatchObject({
+        kind: 'REQUEST',
+        payload: { state: 'MISSING' },
+        metadata: { notSent: expect.stringMatching(/^PAYLOAD_TOO_LARGE: An outbound request body is larger than/) },
+      });
       expect(bigBack).toMatchObject({ kind: 'RESPONSE', status: 'ERROR', payload: { state: 'NONE' } });
-      expect(exchangeOf('act-big-bytes')[0]).toMatchObject({ payload: { state: 'MISSING', size: PAYLOAD_MAX + 1 }, metadata: { notSent: expect.stringContaining('PAYLOAD_TOO_LARGE') } });
+      expect(exchangeOf('act-big-bytes')[0]).toMatchObject({
+        payload: { state: 'MISSING', size: PAYLOAD_MAX + 1 },
+        metadata: { notSent: expect.stringContaining('PAYLOAD_TOO_LARGE') },
+      });
       const [brokenOut, brokenBack] = exchangeOf('act-broken');
-      expect(brokenOut).toMatchObject({ payload: { state: 'PARTIAL', text: 'half a body' }, metadata: { notSent: expect.stringContaining('the source broke') } });
+      expect(brokenOut).toMatchObject({
+        payload: { state: 'PARTIAL', text: 'half a body' },
+        metadata: { notSent: expect.stringContaining('the source broke') },
+      });
       expect(brokenBack).toMatchObject({ status: 'ERROR' });
       expect(capture.stats().errors).toBe(0);
     } finally {
@@ -376,10 +395,17 @@ describe('outbound capture through the global dispatcher', () => {
         recorded.push(event);
         return event.kind === 'REQUEST' ? durable : undefined;
       };
-      const call = invoke('act-changed', async () => (await undiciRequest(`${upstream.origin}/deploy`, { method: 'PUT', body: createReadStream(file) })).body.json()).catch((e: unknown) => e);
+      const call = invoke('act-changed', async () =>
+        (await undiciRequest(`${upstream.origin}/deploy`, { method: 'PUT', body: createReadStream(file) })).body.json(),
+      ).catch((e: unknown) => e);
       await until(() => exchangeOf('act-changed').length === 1, 'the request event');
       const [out] = exchangeOf('act-changed');
-      expect(out!.payload).toEqual({ state: 'ARTIFACT', artifactUri: pathToFileURL(file).href, size: bytes.length, artifactSha256: createHash('sha256').update(bytes).digest('hex') });
+      expect(out!.payload).toEqual({
+        state: 'ARTIFACT',
+        artifactUri: pathToFileURL(file).href,
+        size: bytes.length,
+        artifactSha256: createHash('sha256').update(bytes).digest('hex'),
+      });
       bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
       await writeFile(file, bytes);
       release();
@@ -418,7 +444,13 @@ describe.each(databaseKinds)('outbound capture into the ledger on %s', (kind) =>
       await until(() => writer.stats().written === 2, 'the two events written');
       const sql = await rawSql(t.db);
       try {
-        const [row] = await sql.query<{ payload_state: string; payload_sha256: string | null; payload_size: string; artifact_uri: string; artifact_sha256: string }>(
+        const [row] = await sql.query<{
+          payload_state: string;
+          payload_sha256: string | null;
+          payload_size: string;
+          artifact_uri: string;
+          artifact_sha256: string;
+        }>(
           `SELECT payload_state::text, payload_sha256, payload_size::text, artifact_uri, artifact_sha256 FROM ledger_event WHERE action_id = 'act-deploy-stored' AND kind = 'REQUEST'`,
         );
         expect(row).toEqual({

@@ -55,7 +55,11 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
       const durableThen = faults.synced.slice();
       return (body) => {
         const same = (e: EventInput) =>
-          e.kind === 'REQUEST' && e.direction === 'OUT' && e.url === mcp.url && e.method === method && (body === '' ? e.payload.state === 'NONE' : e.payload.text === body);
+          e.kind === 'REQUEST' &&
+          e.direction === 'OUT' &&
+          e.url === mcp.url &&
+          e.method === method &&
+          (body === '' ? e.payload.state === 'NONE' : e.payload.text === body);
         const earlier = mcpArrivals.filter((a) => a.method === method && a.body === body).length;
         mcpArrivals.push({ method, body, durable: durableThen.filter(same).length > earlier });
       };
@@ -63,8 +67,16 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     app = await startDispatchApp(
       kind,
       [
-        { name: 'UP', way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } }, args: { type: 'object', properties: { q: { type: 'string' } } } },
-        { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        {
+          name: 'UP',
+          way: { method: 'POST', url: `${upstream.origin}/up`, body: { q: '{{q}}' } },
+          args: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+        {
+          name: 'MCP_ADD',
+          way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } },
+          args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+        },
       ],
       // Lingering events wait for the next durable write however slow the machine, so the writes per call are exact.
       { SPOOL_LINGER_MS: '600000' },
@@ -142,7 +154,10 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
 
   it("an MCP step over HTTP: each of the client's requests is durable before it reaches the server; a spool that cannot take one sends nothing", async () => {
     mcpArrivals.length = 0;
-    for (const [a, b] of [[1, 2], [3, 4]]) {
+    for (const [a, b] of [
+      [1, 2],
+      [3, 4],
+    ]) {
       const r = await app.post('/api/tools/MCP_ADD', { a, b });
       expect(r.body).toMatchObject({ outcome: 'OK', output: { sum: a! + b! } });
     }
@@ -171,7 +186,10 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     // The call is on the record as asked for and ended unsent (the door's 503 is its own answer, as for a refused TOOL_CALL).
     const events = await app.events(`mcp-unrecorded-${kind}`);
     expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN']);
-    expect(events[2]).toMatchObject({ status: 'ERROR', metadata: { code: 'SPOOL_UNAVAILABLE', message: expect.stringMatching(/^Nothing was sent: the request to the MCP server could not be recorded/) } });
+    expect(events[2]).toMatchObject({
+      status: 'ERROR',
+      metadata: { code: 'SPOOL_UNAVAILABLE', message: expect.stringMatching(/^Nothing was sent: the request to the MCP server could not be recorded/) },
+    });
   });
 
   it('refuses 503 before the handler runs when nothing can be written at all, then recovers', async () => {

@@ -73,7 +73,10 @@ describe('the folder lock', () => {
   it('takes over a lock whose process is gone, or whose pid now runs another process', async () => {
     const folder = path.join(await tempDir(), 'pglite');
     const stale = (holder: Partial<LockHolder>) =>
-      writeFile(lockPathOf(folder), JSON.stringify({ pid: 1, command: 'node gone.ts', startedAt: '2026-01-01T00:00:00.000Z', hostname: os.hostname(), ...holder }));
+      writeFile(
+        lockPathOf(folder),
+        JSON.stringify({ pid: 1, command: 'node gone.ts', startedAt: '2026-01-01T00:00:00.000Z', hostname: os.hostname(), ...holder }),
+      );
     await stale({ pid: await deadPid() });
     expect(folderHolder(folder)).toBeNull();
     const first = acquireFolderLock(folder);
@@ -143,7 +146,11 @@ describe('one process per data folder, as a user runs it', () => {
 
     // Both calls are in the server's own ledger.
     for (const id of [actionId, viaMcp.actionId]) {
-      const r = await fetch(`${origin}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ action(id: "${id}") { events { kind } } }` }) });
+      const r = await fetch(`${origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `{ action(id: "${id}") { events { kind } } }` }),
+      });
       const kinds = ((await r.json()) as any).data.action.events.map((e: any) => e.kind);
       expect(kinds).toEqual(expect.arrayContaining(['REQUEST', 'TOOL_CALL', 'TOOL_RESULT']));
     }

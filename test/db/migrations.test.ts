@@ -7,11 +7,14 @@ import { diffMigrations, hasPendingMigrations, migrationsDir } from '../../src/d
 import { createTestDatabase, databaseKinds } from '../helpers/database.ts';
 
 describe('migrations on an empty embedded database', () => {
-  it('are pending, apply in order with Prisma\'s _prisma_migrations table, then nothing is pending', async () => {
+  it("are pending, apply in order with Prisma's _prisma_migrations table, then nothing is pending", async () => {
     const db = await openDatabase({ memory: true });
     try {
       expect(await hasPendingMigrations(db.sql)).toBe(true);
-      const folders = (await readdir(migrationsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      const folders = (await readdir(migrationsDir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort();
       expect(await db.migrate()).toEqual(folders);
       expect(await hasPendingMigrations(db.sql)).toBe(false);
       expect(await db.migrate()).toEqual([]);

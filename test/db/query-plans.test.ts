@@ -78,7 +78,9 @@ describe.each(databaseKinds)('reviewer reads walk an index in order and stop at 
     try {
       await sql.exec(`PREPARE ${name} AS ${statement.text}`);
       const explain = async () =>
-        (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`)).map((r) => r['QUERY PLAN']).join('\n');
+        (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`))
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
       const custom = await explain();
       await sql.exec('SET plan_cache_mode = force_generic_plan');
       return [custom, await explain()];
@@ -96,7 +98,10 @@ describe.each(databaseKinds)('reviewer reads walk an index in order and stop at 
   });
 
   it('a page of all events, newest first, and one after a cursor: the position index, no sort', async () => {
-    for (const spec of [{ filter: {}, order: 'DESC', limit: 51 }, { filter: {}, order: 'ASC', after: 10n, limit: 51 }] as const) {
+    for (const spec of [
+      { filter: {}, order: 'DESC', limit: 51 },
+      { filter: {}, order: 'ASC', after: 10n, limit: 51 },
+    ] as const) {
       for (const text of await plans(eventStatement(plan, spec))) {
         expect(text, text).toMatch(/Index Scan( Backward)? using ledger_event_position_key/);
         expect(text, text).not.toMatch(/Sort|Seq Scan/);
@@ -105,7 +110,8 @@ describe.each(databaseKinds)('reviewer reads walk an index in order and stop at 
   });
 
   it("one event by id and one action's events: their own indexes, no sort", async () => {
-    for (const text of await plans(eventStatement(plan, { filter: {}, id: 'evt_1', order: 'ASC', limit: 1 }))) expect(text, text).toMatch(/Index Scan using ledger_event_pkey/);
+    for (const text of await plans(eventStatement(plan, { filter: {}, id: 'evt_1', order: 'ASC', limit: 1 })))
+      expect(text, text).toMatch(/Index Scan using ledger_event_pkey/);
     for (const text of await plans(eventStatement(plan, { filter: {}, actionId: 'act_1', order: 'ASC' }))) {
       expect(text, text).toMatch(/Index Scan using ledger_event_action_id_position_idx/);
       expect(text, text).not.toMatch(/Sort|Seq Scan/);
@@ -113,7 +119,12 @@ describe.each(databaseKinds)('reviewer reads walk an index in order and stop at 
   });
 
   it("tools → each one's first events: one index walk per tool under its LIMIT", async () => {
-    const ahead = { take: 10, after: null, filter: {}, plan: planEventSelect({ select: { id: true, payload: { select: { sha256: true } } } }, ['position', 'tool'])! };
+    const ahead = {
+      take: 10,
+      after: null,
+      filter: {},
+      plan: planEventSelect({ select: { id: true, payload: { select: { sha256: true } } } }, ['position', 'tool'])!,
+    };
     const [custom, generic] = await plans(toolsStatement(['search_web', 'read_file'], ahead));
     for (const text of [custom!, generic!]) {
       expect(text, text).toMatch(/Limit\s+\(.*\n\s+->\s+Index Scan using ledger_event_tool_position_idx/);

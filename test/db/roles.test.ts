@@ -70,10 +70,10 @@ describe.skipIf(!postgres)('least privilege on postgres', () => {
       'DELETE FROM collector',
       "UPDATE collector SET id = 'x'",
       'DELETE FROM ledger_chain',
-      "UPDATE ledger_chain SET genesis_position = 0",
+      'UPDATE ledger_chain SET genesis_position = 0',
       'DELETE FROM token_uses',
       'UPDATE token_uses SET max_uses = 1000',
-      "DELETE FROM contract_version",
+      'DELETE FROM contract_version',
       'INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ($$x$$, $$x$$, $$x$$)',
     ]) {
       expect((await refused(server, sql)).code, sql).toBe('42501');
@@ -113,17 +113,35 @@ describe.skipIf(!postgres)('least privilege on postgres', () => {
         const call = await fetch(`${origin}/api/dispatch`, { method: 'POST', headers, body: JSON.stringify({ tool: 'ECHO', args: { text: 'as server' } }) });
         expect(call.status).toBe(200);
       }
-      const spent = await fetch(`${origin}/api/dispatch`, { method: 'POST', headers: limited, body: JSON.stringify({ tool: 'ECHO', args: { text: 'third' } }) });
+      const spent = await fetch(`${origin}/api/dispatch`, {
+        method: 'POST',
+        headers: limited,
+        body: JSON.stringify({ tool: 'ECHO', args: { text: 'third' } }),
+      });
       expect(spent.status).toBe(403);
       for (const position of [2, 4]) {
-        const events = [0, 1].map((i) => ({ id: `r-${position}-${i}`, kind: 'TOOL_CALL', direction: 'IN', actionId: `a-${position}`, tool: 'ECHO', occurredAt: '2026-11-30T12:00:00.000Z', payload: { state: 'COMPLETE', text: `p${position}${i}` } }));
-        const ingest = await fetch(`${origin}/ledger/batches`, { method: 'POST', headers: admin, body: JSON.stringify({ collector: 'roles', position, events }) });
+        const events = [0, 1].map((i) => ({
+          id: `r-${position}-${i}`,
+          kind: 'TOOL_CALL',
+          direction: 'IN',
+          actionId: `a-${position}`,
+          tool: 'ECHO',
+          occurredAt: '2026-11-30T12:00:00.000Z',
+          payload: { state: 'COMPLETE', text: `p${position}${i}` },
+        }));
+        const ingest = await fetch(`${origin}/ledger/batches`, {
+          method: 'POST',
+          headers: admin,
+          body: JSON.stringify({ collector: 'roles', position, events }),
+        });
         expect(ingest.status).toBe(200);
       }
       await app.services.writer.flush();
 
       const gql = async (query: string) => (await (await fetch(url, { method: 'POST', headers: admin, body: JSON.stringify({ query }) })).json()) as any;
-      const read = await gql('{ events(filter: { tool: ["ECHO"] }, first: 50) { edges { node { id toolName } } } ledgerCounts(by: TOOL) { key events } tool(name: "ECHO") { name } }');
+      const read = await gql(
+        '{ events(filter: { tool: ["ECHO"] }, first: 50) { edges { node { id toolName } } } ledgerCounts(by: TOOL) { key events } tool(name: "ECHO") { name } }',
+      );
       expect(read.errors).toBeUndefined();
       expect(read.data.events.edges.length).toBeGreaterThanOrEqual(4);
       const verified = await gql('{ verifyLedger { ok events problems { kind message } } }');

@@ -16,7 +16,7 @@ describe.each(databaseKinds)('db.sql on %s', (kind) => {
 
   it('round-trips bytea with NUL bytes, unicode text, bigint and numeric exactly', async () => {
     const bytes = Uint8Array.from([0, 1, 0, 255, 0, 0x5c, 0x27]);
-    const text = "naïve ✓ 𝄞 ' \" \\ $1 ; DROP TABLE sql_probe; --";
+    const text = 'naïve ✓ 𝄞 \' " \\ $1 ; DROP TABLE sql_probe; --';
     const big = 9_007_199_254_740_993n; // past Number.MAX_SAFE_INTEGER
     const [row] = await db.sql.query<{ b: Uint8Array; t: string; n: bigint; small: bigint; d: string; len: number }>(
       'SELECT $1::bytea AS b, $2::text AS t, $3::int8 AS n, $4::int8 AS small, $5::numeric AS d, octet_length($1::bytea) AS len',
@@ -53,7 +53,9 @@ describe.each(databaseKinds)('db.sql on %s', (kind) => {
     );
     expect(row!.n).toBe(items.length);
     expect(row!.lengths).toEqual(items.map((item) => (item === null ? null : item.length)));
-    expect((row!.b ?? []).map((x) => (x === null ? null : Buffer.from(x).toString('hex')))).toEqual(items.map((item) => (item === null ? null : Buffer.from(item).toString('hex'))));
+    expect((row!.b ?? []).map((x) => (x === null ? null : Buffer.from(x).toString('hex')))).toEqual(
+      items.map((item) => (item === null ? null : Buffer.from(item).toString('hex'))),
+    );
   });
 
   it.each([

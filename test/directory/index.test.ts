@@ -14,7 +14,9 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
   let dir: string;
   const build = () => t.app.services.directory.build();
   const sections = async () => {
-    const r = await t.gql(`{ directoryIndex { passes sectionBuilds sections { type versionTag builtAt status builds rowCount unknownHeaders errors { section row column message text } refusals { name reason } } } }`);
+    const r = await t.gql(
+      `{ directoryIndex { passes sectionBuilds sections { type versionTag builtAt status builds rowCount unknownHeaders errors { section row column message text } refusals { name reason } } } }`,
+    );
     expect(r.errors).toBeUndefined();
     return r.data.directoryIndex;
   };
@@ -44,7 +46,9 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
       expect(s.builtAt).toBeTruthy();
       expect(s.errors).toEqual([]);
     }
-    const tool = await t.gql(`{ tool(name: "WEATHER_NOW") { name runnable reasons secretNames unboundSecrets section { type versionTag } upstream { shape json } } }`);
+    const tool = await t.gql(
+      `{ tool(name: "WEATHER_NOW") { name runnable reasons secretNames unboundSecrets section { type versionTag } upstream { shape json } } }`,
+    );
     expect(tool.data.tool).toMatchObject({ runnable: true, secretNames: ['OPENWEATHER_KEY'], unboundSecrets: [], section: { type: 'tool' } });
   });
 
@@ -53,7 +57,9 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     const names: string[] = list.data.directory.edges.map((e: { node: { name: string } }) => e.node.name);
     expect(names).toEqual(expect.arrayContaining(['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING']));
     for (const name of names) {
-      const r = await t.gql(`query($n: String!) { tool(name: $n) { contracts { form shape door json text secretNames sha256 } upstream { json } } }`, { n: name });
+      const r = await t.gql(`query($n: String!) { tool(name: $n) { contracts { form shape door json text secretNames sha256 } upstream { json } } }`, {
+        n: name,
+      });
       expect(r.errors).toBeUndefined();
       const forms = r.data.tool.contracts;
       expect(forms.length).toBe(r.data.tool.upstream ? 27 : 26);
@@ -111,31 +117,48 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     const urlOnly = await t.gql(q, { token: t.mint('tools = ECHO', 'doors = URL') });
     expect(urlOnly.data.tool.contracts.filter((f: { form: string }) => f.form.startsWith('LINK_')).map((f: { form: string }) => f.form)).toEqual(['LINK_URL']);
     const refused = async (tokenText: string) => (await t.gql(q, { token: tokenText })).errors?.[0];
-    expect(await refused('AgEJZGlybGVkZ2VyAnotarealtoken')).toMatchObject({ message: 'Invalid token: it does not verify at this server. Missing or invalid credential.', extensions: { code: 'UNAUTHENTICATED', field: 'token' } });
+    expect(await refused('AgEJZGlybGVkZ2VyAnotarealtoken')).toMatchObject({
+      message: 'Invalid token: it does not verify at this server. Missing or invalid credential.',
+      extensions: { code: 'UNAUTHENTICATED', field: 'token' },
+    });
     expect(await refused(t.mint('audience = elsewhere'))).toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
-    expect(await refused(t.mint('expires = 2020-01-01T00:00:00.000Z'))).toMatchObject({ message: 'The token cannot link "ECHO": This token expired at 2020-01-01T00:00:00.000Z.', extensions: { code: 'FORBIDDEN', limit: 'expires' } });
-    expect(await refused(t.mint('tools = CLOCK'))).toMatchObject({ message: 'The token cannot link "ECHO": This token may not call "ECHO".', extensions: { code: 'FORBIDDEN', limit: 'tools' } });
-    expect(await refused(t.mint('doors = CLI'))).toMatchObject({ message: 'The token cannot link "ECHO": This token may not be used through the URL door.', extensions: { code: 'FORBIDDEN', limit: 'doors' } });
+    expect(await refused(t.mint('expires = 2020-01-01T00:00:00.000Z'))).toMatchObject({
+      message: 'The token cannot link "ECHO": This token expired at 2020-01-01T00:00:00.000Z.',
+      extensions: { code: 'FORBIDDEN', limit: 'expires' },
+    });
+    expect(await refused(t.mint('tools = CLOCK'))).toMatchObject({
+      message: 'The token cannot link "ECHO": This token may not call "ECHO".',
+      extensions: { code: 'FORBIDDEN', limit: 'tools' },
+    });
+    expect(await refused(t.mint('doors = CLI'))).toMatchObject({
+      message: 'The token cannot link "ECHO": This token may not be used through the URL door.',
+      extensions: { code: 'FORBIDDEN', limit: 'doors' },
+    });
     expect(await refused(t.mint('powers = ingest'))).toMatchObject({ extensions: { code: 'FORBIDDEN', limit: 'power' } });
     const spent = t.mint('tools = ECHO', 'uses <= 1');
     const call = await fetch(`${t.origin}/api/tools/ECHO?text=once&token=${spent}`);
     expect(call.status).toBe(200);
-    expect(await refused(spent)).toMatchObject({ message: 'The token cannot link "ECHO": all 1 of its uses are spent (uses <= 1).', extensions: { code: 'FORBIDDEN', limit: 'uses' } });
+    expect(await refused(spent)).toMatchObject({
+      message: 'The token cannot link "ECHO": all 1 of its uses are spent (uses <= 1).',
+      extensions: { code: 'FORBIDDEN', limit: 'uses' },
+    });
     // A link form asked for without a token is bad input.
     const noToken = await t.gql(q, { forms: ['LINK_URL'] });
-    expect(noToken.errors?.[0]).toMatchObject({ message: 'Invalid forms: LINK_URL need a token (the token argument) to carry', extensions: { code: 'BAD_INPUT' } });
+    expect(noToken.errors?.[0]).toMatchObject({
+      message: 'Invalid forms: LINK_URL need a token (the token argument) to carry',
+      extensions: { code: 'BAD_INPUT' },
+    });
   });
 
   it('issueToken answers the links of each tool its tools caveat names exactly', async () => {
-    const issued = await t.gql(`mutation { issueToken(input: { tools: ["ECHO", "CLOCK", "WEATHER_*", "NO_SUCH_TOOL"], uses: 3, doors: [URL, MCP] }) { token links { form door json } } }`);
+    const issued = await t.gql(
+      `mutation { issueToken(input: { tools: ["ECHO", "CLOCK", "WEATHER_*", "NO_SUCH_TOOL"], uses: 3, doors: [URL, MCP] }) { token links { form door json } } }`,
+    );
     expect(issued.errors).toBeUndefined();
     const { token, links } = issued.data.issueToken;
-    expect(links.map((l: { form: string; json: { url?: string; server?: string; tool?: string } }) => `${l.form} ${l.json.tool ?? new URL(l.json.url!).pathname}`)).toEqual([
-      'LINK_URL /api/tools/ECHO',
-      'LINK_MCP ECHO',
-      'LINK_URL /api/tools/CLOCK',
-      'LINK_MCP CLOCK',
-    ]);
+    expect(
+      links.map((l: { form: string; json: { url?: string; server?: string; tool?: string } }) => `${l.form} ${l.json.tool ?? new URL(l.json.url!).pathname}`),
+    ).toEqual(['LINK_URL /api/tools/ECHO', 'LINK_MCP ECHO', 'LINK_URL /api/tools/CLOCK', 'LINK_MCP CLOCK']);
     for (const link of links) expect(JSON.stringify(link.json)).toContain(`token=${token}`);
     const none = await t.gql(`mutation { issueToken(input: { tools: ["WEATHER_*"] }) { links { form } } }`);
     expect(none.data.issueToken.links).toEqual([]);
@@ -208,7 +231,10 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
 
   it('counts projection bytes exactly as the listings return them', async () => {
     for (const type of [null, 'tool']) {
-      const stats = await t.gql(`query($type: String) { directoryStats(type: $type) { rows namesOnlyBytes withDescriptionsBytes ratio rowsByType { type rows } } }`, { type });
+      const stats = await t.gql(
+        `query($type: String) { directoryStats(type: $type) { rows namesOnlyBytes withDescriptionsBytes ratio rowsByType { type rows } } }`,
+        { type },
+      );
       const q = type ? `&type=${type}` : '';
       const names = await fetch(`${t.origin}/api/directory?${q}`, { headers: t.auth }).then((r) => r.arrayBuffer());
       const full = await fetch(`${t.origin}/api/directory?full=1${q}`, { headers: t.auth }).then((r) => r.arrayBuffer());
@@ -228,7 +254,17 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
       headers: { ...t.auth, 'content-type': 'application/json' },
       body: JSON.stringify({
         collector: 'directory-test',
-        events: [{ id: 'dir-contract-1', kind: 'TOOL_CALL', direction: 'OUT', actionId: 'a1', tool: 'HTTPBIN_ANYTHING', occurredAt: '2026-11-30T00:00:00Z', contract: { form: way.way, sha256: way.sha256 } }],
+        events: [
+          {
+            id: 'dir-contract-1',
+            kind: 'TOOL_CALL',
+            direction: 'OUT',
+            actionId: 'a1',
+            tool: 'HTTPBIN_ANYTHING',
+            occurredAt: '2026-11-30T00:00:00Z',
+            contract: { form: way.way, sha256: way.sha256 },
+          },
+        ],
       }),
     });
     expect(appended.status).toBe(200);
@@ -244,7 +280,17 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     const viaGraphql = await t.gql(`mutation($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, {
       input: {
         collector: 'directory-test',
-        events: [{ id: 'dir-contract-2', kind: 'TOOL_CALL', direction: 'OUT', actionId: 'a2', tool: 'HTTPBIN_ANYTHING', occurredAt: '2026-11-30T00:00:00Z', contract: { form: way.way, sha256: way.sha256 } }],
+        events: [
+          {
+            id: 'dir-contract-2',
+            kind: 'TOOL_CALL',
+            direction: 'OUT',
+            actionId: 'a2',
+            tool: 'HTTPBIN_ANYTHING',
+            occurredAt: '2026-11-30T00:00:00Z',
+            contract: { form: way.way, sha256: way.sha256 },
+          },
+        ],
       },
     });
     expect(viaGraphql).toEqual({ data: { appendBatch: { inserted: 1 } } });
@@ -257,7 +303,14 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     await writeFile(path.join(dir, 'method.csv'), `name,way: cli\n${tools.map((n) => `${n},"{""method"":""CLI"",""command"":""date""}"`).join('\n')}\n`);
     await build();
     const events = tools.flatMap((tool, i) =>
-      Array.from({ length: 21 }, (_, j) => ({ id: `load-${i}-${j}`, kind: 'TOOL_CALL', direction: 'OUT', actionId: `load-${i}`, tool, occurredAt: '2026-11-30T00:00:00Z' })),
+      Array.from({ length: 21 }, (_, j) => ({
+        id: `load-${i}-${j}`,
+        kind: 'TOOL_CALL',
+        direction: 'OUT',
+        actionId: `load-${i}`,
+        tool,
+        occurredAt: '2026-11-30T00:00:00Z',
+      })),
     );
     const appended = await t.gql(`mutation($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, { input: { collector: 'load', events } });
     expect(appended.data.appendBatch.inserted).toBe(1050);
@@ -272,9 +325,7 @@ describe.each(databaseKinds)('the Directory index (%s)', (kind) => {
     // One read for the tools, two for all their events, one for the events' batches: not one per tool.
     expect(count.statements).toBeGreaterThan(0);
     expect(count.statements).toBeLessThanOrEqual(6);
-    const events50 = await countStatements(t, () =>
-      t.gql(`{ event(id: "load-0-0") { action { events { tool { name } contract { sha256 } } } } }`),
-    );
+    const events50 = await countStatements(t, () => t.gql(`{ event(id: "load-0-0") { action { events { tool { name } contract { sha256 } } } } }`));
     expect(events50.statements).toBeGreaterThan(0);
     expect(events50.statements).toBeLessThanOrEqual(4);
   });

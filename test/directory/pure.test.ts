@@ -84,7 +84,10 @@ describe('contract shapes', () => {
       { method: 'POST', url: 'https://x.example/a', headers: { a: 'b' }, body: { q: 1 } },
       { method: 'MCP', server: 'https://x.example/mcp', headers: {}, tool: 'T', arguments: {} },
       { method: 'CLI', command: 'date' },
-      [{ method: 'CLI', command: 'date' }, { method: 'GET', url: 'https://x.example' }],
+      [
+        { method: 'CLI', command: 'date' },
+        { method: 'GET', url: 'https://x.example' },
+      ],
       { method: 'CODE', language: 'javascript', code: 'x' },
     ];
     expect(good.map((g) => checkContract(g).ok)).toEqual([true, true, true, true, true]);
@@ -92,7 +95,10 @@ describe('contract shapes', () => {
       { method: 'POST', url: 'not a url' },
       { method: 'MCP', server: 'https://x.example/mcp' },
       { method: 'CLI' },
-      [{ method: 'CLI', command: 'date' }, { method: 'CODE', language: 'js' }],
+      [
+        { method: 'CLI', command: 'date' },
+        { method: 'CODE', language: 'js' },
+      ],
       { method: 'CODE', language: 'javascript', code: 'x', extra: 1 },
     ];
     const results = bad.map((b) => checkContract(b));
@@ -115,17 +121,35 @@ describe('retired build', () => {
     ['a URL', { method: 'GET', url: 'https://old.example.com/api' }],
     ['a subdomain with a port', { method: 'GET', url: 'http://API.Old.Example.com:8443/x' }],
     ['a header', { method: 'GET', url: 'https://new.example/x', headers: { 'x-forward-to': 'old.example.com' } }],
-    ['a JSON-RPC body', { method: 'POST', url: 'https://new.example/rpc', body: { jsonrpc: '2.0', method: 'fetch', params: { url: 'https://old.example.com/a' } } }],
-    ['a JSON-RPC body sent as a string', { method: 'POST', url: 'https://new.example/rpc', body: JSON.stringify({ jsonrpc: '2.0', params: { target: 'old.example.com' } }) }],
+    [
+      'a JSON-RPC body',
+      { method: 'POST', url: 'https://new.example/rpc', body: { jsonrpc: '2.0', method: 'fetch', params: { url: 'https://old.example.com/a' } } },
+    ],
+    [
+      'a JSON-RPC body sent as a string',
+      { method: 'POST', url: 'https://new.example/rpc', body: JSON.stringify({ jsonrpc: '2.0', params: { target: 'old.example.com' } }) },
+    ],
     ['a shell command', { method: 'CLI', command: 'curl -s https://old.example.com/x | jq .' }],
     ['a base64-encoded shell command', { method: 'CLI', command: `echo ${b64('curl https://old.example.com/x')} | base64 -d | sh` }],
     ['a URL-encoded relay target', { method: 'GET', url: `https://relay.example/fetch?url=${encodeURIComponent('https://old.example.com/x')}` }],
-    ['a twice URL-encoded relay target', { method: 'GET', url: `https://relay.example/fetch?url=${encodeURIComponent(encodeURIComponent('https://old.example.com/x'))}` }],
+    [
+      'a twice URL-encoded relay target',
+      { method: 'GET', url: `https://relay.example/fetch?url=${encodeURIComponent(encodeURIComponent('https://old.example.com/x'))}` },
+    ],
     ['a relay target field', { method: 'POST', url: 'https://relay.example/go', body: { target: 'old.example.com' } }],
     ['an MCP server URL', { method: 'MCP', server: 'https://old.example.com/mcp', tool: 'x', arguments: {} }],
-    ['a later step of a sequence', [{ method: 'CLI', command: 'date' }, { method: 'GET', url: 'https://old.example.com' }]],
+    [
+      'a later step of a sequence',
+      [
+        { method: 'CLI', command: 'date' },
+        { method: 'GET', url: 'https://old.example.com' },
+      ],
+    ],
     ['code', { method: 'CODE', language: 'javascript', code: "await fetch('https://old.example.com/x')" }],
-    ['a base64 argument of an MCP call', { method: 'MCP', server: 'https://ok.example/mcp', tool: 'relay', arguments: { payload: b64('{"url":"https://old.example.com"}') } }],
+    [
+      'a base64 argument of an MCP call',
+      { method: 'MCP', server: 'https://ok.example/mcp', tool: 'relay', arguments: { payload: b64('{"url":"https://old.example.com"}') } },
+    ],
     ['a URL prefix', { method: 'GET', url: 'https://legacy.example.net/v1/things' }],
     ['escaped JSON text', { method: 'CLI', command: 'node -e "fetch(\\"https:\\/\\/old.example.com\\/x\\")"' }],
   ];
@@ -147,7 +171,10 @@ describe('the contract writer', () => {
     expect(tools.length).toBeGreaterThanOrEqual(5);
     for (const tool of tools) {
       const upstream = tool.upstream ? (JSON.parse(tool.upstream) as never) : undefined;
-      const forms = renderForms({ tool: tool.name, args: exampleArgs(tool.argsSchema ? JSON.parse(tool.argsSchema) : {}) }, { baseUrl: 'http://127.0.0.1:4000', ...(upstream ? { upstream } : {}) });
+      const forms = renderForms(
+        { tool: tool.name, args: exampleArgs(tool.argsSchema ? JSON.parse(tool.argsSchema) : {}) },
+        { baseUrl: 'http://127.0.0.1:4000', ...(upstream ? { upstream } : {}) },
+      );
       expect(forms.map((f) => f.form)).toEqual(upstream ? [...ContractForms] : ContractForms.filter((f) => f !== 'UPSTREAM'));
       for (const f of forms) {
         const check = checkContract(f.json);
@@ -204,11 +231,18 @@ describe('the contract writer', () => {
     expect(renderForms(call, { baseUrl: 'http://h:1' }, LinkForms)).toEqual([]);
     const links = renderForms(call, { baseUrl: 'http://h:1', linkToken: token }, LinkForms);
     expect(links.map((f) => f.form)).toEqual([...LinkForms]);
-    const [url, rest, mcp] = links as [typeof links[0], typeof links[0], typeof links[0]];
+    const [url, rest, mcp] = links as [(typeof links)[0], (typeof links)[0], (typeof links)[0]];
     expect(url.json).toEqual({ method: 'GET', url: `http://h:1/api/tools/ECHO?text=hi+there&token=${token}` });
     expect(url.text).toBe((url.json as { url: string }).url);
-    expect(rest.json).toEqual({ method: 'POST', url: `http://h:1/api/tools/ECHO?token=${token}`, headers: { 'content-type': 'application/json' }, body: { text: 'hi there' } });
-    expect(rest.text).toBe(`curl -sS -X POST 'http://h:1/api/tools/ECHO?token=${token}' -H 'content-type: application/json' --data-binary '{"text":"hi there"}'`);
+    expect(rest.json).toEqual({
+      method: 'POST',
+      url: `http://h:1/api/tools/ECHO?token=${token}`,
+      headers: { 'content-type': 'application/json' },
+      body: { text: 'hi there' },
+    });
+    expect(rest.text).toBe(
+      `curl -sS -X POST 'http://h:1/api/tools/ECHO?token=${token}' -H 'content-type: application/json' --data-binary '{"text":"hi there"}'`,
+    );
     expect(mcp.json).toEqual({ method: 'MCP', server: `http://h:1/mcp?token=${token}`, tool: 'ECHO', arguments: { text: 'hi there' } });
     expect(JSON.parse(mcp.text!.split('\n# then')[0]!)).toEqual({ mcpServers: { dirledger: { type: 'http', url: `http://h:1/mcp?token=${token}` } } });
     for (const link of links) {

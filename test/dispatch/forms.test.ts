@@ -21,7 +21,11 @@ import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 type Ran = { code: number | null; stdout: string; stderr: string };
 
-function run(command: string, args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Ran> {
+function run(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd ?? repoRoot, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     options.signal?.addEventListener('abort', () => child.kill('SIGKILL'), { once: true });
@@ -127,7 +131,11 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     const probes: [string, RequestInit, string][] = [
       ['/api/tools/ECHO', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"probe"}' }, 'POST /api/tools/:name'],
       ['/api/tools/ECHO?text=probe', { method: 'GET' }, 'GET /api/tools/:name'],
-      ['/api/dispatch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tool":"ECHO","args":{"text":"probe"}}' }, 'POST /api/dispatch'],
+      [
+        '/api/dispatch',
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tool":"ECHO","args":{"text":"probe"}}' },
+        'POST /api/dispatch',
+      ],
       ['/hooks/ECHO', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"probe"}' }, 'POST /hooks/:name'],
     ];
     for (const [url, init, door] of probes) {
@@ -158,7 +166,8 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     if (form === 'PYTHON' && !has('python3')) return 'python3 is not installed';
     if (form === 'GO' && !has('go')) return 'Go (`go`) is not installed on this machine';
     if (form === 'POWERSHELL' && !has('pwsh')) return 'PowerShell (`pwsh`) is not installed on this machine';
-    if (form === 'SDK' && spawnSync(process.execPath, ['-e', "await import('dirledger/client')"], { cwd: repoRoot }).status !== 0) return 'there is no `dirledger/client` module to import yet';
+    if (form === 'SDK' && spawnSync(process.execPath, ['-e', "await import('dirledger/client')"], { cwd: repoRoot }).status !== 0)
+      return 'there is no `dirledger/client` module to import yet';
     return missing(form);
   }
 
@@ -181,7 +190,11 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     const options = { env: env(), signal };
     if (rendered.shape === 'HTTP') return run('curl', curlArgv(rendered.json as never), options);
     if (rendered.shape === 'CLI' && form !== 'MCP_CLIENT_CONFIG') {
-      return run('sh', ['-c', (rendered.json as { command: string }).command], { ...options, env: { ...env(), npm_config_offline: 'true' }, timeoutMs: 60_000 });
+      return run('sh', ['-c', (rendered.json as { command: string }).command], {
+        ...options,
+        env: { ...env(), npm_config_offline: 'true' },
+        timeoutMs: 60_000,
+      });
     }
     const file = (name: string) => path.join(work, name);
     switch (form) {
@@ -227,7 +240,13 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
         const { env: formEnv, argv } = envAndCommand(json.server);
         const client = new Client({ name: 'forms-test', version: '1.0.0' });
         let stderr = '';
-        const transport = new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), cwd: repoRoot, env: { ...env(), DIRLEDGER_URL: t.origin, ...formEnv }, stderr: 'pipe' });
+        const transport = new StdioClientTransport({
+          command: argv[0]!,
+          args: argv.slice(1),
+          cwd: repoRoot,
+          env: { ...env(), DIRLEDGER_URL: t.origin, ...formEnv },
+          stderr: 'pipe',
+        });
         transport.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
         try {
           await client.connect(transport);
@@ -259,7 +278,11 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
 
   const refusalsAt = async (door: string) => {
     await t.app.services.writer.flush();
-    const rows = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' }, orderBy: { position: 'asc' }, select: { id: true, status: true, tool: true, metadata: true } });
+    const rows = await t.app.services.db.prisma.ledgerEvent.findMany({
+      where: { kind: 'REFUSAL' },
+      orderBy: { position: 'asc' },
+      select: { id: true, status: true, tool: true, metadata: true },
+    });
     return rows.filter((r) => (r.metadata as { door?: string }).door === door);
   };
 
@@ -307,7 +330,8 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
       }
       expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
       if (form === 'DRY_RUN') expect(JSON.parse(ran.stdout)).toMatchObject({ tool: 'ECHO', outcome: 'DRY_RUN', dryRun: true });
-      if (form === 'WEBSOCKET') expect(JSON.parse(ran.stdout)).toMatchObject({ type: 'result', result: { tool: 'ECHO', outcome: 'OK', output: { text: marker('WEBSOCKET') } } });
+      if (form === 'WEBSOCKET')
+        expect(JSON.parse(ran.stdout)).toMatchObject({ type: 'result', result: { tool: 'ECHO', outcome: 'OK', output: { text: marker('WEBSOCKET') } } });
       if (form === 'GRAPHQL_WS') expect(JSON.parse(ran.stdout).errors).toBeUndefined();
       await assertReachedAndRecorded(form, ran.stdout);
     });
@@ -336,10 +360,16 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
 
   it('MCP_STDIO: the form’s text, one JSON-RPC line, piped into `dirledger mcp` is answered before it exits', async () => {
     const form = formOf('MCP_STDIO');
-    const ran = await run('sh', ['-c', `printf '%s\\n' "$LINE" | ${(form.json as { server: string }).server}`], { env: { ...env(), DIRLEDGER_URL: t.origin, LINE: form.text! } });
+    const ran = await run('sh', ['-c', `printf '%s\\n' "$LINE" | ${(form.json as { server: string }).server}`], {
+      env: { ...env(), DIRLEDGER_URL: t.origin, LINE: form.text! },
+    });
     expect(ran.code, ran.stderr).toBe(0);
     const reply = JSON.parse(ran.stdout);
-    expect(reply).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { tool: 'ECHO', outcome: 'OK', output: { text: marker('MCP_STDIO') } } } });
+    expect(reply).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { structuredContent: { tool: 'ECHO', outcome: 'OK', output: { text: marker('MCP_STDIO') } } },
+    });
     await assertReachedAndRecorded('MCP_STDIO', ran.stdout);
   });
 
@@ -442,7 +472,10 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
       expect(refusals).toHaveLength(before + 1);
       expect(refusals.at(-1)).toMatchObject({ tool: 'ECHO', metadata: { limit: 'uses', caveat: 'uses <= 3' } });
       const again = await t.gql(`query($token: String!) { tool(name: "ECHO") { contracts(token: $token) { form } } }`, { token });
-      expect(again.errors?.[0]).toMatchObject({ message: expect.stringContaining('all 3 of its uses are spent'), extensions: { code: 'FORBIDDEN', limit: 'uses' } });
+      expect(again.errors?.[0]).toMatchObject({
+        message: expect.stringContaining('all 3 of its uses are spent'),
+        extensions: { code: 'FORBIDDEN', limit: 'uses' },
+      });
     });
 
     it('the ledger holds every link call with the token redacted, in URLs and in stored bytes', async () => {

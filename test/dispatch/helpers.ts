@@ -12,7 +12,7 @@ export async function writeDirectory(rows: ToolRow[]): Promise<string> {
   const entries = rows.map((r) => ({
     name: r.name,
     description: r.description ?? `test tool ${r.name}`,
-    [r.column ?? 'way'] : JSON.stringify(r.way),
+    [r.column ?? 'way']: JSON.stringify(r.way),
     'args schema': r.args === undefined ? '' : JSON.stringify(r.args),
     kind: r.kind ?? 'test',
   }));
@@ -27,7 +27,12 @@ export type DispatchApp = TestApp & {
   post(pathname: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
 };
 
-export async function startDispatchApp(kind: DatabaseKind, rows: ToolRow[], env: Record<string, string> = {}, options: Parameters<typeof startTestApp>[2] = {}): Promise<DispatchApp> {
+export async function startDispatchApp(
+  kind: DatabaseKind,
+  rows: ToolRow[],
+  env: Record<string, string> = {},
+  options: Parameters<typeof startTestApp>[2] = {},
+): Promise<DispatchApp> {
   const directoryDir = await writeDirectory(rows);
   const app = await startTestApp(kind, { DIRECTORY_DIR: directoryDir, DIRECTORY_WATCH_MS: '0', ...env }, options);
   return {

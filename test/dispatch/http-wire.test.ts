@@ -23,7 +23,10 @@ describe('runHttp on the wire', () => {
       };
       const path = request.url!.split('?')[0]!;
       if (coded[path]) {
-        response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': path === '/deflate-raw' ? 'deflate' : path === '/bomb' ? 'gzip' : path.slice(1) });
+        response.writeHead(200, {
+          'content-type': 'text/plain',
+          'content-encoding': path === '/deflate-raw' ? 'deflate' : path === '/bomb' ? 'gzip' : path.slice(1),
+        });
         response.end(coded[path]);
       } else if (path === '/zstd') {
         response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'zstd' });
@@ -52,7 +55,10 @@ describe('runHttp on the wire', () => {
 
   it('sends the rendered request, then the headers fetch added when the contract does not set them', async () => {
     seen.length = 0;
-    const answer = await runHttp({ method: 'POST', url: `${upstream.origin}/echo?q=a%20b`, headers: { 'X-Key': 'v', Accept: 'text/html' }, body: { q: 1 } }, limits());
+    const answer = await runHttp(
+      { method: 'POST', url: `${upstream.origin}/echo?q=a%20b`, headers: { 'X-Key': 'v', Accept: 'text/html' }, body: { q: 1 } },
+      limits(),
+    );
     expect(answer.status).toBe(201);
     expect(answer.bytes!.toString()).toBe('{"ok":true}');
     expect(answer.contentType).toBe('application/json');
@@ -75,7 +81,13 @@ describe('runHttp on the wire', () => {
   });
 
   it('undoes gzip, deflate (wrapped or raw) and br as fetch did, leaves an unknown coding as it came, and bounds the decoded size', async () => {
-    for (const [path, text] of [['/gzip', 'plain gzip'], ['/deflate', 'plain deflate'], ['/deflate-raw', 'plain raw deflate'], ['/br', 'plain br'], ['/zstd', 'left as it came']] as const) {
+    for (const [path, text] of [
+      ['/gzip', 'plain gzip'],
+      ['/deflate', 'plain deflate'],
+      ['/deflate-raw', 'plain raw deflate'],
+      ['/br', 'plain br'],
+      ['/zstd', 'left as it came'],
+    ] as const) {
       const answer = await runHttp({ method: 'GET', url: `${upstream.origin}${path}`, headers: {} }, limits());
       expect(answer.bytes!.toString(), path).toBe(text);
     }
@@ -84,7 +96,9 @@ describe('runHttp on the wire', () => {
 
   it('refuses what fetch refused before sending anything: a body on GET, credentials in the URL, a bad port', async () => {
     seen.length = 0;
-    await expect(runHttp({ method: 'GET', url: `${upstream.origin}/x`, headers: {}, body: 'no' }, limits())).rejects.toThrow(/GET\/HEAD method cannot have body/);
+    await expect(runHttp({ method: 'GET', url: `${upstream.origin}/x`, headers: {}, body: 'no' }, limits())).rejects.toThrow(
+      /GET\/HEAD method cannot have body/,
+    );
     await expect(runHttp({ method: 'GET', url: upstream.origin.replace('://', '://user:pw@'), headers: {} }, limits())).rejects.toThrow(/credentials/);
     await expect(runHttp({ method: 'GET', url: 'http://127.0.0.1:6667/', headers: {} }, limits())).rejects.toThrow(/port 6667 is blocked/);
     expect(seen).toHaveLength(0);

@@ -36,15 +36,36 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
     app = await startDispatchApp(
       kind,
       [
-        { name: 'UP_ECHO', way: { method: 'POST', url: `${o}/echo?q={{q}}`, headers: { 'content-type': 'application/json', authorization: 'Bearer [UP_KEY]' }, body: { q: '{{q}}', n: '{{n}}' } }, args: { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } }, required: ['q'] } },
+        {
+          name: 'UP_ECHO',
+          way: {
+            method: 'POST',
+            url: `${o}/echo?q={{q}}`,
+            headers: { 'content-type': 'application/json', authorization: 'Bearer [UP_KEY]' },
+            body: { q: '{{q}}', n: '{{n}}' },
+          },
+          args: { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } }, required: ['q'] },
+        },
         { name: 'UP_GET', way: { method: 'GET', url: `${o}/get/{{id}}` }, args: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
         { name: 'UNBOUND', way: { method: 'GET', url: `${o}/x?key=[NOT_BOUND_KEY]` }, args: { type: 'object' } },
         { name: 'FAILS', way: { method: 'GET', url: `${o}/fail` } },
         { name: 'SLOW', way: { method: 'GET', url: `${o}/slow` } },
         { name: 'BIG', way: { method: 'GET', url: `${o}/big` } },
         { name: 'SNIPPET', way: { method: 'CODE', language: 'javascript', code: 'export default () => 1' } },
-        { name: 'ECHO', kind: 'builtin', way: { method: 'CODE', language: 'javascript', code: 'export default async (args) => args;' }, args: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
-        { name: 'SEQ', way: [{ method: 'GET', url: `${o}/one` }, { method: 'GET', url: `${o}/fail` }, { method: 'GET', url: `${o}/three` }] },
+        {
+          name: 'ECHO',
+          kind: 'builtin',
+          way: { method: 'CODE', language: 'javascript', code: 'export default async (args) => args;' },
+          args: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        },
+        {
+          name: 'SEQ',
+          way: [
+            { method: 'GET', url: `${o}/one` },
+            { method: 'GET', url: `${o}/fail` },
+            { method: 'GET', url: `${o}/three` },
+          ],
+        },
       ],
       { DIRLEDGER_SECRET_UP_KEY: SECRET, DISPATCH_TIMEOUT_MS: '500', DISPATCH_RESPONSE_MAX_BYTES: '200000' },
     );
@@ -56,7 +77,11 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
 
   it('a dispatched HTTP call is exactly four events: request in, call out, response in, answer out', async () => {
     seen.length = 0;
-    const r = await app.post('/api/tools/UP_ECHO', { q: 'a b&c', n: 3 }, { 'x-dirledger-session': 's-1', 'x-dirledger-task': 't-1', 'x-dirledger-agent': 'agent-7' });
+    const r = await app.post(
+      '/api/tools/UP_ECHO',
+      { q: 'a b&c', n: 3 },
+      { 'x-dirledger-session': 's-1', 'x-dirledger-task': 't-1', 'x-dirledger-agent': 'agent-7' },
+    );
     expect(r.status).toBe(200);
     expect(r.body.outcome).toBe('OK');
     expect(r.body.status).toBe(200);
@@ -106,7 +131,12 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
     const r = await app.post('/api/dispatch', { tool: 'UP_ECHO', args: { q: 'dry' }, dryRun: true });
     expect(r.body.outcome).toBe('DRY_RUN');
     expect(r.body.requests).toEqual([
-      { method: 'POST', url: `${upstream.origin}/echo?q=dry`, headers: { 'content-type': 'application/json', authorization: 'Bearer [UP_KEY]' }, body: { q: 'dry' } },
+      {
+        method: 'POST',
+        url: `${upstream.origin}/echo?q=dry`,
+        headers: { 'content-type': 'application/json', authorization: 'Bearer [UP_KEY]' },
+        body: { q: 'dry' },
+      },
     ]);
     expect(seen).toHaveLength(0);
     const events = await app.events(r.body.actionId);
@@ -178,13 +208,17 @@ describe.each(databaseKinds)('dispatch over HTTP doors (%s)', (kind) => {
 
   it('a body over the payload limit is answered 413 and recorded MISSING', async () => {
     const big = 'x'.repeat(app.config.PAYLOAD_MAX_BYTES + 10);
-    const r = await fetch(`${app.origin}/api/tools/UP_ECHO`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `big-${kind}` }, body: big });
+    const r = await fetch(`${app.origin}/api/tools/UP_ECHO`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `big-${kind}` },
+      body: big,
+    });
     expect(r.status).toBe(413);
     const events = await app.events(`big-${kind}`);
     expect(events.map((e) => `${e.kind}/${e.payloadState}`)).toEqual(['REQUEST/MISSING', 'RESPONSE/COMPLETE']);
   });
 
-  it('health checks are not recorded; a Directory read is (issue 15: only the Ledger\'s own reads go unrecorded)', async () => {
+  it("health checks are not recorded; a Directory read is (issue 15: only the Ledger's own reads go unrecorded)", async () => {
     const before = await app.app.services.db.prisma.ledgerEvent.count();
     await fetch(`${app.origin}/healthz`);
     await app.app.services.writer.flush();

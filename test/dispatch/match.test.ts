@@ -30,7 +30,12 @@ const EventMatch = graphql(`
 describe('compareCalls (the pure core)', () => {
   const expected = { method: 'POST', url: 'http://h/x?a=1', headers: { 'Content-Type': 'application/json', 'x-api-key': '[K]' }, body: '{"a":1,"b":2}' };
   it('ignores header-name case, client-added headers, JSON key order and method case', () => {
-    const recorded = { method: 'post', url: 'http://h/x?a=1', headers: { 'content-type': 'application/json', 'X-API-KEY': '[K]', 'user-agent': 'curl/8', 'content-length': '13', host: 'h' }, body: '{ "b": 2, "a": 1 }' };
+    const recorded = {
+      method: 'post',
+      url: 'http://h/x?a=1',
+      headers: { 'content-type': 'application/json', 'X-API-KEY': '[K]', 'user-agent': 'curl/8', 'content-length': '13', host: 'h' },
+      body: '{ "b": 2, "a": 1 }',
+    };
     expect(compareCalls(expected, recorded)).toEqual({ matches: true, differences: [] });
   });
   it('lists a missing contract header and a client header the contract sets', () => {
@@ -62,7 +67,12 @@ describe.each(databaseKinds)('LedgerEvent.matchesContract (%s)', (kind) => {
       [
         {
           name: 'UP_MATCH',
-          way: { method: 'POST', url: `${upstream.origin}/items?q={{q}}`, headers: { 'X-Api-Key': '[UP_KEY]', 'x-trace': 'fixed' }, body: { q: '{{q}}', n: '{{n}}' } },
+          way: {
+            method: 'POST',
+            url: `${upstream.origin}/items?q={{q}}`,
+            headers: { 'X-Api-Key': '[UP_KEY]', 'x-trace': 'fixed' },
+            body: { q: '{{q}}', n: '{{n}}' },
+          },
           args: { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } }, required: ['q'] },
         },
       ],
@@ -95,7 +105,11 @@ describe.each(databaseKinds)('LedgerEvent.matchesContract (%s)', (kind) => {
       payload: { state: 'COMPLETE', text: JSON.stringify(sent) },
       ...fields,
     };
-    const response = await fetch(`${app.origin}/ledger/batches`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: JSON.stringify({ collector: 'elsewhere', events: [event] }) });
+    const response = await fetch(`${app.origin}/ledger/batches`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ collector: 'elsewhere', events: [event] }),
+    });
     expect(response.status).toBe(200);
     const result = await app.op(EventMatch, { id });
     expect(result.errors).toBeUndefined();
@@ -123,7 +137,9 @@ describe.each(databaseKinds)('LedgerEvent.matchesContract (%s)', (kind) => {
   });
 
   it('the same call appended by another client (header case, client headers, secret value) matches', async () => {
-    const e = await append('match-replay', { headers: { 'Content-Type': 'application/json', 'X-API-KEY': SECRET, 'X-Trace': 'fixed', 'user-agent': 'curl/8.5', 'content-length': '20', host: 'x' } });
+    const e = await append('match-replay', {
+      headers: { 'Content-Type': 'application/json', 'X-API-KEY': SECRET, 'X-Trace': 'fixed', 'user-agent': 'curl/8.5', 'content-length': '20', host: 'x' },
+    });
     expect(e.headers).toMatchObject({ 'X-API-KEY': '[UP_KEY]' });
     expect(e.matchesContract).toEqual({ matches: true, differences: [] });
   });
@@ -150,6 +166,9 @@ describe.each(databaseKinds)('LedgerEvent.matchesContract (%s)', (kind) => {
 
   it('a hash that names no stored contract is a difference', async () => {
     const e = await append('match-unknown', { contract: { form: 'way', sha256: 'f'.repeat(64) } });
-    expect(e.matchesContract).toEqual({ matches: false, differences: [{ part: 'contract', expected: `a stored contract with sha256 ${'f'.repeat(64)}`, recorded: null }] });
+    expect(e.matchesContract).toEqual({
+      matches: false,
+      differences: [{ part: 'contract', expected: `a stored contract with sha256 ${'f'.repeat(64)}`, recorded: null }],
+    });
   });
 });

@@ -18,7 +18,10 @@ export async function startMcpUpstream(secret = '', arrived?: Arrival): Promise<
     const withBody = arrived?.(req.method!);
     const mcp = new McpServer({ name: 'test-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
     mcp.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
-      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `started, sleeping ${ms} ms${secret && ` with ${secret}`}` } });
+      await extra.sendNotification({
+        method: 'notifications/message',
+        params: { level: 'info', data: `started, sleeping ${ms} ms${secret && ` with ${secret}`}` },
+      });
       await new Promise((resolve) => setTimeout(resolve, ms));
       return { content: [{ type: 'text', text: JSON.stringify({ slept: ms }) }] };
     });

@@ -34,7 +34,11 @@ async function keyedDataDir(): Promise<{ dataDir: string; mint(...caveats: strin
 
 /** Runs `dirledger mcp` in process with no token until it exits. */
 function stdioExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [cliBin, 'mcp'], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliBin, 'mcp'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
@@ -163,7 +167,11 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
 
   it('records the invocation headers, and refuses a cursor it did not give', async () => {
     const client = new Client({ name: 'dirledger-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', t.origin), { requestInit: { headers: { 'x-dirledger-session': 'mcp-session', 'x-dirledger-agent': 'tester', ...t.auth } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', t.origin), {
+        requestInit: { headers: { 'x-dirledger-session': 'mcp-session', 'x-dirledger-agent': 'tester', ...t.auth } },
+      }),
+    );
     try {
       const result = await client.callTool({ name: 'ECHO', arguments: { text: 'with a session' } });
       const actionId = (result.structuredContent as any).actionId;
@@ -242,44 +250,56 @@ describe('the /mcp body limit', () => {
 });
 
 describe('`dirledger mcp` in process (no URL): the cores on the configured database', () => {
-  it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: runs the tool and records MCP_STDIO request IN and answer OUT in that database', async () => {
-    const { createTestDatabase } = await import('../helpers/database.ts');
-    const db = await createTestDatabase('postgres');
-    const { dataDir, mint } = await keyedDataDir();
-    try {
-      const { client, connect, stderr } = stdioClient({ DATABASE_URL: db.url!, DATA_DIR: dataDir, DIRLEDGER_TOKEN: mint() });
-      await connect().catch((error) => {
-        throw new Error(`${error.message}\n${stderr()}`);
-      });
-      const result = await client.callTool({ name: 'ECHO', arguments: { text: 'in process' } });
-      const structured = result.structuredContent as any;
-      expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'in process' } });
-      await client.close();
-      const events = await db.prisma.ledgerEvent.findMany({ where: { actionId: structured.actionId }, orderBy: { position: 'asc' } });
-      expect(events.find((e) => e.kind === 'REQUEST' && e.direction === 'IN')).toMatchObject({ tool: 'ECHO', metadata: { door: 'MCP_STDIO' } });
-      expect(events.find((e) => e.kind === 'RESPONSE' && e.direction === 'OUT')).toMatchObject({ tool: 'ECHO', status: '200' });
-    } finally {
-      await db.drop();
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  }, 120_000);
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'on PostgreSQL: runs the tool and records MCP_STDIO request IN and answer OUT in that database',
+    async () => {
+      const { createTestDatabase } = await import('../helpers/database.ts');
+      const db = await createTestDatabase('postgres');
+      const { dataDir, mint } = await keyedDataDir();
+      try {
+        const { client, connect, stderr } = stdioClient({ DATABASE_URL: db.url!, DATA_DIR: dataDir, DIRLEDGER_TOKEN: mint() });
+        await connect().catch((error) => {
+          throw new Error(`${error.message}\n${stderr()}`);
+        });
+        const result = await client.callTool({ name: 'ECHO', arguments: { text: 'in process' } });
+        const structured = result.structuredContent as any;
+        expect(structured).toMatchObject({ tool: 'ECHO', outcome: 'OK', output: { text: 'in process' } });
+        await client.close();
+        const events = await db.prisma.ledgerEvent.findMany({ where: { actionId: structured.actionId }, orderBy: { position: 'asc' } });
+        expect(events.find((e) => e.kind === 'REQUEST' && e.direction === 'IN')).toMatchObject({ tool: 'ECHO', metadata: { door: 'MCP_STDIO' } });
+        expect(events.find((e) => e.kind === 'RESPONSE' && e.direction === 'OUT')).toMatchObject({ tool: 'ECHO', status: '200' });
+      } finally {
+        await db.drop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 
-  it.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL: without DIRLEDGER_TOKEN it records the refusal, says why on stderr and exits 4', async () => {
-    const { createTestDatabase } = await import('../helpers/database.ts');
-    const db = await createTestDatabase('postgres');
-    const { dataDir } = await keyedDataDir();
-    try {
-      const { code, stderr } = await stdioExit({ DATABASE_URL: db.url!, DATA_DIR: dataDir });
-      expect(code).toBe(4);
-      expect(stderr).toContain('dirledger mcp: UNAUTHENTICATED: Missing or invalid credential. No token was sent');
-      const refusals = await db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
-      expect(refusals).toHaveLength(1);
-      expect(refusals[0]).toMatchObject({ status: 'REFUSED', url: 'stdio:dirledger mcp', metadata: { door: 'MCP_STDIO', limit: 'credential', reason: 'no credential was presented' } });
-    } finally {
-      await db.drop();
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  }, 120_000);
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'on PostgreSQL: without DIRLEDGER_TOKEN it records the refusal, says why on stderr and exits 4',
+    async () => {
+      const { createTestDatabase } = await import('../helpers/database.ts');
+      const db = await createTestDatabase('postgres');
+      const { dataDir } = await keyedDataDir();
+      try {
+        const { code, stderr } = await stdioExit({ DATABASE_URL: db.url!, DATA_DIR: dataDir });
+        expect(code).toBe(4);
+        expect(stderr).toContain('dirledger mcp: UNAUTHENTICATED: Missing or invalid credential. No token was sent');
+        const refusals = await db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
+        expect(refusals).toHaveLength(1);
+        expect(refusals[0]).toMatchObject({
+          status: 'REFUSED',
+          url: 'stdio:dirledger mcp',
+          metadata: { door: 'MCP_STDIO', limit: 'credential', reason: 'no credential was presented' },
+        });
+      } finally {
+        await db.drop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 
   it('on PGlite: a token signed by another key is refused and recorded, and the process exits 4 without serving', async () => {
     const { dataDir } = await keyedDataDir();
@@ -292,7 +312,9 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
       const db = await openDatabase({ dataDir: path.join(dataDir, 'pglite') });
       try {
         const refusals = await db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
-        expect(refusals.map((r) => r.metadata)).toEqual([expect.objectContaining({ door: 'MCP_STDIO', limit: 'credential', reason: 'the token was signed by another root key' })]);
+        expect(refusals.map((r) => r.metadata)).toEqual([
+          expect.objectContaining({ door: 'MCP_STDIO', limit: 'credential', reason: 'the token was signed by another root key' }),
+        ]);
       } finally {
         await db.close();
       }

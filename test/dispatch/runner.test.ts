@@ -8,7 +8,7 @@ import { startDispatchApp, type DispatchApp } from './helpers.ts';
 import { startMcpUpstream, type McpUpstream } from './mcp-upstream.ts';
 
 const CANARY = 'canary-7Qx9-secret-value-31337';
-const injections = ['; rm -rf /tmp/nothing-here', '$(touch /tmp/dirledger-pwned)', '`id`', 'line1\nline2', "it's \"quoted\" && echo no | cat > /tmp/x"];
+const injections = ['; rm -rf /tmp/nothing-here', '$(touch /tmp/dirledger-pwned)', '`id`', 'line1\nline2', 'it\'s "quoted" && echo no | cat > /tmp/x'];
 
 /** JSON-RPC lines, as a stdio MCP session writes them. */
 const jsonLines = (text: string) =>
@@ -32,7 +32,11 @@ const sseMessages = (text: string) =>
     .map((line) => JSON.parse(line.slice(6)));
 /** The SDK's POSTs of one action, each with its JSON-RPC body. */
 const rpcExchangesOf = (app: DispatchApp, events: any[]) =>
-  Promise.all(wireExchanges(events).filter((x) => x.request.method === 'POST').map(async (x) => ({ ...x, body: JSON.parse((await blobTextOf(app, x.request.payloadSha256))!) })));
+  Promise.all(
+    wireExchanges(events)
+      .filter((x) => x.request.method === 'POST')
+      .map(async (x) => ({ ...x, body: JSON.parse((await blobTextOf(app, x.request.payloadSha256))!) })),
+  );
 const toolsCallIn = async (app: DispatchApp, events: any[]) => (await rpcExchangesOf(app, events)).find((x) => x.body.method === 'tools/call')!;
 
 /**
@@ -82,15 +86,39 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     app = await startDispatchApp(
       kind,
       [
-        { name: 'ARGV', way: { method: 'CLI', command: `node -e "process.stdout.write(JSON.stringify(process.argv.slice(1)))" -- {{a}} 'literal {{b}}' x{{a}}y` }, args: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a', 'b'] } },
+        {
+          name: 'ARGV',
+          way: { method: 'CLI', command: `node -e "process.stdout.write(JSON.stringify(process.argv.slice(1)))" -- {{a}} 'literal {{b}}' x{{a}}y` },
+          args: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a', 'b'] },
+        },
         { name: 'EXIT3', way: { method: 'CLI', command: `node -e "process.exit(3)"` } },
         { name: 'PIPE', way: { method: 'CLI', command: 'date | cat' } },
-        { name: 'KEYED', way: { method: 'POST', url: `${o}/k`, headers: { 'x-key': '[CANARY_KEY]' }, body: { v: '{{v}}', k: 'key=[CANARY_KEY]' } }, args: { type: 'object', properties: { v: { type: 'string' } } } },
-        { name: 'RELAY', way: { method: 'POST', url: `${o}/relay`, body: { target: '{{target}}' } }, args: { type: 'object', properties: { target: { type: 'string' } } } },
-        { name: 'RELAY_HEADER', way: { method: 'GET', url: `${o}/h`, headers: { 'x-forward': '{{to}}' } }, args: { type: 'object', properties: { to: { type: 'string' } } } },
+        {
+          name: 'KEYED',
+          way: { method: 'POST', url: `${o}/k`, headers: { 'x-key': '[CANARY_KEY]' }, body: { v: '{{v}}', k: 'key=[CANARY_KEY]' } },
+          args: { type: 'object', properties: { v: { type: 'string' } } },
+        },
+        {
+          name: 'RELAY',
+          way: { method: 'POST', url: `${o}/relay`, body: { target: '{{target}}' } },
+          args: { type: 'object', properties: { target: { type: 'string' } } },
+        },
+        {
+          name: 'RELAY_HEADER',
+          way: { method: 'GET', url: `${o}/h`, headers: { 'x-forward': '{{to}}' } },
+          args: { type: 'object', properties: { to: { type: 'string' } } },
+        },
         { name: 'SHELL_RELAY', way: { method: 'CLI', command: 'curl {{url}}' }, args: { type: 'object', properties: { url: { type: 'string' } } } },
-        { name: 'MCP_ADD', way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
-        { name: 'MCP_STDIO_ADD', way: { method: 'MCP', server: stdioServer, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } }, args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        {
+          name: 'MCP_ADD',
+          way: { method: 'MCP', server: mcp.url, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } },
+          args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+        },
+        {
+          name: 'MCP_STDIO_ADD',
+          way: { method: 'MCP', server: stdioServer, tool: 'add', arguments: { a: '{{a}}', b: '{{b}}' } },
+          args: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+        },
         {
           name: 'MCP_STDIO_ARGV',
           way: { method: 'MCP', server: `${stdioServer} --flag 'two words' '$(not run)' --name={{name}}`, tool: 'argv', arguments: {} },
@@ -100,7 +128,11 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
         { name: 'MCP_STDIO_SHELL', way: { method: 'MCP', server: `${stdioServer} "$(touch /tmp/dirledger-pwned)"`, tool: 'argv', arguments: {} } },
         { name: 'MCP_FAIL', way: { method: 'MCP', server: mcp.url, tool: 'fail', arguments: {} } },
         { name: 'MCP_DOWN', way: { method: 'MCP', server: closedMcpUrl, tool: 'add', arguments: { a: 1, b: 2 } } },
-        { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] } },
+        {
+          name: 'MCP_SLOW',
+          way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } },
+          args: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
+        },
         { name: 'HOOKED', way: { method: 'POST', url: `${o}/hook`, body: { n: '{{n}}' } }, args: { type: 'object', properties: { n: { type: 'integer' } } } },
       ],
       { DIRLEDGER_SECRET_CANARY_KEY: CANARY, RETIRED_HOSTS: 'old.retired.example', LOG_LEVEL: 'debug', STREAM_CUTOFF_MS: '1500' },
@@ -166,7 +198,12 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(wire.length * 2 + 4).toBe(events.length);
     for (const { request, response } of wire) {
       expect(response, `response of ${request.method} ${request.url}`).toBeDefined();
-      expect(request).toMatchObject({ direction: 'OUT', tool: 'MCP_ADD', url: mcp.url, metadata: { via: 'MCP', contract: { form: call.contractForm, sha256: call.contractSha256 } } });
+      expect(request).toMatchObject({
+        direction: 'OUT',
+        tool: 'MCP_ADD',
+        url: mcp.url,
+        metadata: { via: 'MCP', contract: { form: call.contractForm, sha256: call.contractSha256 } },
+      });
       expect(request.contractSha256).toBeNull(); // the contract's rendering is the TOOL_CALL's, not this request's
     }
     const rpc = await rpcExchanges(events);
@@ -185,14 +222,27 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const r = await app.post('/api/tools/MCP_STDIO_ADD', { a: 2, b: 40 });
     expect(r.body).toMatchObject({ outcome: 'OK', status: 0, output: { sum: 42 } });
     const events = await app.events(r.body.actionId);
-    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual([
+      'REQUEST/IN',
+      'TOOL_CALL/OUT',
+      'REQUEST/OUT',
+      'RESPONSE/IN',
+      'TOOL_RESULT/IN',
+      'RESPONSE/OUT',
+    ]);
     const [, call, stdin, stdout, result] = events;
     expect(call).toMatchObject({ method: 'MCP', url: null, tool: 'MCP_STDIO_ADD' });
     expect(JSON.parse((await blobText(call.payloadSha256))!)).toMatchObject({ tool: 'add', arguments: { a: 2, b: 40 } });
     expect(result.metadata).toMatchObject({ mcpResult: { structuredContent: { sum: 42 } } });
     // stdin as written: the session's three lines, exactly as the SDK frames them.
     const argv = [process.execPath, path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')];
-    expect(stdin).toMatchObject({ method: 'STDIO', url: `stdio:${argv.join(' ')}`, tool: 'MCP_STDIO_ADD', payloadState: 'COMPLETE', metadata: { capture: 'stdio', via: 'MCP', argv, contract: { form: call.contractForm, sha256: call.contractSha256 } } });
+    expect(stdin).toMatchObject({
+      method: 'STDIO',
+      url: `stdio:${argv.join(' ')}`,
+      tool: 'MCP_STDIO_ADD',
+      payloadState: 'COMPLETE',
+      metadata: { capture: 'stdio', via: 'MCP', argv, contract: { form: call.contractForm, sha256: call.contractSha256 } },
+    });
     const written = (await blobText(stdin.payloadSha256))!;
     expect(written.endsWith('\n')).toBe(true);
     expect(jsonLines(written).map((m) => m.method)).toEqual(['initialize', 'notifications/initialized', 'tools/call']);
@@ -212,7 +262,14 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(missing.body).toMatchObject({ outcome: 'ERROR', error: { code: 'UPSTREAM_ERROR' } });
     expect(missing.body.error.message).toContain('ENOENT');
     const missingEvents = await app.events(missing.body.actionId);
-    expect(missingEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(missingEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual([
+      'REQUEST/IN',
+      'TOOL_CALL/OUT',
+      'REQUEST/OUT',
+      'RESPONSE/IN',
+      'TOOL_RESULT/IN',
+      'RESPONSE/OUT',
+    ]);
     expect(missingEvents[3]).toMatchObject({ method: 'STDIO', status: 'ERROR', payloadState: 'PARTIAL', payloadSize: 0n });
 
     // Shell syntax in the contract's command line is refused before anything is spawned.
@@ -237,7 +294,14 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     expect(down.body).toMatchObject({ outcome: 'ERROR', error: { code: 'UPSTREAM_ERROR' } });
     expect(down.body.error.message).toMatch(/^The call failed: /);
     const downEvents = await app.events(down.body.actionId);
-    expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'REQUEST/OUT', 'RESPONSE/IN', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
+    expect(downEvents.map((e) => `${e.kind}/${e.direction}`)).toEqual([
+      'REQUEST/IN',
+      'TOOL_CALL/OUT',
+      'REQUEST/OUT',
+      'RESPONSE/IN',
+      'TOOL_RESULT/IN',
+      'RESPONSE/OUT',
+    ]);
     // The initialize POST that found nobody: recorded whole before it was sent, and its response IN says ERROR.
     const [attempt] = wireExchanges(downEvents);
     expect(attempt!.request).toMatchObject({ method: 'POST', tool: 'MCP_DOWN', payloadState: 'COMPLETE', metadata: { via: 'MCP' } });
@@ -283,7 +347,10 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
   });
 
   it('GraphQL dispatch returns the same result and records four events', async () => {
-    const r = await app.gql('mutation($args: JSON) { dispatch(tool: "KEYED", args: $args, form: GRAPHQL_HTTP) { tool actionId outcome status output error { code message } } }', { args: { v: 'gql' } });
+    const r = await app.gql(
+      'mutation($args: JSON) { dispatch(tool: "KEYED", args: $args, form: GRAPHQL_HTTP) { tool actionId outcome status output error { code message } } }',
+      { args: { v: 'gql' } },
+    );
     expect(r.errors).toBeUndefined();
     expect(r.data.dispatch).toMatchObject({ tool: 'KEYED', outcome: 'OK', status: 200, output: { key: '[CANARY_KEY]' } });
     const events = await app.events(r.data.dispatch.actionId);
@@ -295,14 +362,22 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const restore = await makeLedgerUnavailable(kind, app);
     let down: Response;
     try {
-      down = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
+      down = await fetch(`${app.origin}/hooks/HOOKED`, {
+        method: 'POST',
+        headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` },
+        body: '{"n":1}',
+      });
     } finally {
       await restore();
     }
     expect(down.status).toBe(503);
     expect(down.headers.get('retry-after')).toBe('1');
     hits.length = 0;
-    const retry = await fetch(`${app.origin}/hooks/HOOKED`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` }, body: '{"n":1}' });
+    const retry = await fetch(`${app.origin}/hooks/HOOKED`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json', 'x-dirledger-action': `hook-${kind}` },
+      body: '{"n":1}',
+    });
     expect(retry.status).toBe(200);
     expect(hits).toHaveLength(1);
     const events = await app.events(`hook-${kind}`);
@@ -359,9 +434,16 @@ describe.each(databaseKinds)('the runner (%s)', (kind) => {
     const blobs = await Promise.all((await prisma.blob.findMany({ select: { sha256: true } })).map((b) => app.app.services.ledger.readBlob(b.sha256)));
     const logs = logLines.join('\n');
     expect(logs).toContain('key probe');
-    for (const [name, value] of [['root key', rootKey], ['admin token', app.token.slice(16, 60)], ['scoped token', scoped.slice(16, 60)]] as const) {
+    for (const [name, value] of [
+      ['root key', rootKey],
+      ['admin token', app.token.slice(16, 60)],
+      ['scoped token', scoped.slice(16, 60)],
+    ] as const) {
       expect(stored.includes(value), `${name} in an event`).toBe(false);
-      expect(blobs.some((b) => b?.includes(value)), `${name} in a blob`).toBe(false);
+      expect(
+        blobs.some((b) => b?.includes(value)),
+        `${name} in a blob`,
+      ).toBe(false);
       expect(logs.includes(value), `${name} in a log line`).toBe(false);
     }
     expect(stored).toContain('[DIRLEDGER_TOKEN]');
@@ -430,4 +512,3 @@ async function makeLedgerUnavailable(kind: string, app: DispatchApp): Promise<()
     ledger.append = original;
   };
 }
-

@@ -13,7 +13,9 @@ describe.each(databaseKinds)('MCP_ECHO through the server itself (%s)', (kind) =
   afterAll(() => t?.stop());
 
   const call = (token: string, actionId: string) =>
-    fetch(`${t.origin}/api/tools/MCP_ECHO?text=${encodeURIComponent('over mcp')}`, { headers: { authorization: `Bearer ${token}`, 'x-dirledger-action': actionId } }).then(async (r) => ({
+    fetch(`${t.origin}/api/tools/MCP_ECHO?text=${encodeURIComponent('over mcp')}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-dirledger-action': actionId },
+    }).then(async (r) => ({
       status: r.status,
       body: (await r.json()) as any,
     }));
@@ -28,7 +30,9 @@ describe.each(databaseKinds)('MCP_ECHO through the server itself (%s)', (kind) =
     const out = await t.app.services.db.prisma.ledgerEvent.findFirst({ where: { actionId: `self-${kind}`, kind: 'TOOL_CALL', direction: 'OUT' } });
     expect(out!.url).toBe(`${t.origin}/mcp`);
     expect(out!.headers).toMatchObject({ authorization: 'Bearer [DIRLEDGER_TOKEN]' });
-    const match = await t.gql<any>('query($id: ID!) { event(id: $id) { matchesContract { matches differences { part expected recorded } } } }', { id: out!.id });
+    const match = await t.gql<any>('query($id: ID!) { event(id: $id) { matchesContract { matches differences { part expected recorded } } } }', {
+      id: out!.id,
+    });
     expect(match.data.event.matchesContract).toEqual({ matches: true, differences: [] });
 
     // The SDK's wire traffic to /mcp is on the record too, the token a name in every header and byte.
@@ -48,7 +52,9 @@ describe.each(databaseKinds)('MCP_ECHO through the server itself (%s)', (kind) =
   it("the inner call is held to the caller's token: MCP_ECHO alone is not enough to reach ECHO", async () => {
     const innerRefusals = async () => {
       await t.app.services.writer.flush();
-      return (await t.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL', tool: 'ECHO' } })).filter((e) => (e.metadata as any).limit === 'tools');
+      return (await t.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL', tool: 'ECHO' } })).filter(
+        (e) => (e.metadata as any).limit === 'tools',
+      );
     };
     const before = (await innerRefusals()).length;
     const outerOnly = await call(t.mint('tools = MCP_ECHO'), `self-outer-${kind}`);

@@ -93,7 +93,12 @@ describe.each(databaseKinds)('streaming doors on %s', (kind) => {
   });
 
   it('graphql-ws still answers on /graphql beside /api/ws, and any other upgrade path is refused', async () => {
-    const client = createClient({ url: `${t.origin.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${t.token}` } });
+    const client = createClient({
+      url: `${t.origin.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${t.token}` },
+    });
     try {
       const result = await new Promise<any>((resolve, reject) => {
         let value: unknown;

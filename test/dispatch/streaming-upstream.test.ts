@@ -48,12 +48,16 @@ function upstream(): Promise<Upstream> {
       void held().then(() => res.end(`${SECRET.slice(cut)}"}\n\ndata: done\n\n`));
       return;
     }
-    writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 10), (i) => (i === 2 ? `,"key":"${SECRET}"` : ''));
+    writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 10), (i) =>
+      i === 2 ? `,"key":"${SECRET}"` : '',
+    );
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, release })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, release })),
+  );
 }
 
-const bytesOf = (chunks: any[]) => Buffer.concat(chunks.map((c) => Buffer.from(c.base64, "base64")));
+const bytesOf = (chunks: any[]) => Buffer.concat(chunks.map((c) => Buffer.from(c.base64, 'base64')));
 const redacted = (text: string) => text.split(SECRET).join('[UPSTREAM_KEY]');
 
 /** Reads an event-stream body into its events. */
@@ -61,7 +65,10 @@ function sseEvents(text: string) {
   return text
     .trim()
     .split('\n\n')
-    .map((block) => Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)])) as Record<string, string>);
+    .map(
+      (block) =>
+        Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)])) as Record<string, string>,
+    );
 }
 
 describe('streamed upstream answers through dispatch', () => {
@@ -81,10 +88,19 @@ describe('streamed upstream answers through dispatch', () => {
         { name: 'STREAM_SPLIT', way: { method: 'GET', url: `${up.url}/split` } },
         {
           name: 'MCP_STDIO_SLOW',
-          way: { method: 'MCP', server: `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`, tool: 'slow', arguments: { ms: '{{ms}}' } },
+          way: {
+            method: 'MCP',
+            server: `${process.execPath} ${path.join(import.meta.dirname, 'fixtures', 'mcp-stdio-upstream.mjs')}`,
+            tool: 'slow',
+            arguments: { ms: '{{ms}}' },
+          },
           args: { type: 'object', properties: { ms: { type: 'integer' } } },
         },
-        { name: 'MCP_SLOW', way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } }, args: { type: 'object', properties: { ms: { type: 'integer' } } } },
+        {
+          name: 'MCP_SLOW',
+          way: { method: 'MCP', server: mcp.url, tool: 'slow', arguments: { ms: '{{ms}}' } },
+          args: { type: 'object', properties: { ms: { type: 'integer' } } },
+        },
       ],
       // AUTHORITY off: this file is about streaming, not credentials.
       { STREAM_CUTOFF_MS: '300', DIRLEDGER_SECRET_UPSTREAM_KEY: SECRET, AUTHORITY: 'off' },
@@ -128,7 +144,11 @@ describe('streamed upstream answers through dispatch', () => {
     });
 
   it('REST: the upstream chunks reach the client before the upstream has finished', async () => {
-    const response = await fetch(`${app.origin}/api/tools/STREAM_HELD`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${app.origin}/api/tools/STREAM_HELD`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = response.body!.getReader();
@@ -145,7 +165,11 @@ describe('streamed upstream answers through dispatch', () => {
   });
 
   it('REST: a chunked upstream without a length streams too, with its own content type', async () => {
-    const response = await fetch(`${app.origin}/api/tools/STREAM_NDJSON`, { method: 'POST', headers: { ...app.auth, 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${app.origin}/api/tools/STREAM_NDJSON`, {
+      method: 'POST',
+      headers: { ...app.auth, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(response.headers.get('content-type')).toBe('application/x-ndjson');
     const reader = response.body!.getReader();
     expect(Buffer.from((await reader.read()).value!).toString()).toBe('{"line":1}\n');
@@ -257,7 +281,12 @@ describe('streamed upstream answers through dispatch', () => {
     expect(upstreamText.match(/^data: /gm)).toHaveLength(4);
     expect(upstreamText).not.toContain(SECRET);
     const result = JSON.parse(events.at(-1)!.data!);
-    expect(result).toMatchObject({ tool: 'STREAM_SSE', outcome: 'OK', status: 200, stream: { state: 'COMPLETE', size: Buffer.byteLength(upstreamText.replace('[UPSTREAM_KEY]', SECRET)), clientDisconnected: false } });
+    expect(result).toMatchObject({
+      tool: 'STREAM_SSE',
+      outcome: 'OK',
+      status: 200,
+      stream: { state: 'COMPLETE', size: Buffer.byteLength(upstreamText.replace('[UPSTREAM_KEY]', SECRET)), clientDisconnected: false },
+    });
     // streamCapture carries the upstream's bytes (what the ledger stores as the call's response), not the door's envelope.
     expect(bytesOf(sub.events).toString()).toBe(upstreamText);
     expect(sub.events.at(-1)).toMatchObject({ final: true, state: 'COMPLETE', sha256: result.stream.sha256 });
@@ -342,7 +371,7 @@ describe('streamed upstream answers through dispatch', () => {
     expect(result).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
   });
 
-  it("REST + streamCapture: an MCP server over stdio publishes its stdout as it arrives; cut at the cut-off, the final chunk and the stored stdout say PARTIAL", async () => {
+  it('REST + streamCapture: an MCP server over stdio publishes its stdout as it arrives; cut at the cut-off, the final chunk and the stored stdout say PARTIAL', async () => {
     const actionId = 'mcp-stdio-stream-cutoff';
     const { client, sub } = await watchStream(actionId);
     const gone = new AbortController();

@@ -34,7 +34,11 @@ export type TestApp = {
 };
 
 /** `logTo`: the server's log lines (at LOG_LEVEL, secrets redacted as in production) go there instead of nowhere. */
-export async function startTestApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}, options: { logTo?: DestinationStream; spoolIo?: SpoolIo } = {}): Promise<TestApp> {
+export async function startTestApp(
+  kind: DatabaseKind = 'pglite',
+  env: Record<string, string> = {},
+  options: { logTo?: DestinationStream; spoolIo?: SpoolIo } = {},
+): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-app-'));
   // Per-token rate limits are tested on their own; elsewhere one admin token makes many calls.
   const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0', ...env });

@@ -16,12 +16,33 @@ export function canarySpellings(value: string): { name: string; text: string }[]
   const bytes = [...Buffer.from(value)];
   const chars = [...value];
   const units = (c: string) => Array.from({ length: c.length }, (_, i) => c.charCodeAt(i));
-  const uEscape = (c: string, i = 0) => units(c).map((u) => `\\u${flip(u4(u), i)}`).join('');
+  const uEscape = (c: string, i = 0) =>
+    units(c)
+      .map((u) => `\\u${flip(u4(u), i)}`)
+      .join('');
   const percent = (c: string, i = 0) => [...Buffer.from(c)].map((b) => `%${flip(hex2(b), i)}`).join('');
   return [
     { name: 'raw', text: value },
-    { name: 'json-u-lower', text: chars.map((c) => units(c).map((u) => `\\u${u4(u)}`).join('')).join('') },
-    { name: 'json-u-upper', text: chars.map((c) => units(c).map((u) => `\\u${u4(u).toUpperCase()}`).join('')).join('') },
+    {
+      name: 'json-u-lower',
+      text: chars
+        .map((c) =>
+          units(c)
+            .map((u) => `\\u${u4(u)}`)
+            .join(''),
+        )
+        .join(''),
+    },
+    {
+      name: 'json-u-upper',
+      text: chars
+        .map((c) =>
+          units(c)
+            .map((u) => `\\u${u4(u).toUpperCase()}`)
+            .join(''),
+        )
+        .join(''),
+    },
     { name: 'json-slash', text: value.replace(/\//g, '\\/') },
     { name: 'json-mixed', text: chars.map((c, i) => (i % 3 === 1 ? uEscape(c, i) : c === '/' ? '\\/' : c)).join('') },
     { name: 'percent-upper', text: bytes.map((b) => `%${hex2(b).toUpperCase()}`).join('') },
@@ -78,7 +99,10 @@ export function canaryLeaks(haystack: string | Buffer | Uint8Array, value: strin
   const latin1 = typeof haystack === 'string' ? haystack : Buffer.from(haystack).toString('latin1');
   const utf8 = typeof haystack === 'string' ? haystack : Buffer.from(haystack).toString('utf8');
   const found: string[] = [];
-  for (const [form, text] of [['text', utf8], ['bytes', latin1]] as const) {
+  for (const [form, text] of [
+    ['text', utf8],
+    ['bytes', latin1],
+  ] as const) {
     if (decodeEscapes(text).includes(value)) found.push(`decoded ${form}`);
     if (form === 'bytes' && decodeEscapes(text).includes(Buffer.from(value).toString('latin1'))) found.push('decoded bytes (utf-8)');
   }

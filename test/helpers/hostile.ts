@@ -17,7 +17,12 @@ function withJson(answer: Omit<Answer, 'json'>): Answer {
 }
 
 /** One HTTP request with the admin token; fails after `timeoutMs` instead of hanging. */
-export async function send(t: TestApp, path: string, init: { method?: string; body?: string | Buffer; headers?: Record<string, string> } = {}, timeoutMs = 10_000): Promise<Answer> {
+export async function send(
+  t: TestApp,
+  path: string,
+  init: { method?: string; body?: string | Buffer; headers?: Record<string, string> } = {},
+  timeoutMs = 10_000,
+): Promise<Answer> {
   const started = performance.now();
   const request = () =>
     fetch(`${t.origin}${path}`, {

@@ -20,7 +20,11 @@ export async function twoInstances(env: Record<string, string>): Promise<{ a: Te
   const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', AUTH_RATE_PER_SECOND: '0', ...shared });
   const app = await buildApp(config, { db: await openDatabase({ url: a.db.url! }), logger: createLogger('silent') });
   const { url, port } = await app.start(0, '127.0.0.1');
-  const b = { app, url, origin: `http://127.0.0.1:${port}`, stop: async () => {
+  const b = {
+    app,
+    url,
+    origin: `http://127.0.0.1:${port}`,
+    stop: async () => {
       await app.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -34,4 +38,3 @@ export async function twoInstances(env: Record<string, string>): Promise<{ a: Te
     },
   };
 }
-

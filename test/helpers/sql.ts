@@ -20,14 +20,14 @@ export async function rawSql(db: TestDatabase): Promise<RawSql> {
   let close: RawSql['close'];
   if (db.kind === 'pglite') {
     const lite = db.pglite!;
-    query = async <T,>(sql: string, params: unknown[] = []) => (await lite.query<T>(sql, params)).rows;
+    query = async <T>(sql: string, params: unknown[] = []) => (await lite.query<T>(sql, params)).rows;
     exec = async (sql) => void (await lite.exec(sql));
     close = async () => {};
   } else {
     const client = new pg.Client({ connectionString: db.url });
     client.on('error', () => {});
     await client.connect();
-    query = async <T,>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[];
+    query = async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[];
     exec = async (sql) => void (await client.query(sql));
     close = () => client.end();
   }

@@ -14,7 +14,12 @@ const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).diges
 
 async function tableRows(sql: RawSql): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  for (const [table, order] of [['ledger_event', 'position'], ['blob', 'sha256'], ['ledger_batch', 'id'], ['collector', 'id']] as const) {
+  for (const [table, order] of [
+    ['ledger_event', 'position'],
+    ['blob', 'sha256'],
+    ['ledger_batch', 'id'],
+    ['collector', 'id'],
+  ] as const) {
     out[table] = (await sql.query<{ r: string }>(`SELECT row_to_json(t)::text AS r FROM ${table} t ORDER BY ${order}`)).map((x) => x.r);
   }
   return out;
@@ -51,9 +56,7 @@ describe.each(databaseKinds)('appending on %s', (kind) => {
       [4, 0, 4, 10n],
     ]);
     expect(new Set(results.map((r) => r.batchId)).size).toBe(3);
-    const stored = await sql.query<{ id: string; batch_id: string }>(
-      `SELECT id, batch_id::text FROM ledger_event WHERE id LIKE 'same-%' ORDER BY position`,
-    );
+    const stored = await sql.query<{ id: string; batch_id: string }>(`SELECT id, batch_id::text FROM ledger_event WHERE id LIKE 'same-%' ORDER BY position`);
     expect(stored.map((e) => e.id)).toEqual(['same-1', 'same-2', 'same-3', 'same-4']);
     expect(new Set(stored.map((e) => e.batch_id))).toEqual(new Set([results[0]!.batchId]));
     const batches = await sql.query<{ received: number; inserted: number; duplicates: number; position: string }>(
@@ -71,8 +74,7 @@ describe.each(databaseKinds)('appending on %s', (kind) => {
   });
 
   it("never moves a collector's delivered position backwards, even for a later batch with a lower position", async () => {
-    const position = async () =>
-      (await sql.query<{ p: string }>(`SELECT delivered_position::text AS p FROM collector WHERE id = 'collector-pos'`))[0]?.p;
+    const position = async () => (await sql.query<{ p: string }>(`SELECT delivered_position::text AS p FROM collector WHERE id = 'collector-pos'`))[0]?.p;
     expect((await t.ledger.append(batch('collector-pos', [event('pos-1')], 20))).position).toBe(20n);
     const lower = await t.ledger.append(batch('collector-pos', [event('pos-2')], 5));
     expect([lower.inserted, lower.position]).toEqual([1, 20n]);
@@ -109,7 +111,13 @@ describe.each(databaseKinds)('appending on %s', (kind) => {
       const batchesOf = (collector: string, from: number, to: number) => {
         const out = [];
         for (let start = from; start < to; start += 20) {
-          out.push(batch(collector, Array.from({ length: 20 }, (_, k) => ev(start + k)), (start - from) / 20 + 1));
+          out.push(
+            batch(
+              collector,
+              Array.from({ length: 20 }, (_, k) => ev(start + k)),
+              (start - from) / 20 + 1,
+            ),
+          );
         }
         return out;
       };

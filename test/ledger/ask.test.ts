@@ -70,7 +70,12 @@ const understood: [string, Expected][] = [
   ],
   [
     'events for turn 3 on 2026-11-20',
-    { filter: { turn: ['3'], occurredFrom: at('2026-11-20T00:00:00Z'), occurredTo: at('2026-11-21T00:00:00Z') }, grouping: null, measures: [], answer: 'EVENTS' },
+    {
+      filter: { turn: ['3'], occurredFrom: at('2026-11-20T00:00:00Z'), occurredTo: at('2026-11-21T00:00:00Z') },
+      grouping: null,
+      measures: [],
+      answer: 'EVENTS',
+    },
   ],
   [
     'cost this month by day',
@@ -89,12 +94,18 @@ const understood: [string, Expected][] = [
     'tokens for agent alice and bob in the past 2 days',
     { filter: { agent: ['alice', 'bob'], occurredFrom: at('2026-11-30T15:30:00Z') }, grouping: null, measures: ['TOKENS'], answer: 'TOTAL' },
   ],
-  ['requests by session last 7d', { filter: { kind: ['REQUEST'], occurredFrom: at('2026-11-25T15:30:00Z') }, grouping: 'SESSION', measures: [], answer: 'COUNTS' }],
+  [
+    'requests by session last 7d',
+    { filter: { kind: ['REQUEST'], occurredFrom: at('2026-11-25T15:30:00Z') }, grouping: 'SESSION', measures: [], answer: 'COUNTS' },
+  ],
   [
     'show me errors for tool web.search before 2026-11-01',
     { filter: { status: ['ERROR'], tool: ['web.search'], occurredTo: at('2026-11-01T00:00:00Z') }, grouping: null, measures: [], answer: 'EVENTS' },
   ],
-  ['how many events per kind until 2026-11-30', { filter: { occurredTo: at('2026-12-01T00:00:00Z') }, grouping: 'KIND', measures: ['EVENTS'], answer: 'COUNTS' }],
+  [
+    'how many events per kind until 2026-11-30',
+    { filter: { occurredTo: at('2026-12-01T00:00:00Z') }, grouping: 'KIND', measures: ['EVENTS'], answer: 'COUNTS' },
+  ],
   [
     'daily cost for task T-17 this year',
     {
@@ -105,16 +116,35 @@ const understood: [string, Expected][] = [
     },
   ],
   ['spend by turn in the last hour', { filter: { occurredFrom: at('2026-12-02T14:30:00Z') }, grouping: 'TURN', measures: ['COST'], answer: 'COUNTS' }],
-  ['refusals by task in the last 3 months', { filter: { kind: ['REFUSAL'], occurredFrom: at('2026-09-02T15:30:00Z') }, grouping: 'TASK', measures: [], answer: 'COUNTS' }],
-  ['what happened this hour', { filter: { occurredFrom: at('2026-12-02T15:00:00Z'), occurredTo: at('2026-12-02T16:00:00Z') }, grouping: null, measures: [], answer: 'EVENTS' }],
-  ['count of tool calls by status for model m-a', { filter: { kind: ['TOOL_CALL'], model: ['m-a'] }, grouping: 'STATUS', measures: ['EVENTS'], answer: 'COUNTS' }],
-  ['hourly tokens and cost of requests and responses', { filter: { kind: ['REQUEST', 'RESPONSE'] }, grouping: 'HOUR', measures: ['TOKENS', 'COST'], answer: 'COUNTS' }],
-  ['errors with agent "build bot" within the last week', { filter: { status: ['ERROR'], agent: ['build bot'], occurredFrom: at('2026-11-25T15:30:00Z') }, grouping: null, measures: [], answer: 'EVENTS' }],
+  [
+    'refusals by task in the last 3 months',
+    { filter: { kind: ['REFUSAL'], occurredFrom: at('2026-09-02T15:30:00Z') }, grouping: 'TASK', measures: [], answer: 'COUNTS' },
+  ],
+  [
+    'what happened this hour',
+    { filter: { occurredFrom: at('2026-12-02T15:00:00Z'), occurredTo: at('2026-12-02T16:00:00Z') }, grouping: null, measures: [], answer: 'EVENTS' },
+  ],
+  [
+    'count of tool calls by status for model m-a',
+    { filter: { kind: ['TOOL_CALL'], model: ['m-a'] }, grouping: 'STATUS', measures: ['EVENTS'], answer: 'COUNTS' },
+  ],
+  [
+    'hourly tokens and cost of requests and responses',
+    { filter: { kind: ['REQUEST', 'RESPONSE'] }, grouping: 'HOUR', measures: ['TOKENS', 'COST'], answer: 'COUNTS' },
+  ],
+  [
+    'errors with agent "build bot" within the last week',
+    { filter: { status: ['ERROR'], agent: ['build bot'], occurredFrom: at('2026-11-25T15:30:00Z') }, grouping: null, measures: [], answer: 'EVENTS' },
+  ],
 ];
 
 const notUnderstood: [string, string[], Partial<Expected>][] = [
   ['show me the weather by color', ['weather', 'by', 'color'], { filter: {}, grouping: null, answer: 'EVENTS' }],
-  ['errors today and yesterday', ['yesterday'], { filter: { status: ['ERROR'], occurredFrom: at('2026-12-02T00:00:00Z'), occurredTo: at('2026-12-03T00:00:00Z') } }],
+  [
+    'errors today and yesterday',
+    ['yesterday'],
+    { filter: { status: ['ERROR'], occurredFrom: at('2026-12-02T00:00:00Z'), occurredTo: at('2026-12-03T00:00:00Z') } },
+  ],
   ['cost by model by tool', ['by', 'tool'], { grouping: 'MODEL', measures: ['COST'] }],
   ['tool calls for task', ['task'], { filter: { kind: ['TOOL_CALL'] } }],
   ['errors since last tuesday', ['since', 'last', 'tuesday'], { filter: { status: ['ERROR'] } }],

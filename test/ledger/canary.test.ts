@@ -126,9 +126,19 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
         }),
       );
       // Dispatch: an unknown tool named by it, args holding it, and every invocation header.
-      const invocation = { 'x-dirledger-session': text, 'x-dirledger-task': text, 'x-dirledger-agent': text, 'x-dirledger-turn': text, 'x-dirledger-action': `a-${n}-${text}` };
+      const invocation = {
+        'x-dirledger-session': text,
+        'x-dirledger-task': text,
+        'x-dirledger-agent': text,
+        'x-dirledger-turn': text,
+        'x-dirledger-action': `a-${n}-${text}`,
+      };
       await send(`dispatch unknown ${name}`, '/api/dispatch', json({ tool: text, args: { key: text } }, invocation));
-      await send(`dispatch echo ${name}`, '/api/dispatch', json({ tool: 'ECHO_UP', args: { i: n, x: text } }, { ...invocation, 'x-dirledger-action': `b-${n}-${text}` }));
+      await send(
+        `dispatch echo ${name}`,
+        '/api/dispatch',
+        json({ tool: 'ECHO_UP', args: { i: n, x: text } }, { ...invocation, 'x-dirledger-action': `b-${n}-${text}` }),
+      );
       await send(`dispatch fail ${name}`, '/api/dispatch', json({ tool: 'FAIL_UP', args: { i: n } }));
       // A streamed answer with the spelling cut across two chunks.
       await send(`stream ${name}`, `/api/tools/STREAM_SPLIT?i=${n}`);
@@ -139,20 +149,29 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
       await send(
         `mcp ${name}`,
         '/mcp',
-        json({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: text, arguments: { key: text } } }, { accept: 'application/json, text/event-stream' }),
+        json(
+          { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: text, arguments: { key: text } } },
+          { accept: 'application/json, text/event-stream' },
+        ),
       );
       // GraphQL: dispatch mutation with an unknown tool.
       await send(
         `graphql ${name}`,
         '/graphql',
-        json({ query: 'mutation($tool: String!, $args: JSON) { dispatch(tool: $tool, args: $args) { outcome } }', variables: { tool: text, args: { key: text } } }, invocation),
+        json(
+          { query: 'mutation($tool: String!, $args: JSON) { dispatch(tool: $tool, args: $args) { outcome } }', variables: { tool: text, args: { key: text } } },
+          invocation,
+        ),
       );
     }
   }
 
   it('every door answered without a 5xx, and recorded the canary as [CANARY]', async () => {
     expect(statuses.length).toBe(spellings.length * 9);
-    expect(statuses.filter(([, status]) => status >= 500 && status !== 502), JSON.stringify(statuses.filter(([, s]) => s >= 500))).toEqual([]);
+    expect(
+      statuses.filter(([, status]) => status >= 500 && status !== 502),
+      JSON.stringify(statuses.filter(([, s]) => s >= 500)),
+    ).toEqual([]);
     const sql = await rawSql(app.db);
     try {
       const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_event WHERE 'CANARY' = ANY(redacted_secrets)`);
@@ -165,7 +184,10 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
 
   it('a hash column that spells the canary (hex) is refused with a 400 naming the field', async () => {
     const hex = Buffer.from(CANARY).toString('hex').padEnd(64, '0');
-    const response = await fetch(`${app.origin}/ledger/batches`, json({ collector: 'hash', events: [event('hash-1', { contract: { form: 'curl', sha256: hex } })] }, app.auth));
+    const response = await fetch(
+      `${app.origin}/ledger/batches`,
+      json({ collector: 'hash', events: [event('hash-1', { contract: { form: 'curl', sha256: hex } })] }, app.auth),
+    );
     const body = (await response.json()) as { error: { code: string; message: string } };
     expect(response.status).toBe(400);
     expect(body.error.code).toBe('BAD_INPUT');
@@ -175,7 +197,9 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
   it('no column of any table holds it in any spelling', async () => {
     const sql = await rawSql(app.db);
     try {
-      const tables = await sql.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`);
+      const tables = await sql.query<{ name: string }>(
+        `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+      );
       expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['ledger_event', 'ledger_batch', 'collector', 'blob', 'token_uses']));
       for (const { name } of tables) {
         const rows = await sql.query<{ r: string }>(`SELECT row_to_json(x)::text AS r FROM "${name}" x`);
@@ -202,13 +226,16 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
     }
     const root = path.join(app.dataDir, 'blobs');
     const files = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
-    for (const file of files.filter((d) => d.isFile())) expect(canaryLeaks(await readFile(path.join(file.parentPath, file.name)), CANARY), file.name).toEqual([]);
+    for (const file of files.filter((d) => d.isFile()))
+      expect(canaryLeaks(await readFile(path.join(file.parentPath, file.name)), CANARY), file.name).toEqual([]);
   });
 
   it.runIf(kind === 'postgres')('a full pg_dump of the database holds it nowhere', async () => {
-    const { stdout } = await promisify(execFile)('pg_dump', ['--no-owner', app.db.url!], { maxBuffer: 256 * 1024 * 1024, encoding: 'buffer' }).catch((error: Error) => {
-      throw new Error(`pg_dump failed (${error.message.split('\n')[0]}); the SELECT of every column above still ran`);
-    });
+    const { stdout } = await promisify(execFile)('pg_dump', ['--no-owner', app.db.url!], { maxBuffer: 256 * 1024 * 1024, encoding: 'buffer' }).catch(
+      (error: Error) => {
+        throw new Error(`pg_dump failed (${error.message.split('\n')[0]}); the SELECT of every column above still ran`);
+      },
+    );
     expect(stdout.length).toBeGreaterThan(10_000);
     expect(canaryLeaks(stdout, CANARY)).toEqual([]);
   });

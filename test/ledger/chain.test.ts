@@ -12,13 +12,49 @@ import { rawSql, type RawSql } from '../helpers/sql.ts';
 // The documented canonical form, written out independently of src/ledger/chain.ts.
 const ms = (c: string) => `(extract(epoch FROM ${c}) * 1000)::bigint::text`;
 const documentedEventColumns = [
-  'id', 'position::text', 'kind', 'direction::text', 'action_id', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status',
-  'method', 'url', 'headers::text', 'cost_usd::text', 'input_tokens::text', 'output_tokens::text', ms('occurred_at'),
-  ms('recorded_at'), 'batch_id::text', 'payload_state::text', 'payload_sha256::text', 'payload_size::text',
-  'payload_encoding::text', 'artifact_uri', 'artifact_sha256::text', 'redacted_secrets::text', 'metadata::text',
-  'contract_form', 'contract_sha256::text',
+  'id',
+  'position::text',
+  'kind',
+  'direction::text',
+  'action_id',
+  'tool',
+  'session',
+  'turn',
+  'task',
+  'agent',
+  'model',
+  'status',
+  'method',
+  'url',
+  'headers::text',
+  'cost_usd::text',
+  'input_tokens::text',
+  'output_tokens::text',
+  ms('occurred_at'),
+  ms('recorded_at'),
+  'batch_id::text',
+  'payload_state::text',
+  'payload_sha256::text',
+  'payload_size::text',
+  'payload_encoding::text',
+  'artifact_uri',
+  'artifact_sha256::text',
+  'redacted_secrets::text',
+  'metadata::text',
+  'contract_form',
+  'contract_sha256::text',
 ];
-const documentedBatchColumns = ['id::text', 'collector', 'position::text', 'received::text', 'inserted::text', 'duplicates::text', 'bytes::text', ms('received_at'), 'chain_seq::text'];
+const documentedBatchColumns = [
+  'id::text',
+  'collector',
+  'position::text',
+  'received::text',
+  'inserted::text',
+  'duplicates::text',
+  'bytes::text',
+  ms('received_at'),
+  'chain_seq::text',
+];
 const int32 = (n: number) => {
   const b = Buffer.alloc(4);
   b.writeInt32BE(n);
@@ -26,7 +62,10 @@ const int32 = (n: number) => {
 };
 /** Field count, then per field: OID 25 (text), byte length or -1 for NULL, the UTF-8 bytes. */
 const fieldList = (values: (string | null)[]) =>
-  Buffer.concat([int32(values.length), ...values.flatMap((v) => (v === null ? [int32(25), int32(-1)] : [int32(25), int32(Buffer.byteLength(v)), Buffer.from(v, 'utf8')]))]);
+  Buffer.concat([
+    int32(values.length),
+    ...values.flatMap((v) => (v === null ? [int32(25), int32(-1)] : [int32(25), int32(Buffer.byteLength(v)), Buffer.from(v, 'utf8')])),
+  ]);
 const sha256 = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
 
 /** Recomputes every chained batch's link from the rows, as an outside auditor would. */
@@ -69,10 +108,22 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     await t.ledger.append(batch('c1', [event('a1'), event('a2', { tool: 'ECHO', metadata: { b: 1, a: [true, null, 'x'] } })], 2));
     // Awkward values: NULL next to empty strings, non-ASCII, a number the column normalises, a whole duplicate batch.
     await t.ledger.append(
-      batch('c1', [
-        event('a3', { tool: 'ECHO', metadata: { empty: '', none: null }, session: 'sé ssion ✓', costUsd: '0.5', inputTokens: 7, headers: { 'x-k': 'v' }, payload: { state: 'NONE' } }),
-        event('a4', { payload: { state: 'ARTIFACT', artifactUri: 'file:///x', artifactSha256: 'a'.repeat(64) } }),
-      ], 4),
+      batch(
+        'c1',
+        [
+          event('a3', {
+            tool: 'ECHO',
+            metadata: { empty: '', none: null },
+            session: 'sé ssion ✓',
+            costUsd: '0.5',
+            inputTokens: 7,
+            headers: { 'x-k': 'v' },
+            payload: { state: 'NONE' },
+          }),
+          event('a4', { payload: { state: 'ARTIFACT', artifactUri: 'file:///x', artifactSha256: 'a'.repeat(64) } }),
+        ],
+        4,
+      ),
     );
     await t.ledger.append(batch('c1', [event('a1')], 1));
     await Promise.all([1, 2, 3].map((n) => t.ledger.append(batch(`c${n + 1}`, [event(`p${n}a`), event(`p${n}b`)], 2))));
@@ -91,7 +142,7 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
     expect(ranged).toMatchObject({ ok: true, batches: 1, events: 2, firstSeq: 2n, lastSeq: 2n });
   });
 
-  it('takes a timestamp\'s text with the cheaper float expression exactly as documented, for every millisecond timestamp', async () => {
+  it("takes a timestamp's text with the cheaper float expression exactly as documented, for every millisecond timestamp", async () => {
     // The append statement reads epoch milliseconds through date_part (float8), cheaper than extract (numeric): for
     // timestamptz(3) values the two must give the same decimal, or batches chained before the change would no longer verify.
     const appendSql = EVENT_FIELDS.find((f) => f.column === 'occurred_at')!.sql.replaceAll('occurred_at', 't');
@@ -121,7 +172,13 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
 
   it('verifies across event pages (5,000 a page, the next read while one is hashed) and names a change on a later page', async () => {
     for (let b = 0; b < 12; b++) {
-      await t.ledger.append(batch('pages', Array.from({ length: 500 }, (_, i) => event(`pg-${b}-${i}`, { payload: { state: 'NONE' } })), (b + 1) * 500));
+      await t.ledger.append(
+        batch(
+          'pages',
+          Array.from({ length: 500 }, (_, i) => event(`pg-${b}-${i}`, { payload: { state: 'NONE' } })),
+          (b + 1) * 500,
+        ),
+      );
     }
     expect(await verifyLedger(t.db.sql)).toMatchObject({ ok: true, problemCount: 0 });
     const [late] = await sql.query<{ position: string }>("SELECT position::text FROM ledger_event WHERE id = 'pg-11-499'");
@@ -129,7 +186,9 @@ describe.each(databaseKinds)('the hash chain on %s', (kind) => {
       UPDATE ledger_event SET session = 'rewritten' WHERE id = 'pg-11-499';
       SET session_replication_role = origin;`);
     const after = await verifyLedger(t.db.sql);
-    expect(after.problems).toEqual([expect.objectContaining({ kind: 'EVENT_CHANGED', eventId: 'pg-11-499', position: BigInt(late!.position), columns: ['session'] })]);
+    expect(after.problems).toEqual([
+      expect.objectContaining({ kind: 'EVENT_CHANGED', eventId: 'pg-11-499', position: BigInt(late!.position), columns: ['session'] }),
+    ]);
     await sql.exec(`SET session_replication_role = replica;
       UPDATE ledger_event SET session = NULL WHERE id = 'pg-11-499';
       SET session_replication_role = origin;`);

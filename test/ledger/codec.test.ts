@@ -8,7 +8,11 @@ import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, smallPayloadCodec } from '../../src/ledger/payload.ts';
 
-const payload = Buffer.from(JSON.stringify({ messages: Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}: read the file and summarise it` })) }));
+const payload = Buffer.from(
+  JSON.stringify({
+    messages: Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}: read the file and summarise it` })),
+  }),
+);
 const require = createRequire(import.meta.url);
 const zstdCommand = spawnSync('zstd', ['--version']).status === 0;
 
@@ -31,7 +35,9 @@ describe('inline codecs', () => {
       expect(sync.data.equals(async.data)).toBe(true);
       expect((await decodeInline(sync.codec, sync.data)).equals(bytes)).toBe(true);
     }
-    expect(() => encodeSmallInline(Buffer.alloc(SYNC_DEFLATE_MAX_BYTES + 1))).toThrow(`encodeSmallInline takes at most ${SYNC_DEFLATE_MAX_BYTES} bytes, got ${SYNC_DEFLATE_MAX_BYTES + 1}`);
+    expect(() => encodeSmallInline(Buffer.alloc(SYNC_DEFLATE_MAX_BYTES + 1))).toThrow(
+      `encodeSmallInline takes at most ${SYNC_DEFLATE_MAX_BYTES} bytes, got ${SYNC_DEFLATE_MAX_BYTES + 1}`,
+    );
     const large = await encodeInline(Buffer.alloc(SYNC_DEFLATE_MAX_BYTES + 1, 'ab'));
     expect(large.codec).toBe('deflate-raw');
   });

@@ -65,7 +65,24 @@ async function expectWhole(t: TestApp, actionId: string, args: unknown, door: st
 
 describe('storable text: the escape', () => {
   it('round-trips NUL, lone surrogates, backslashes and strings that already start with the mark; leaves other text alone', () => {
-    const samples = ['', 'plain', 'ümlaut 😀', '\u0000', 'a\u0000b', '\ud800', '\udfff', 'x\ud800\ud800y', '\udc00\ud800', MARK, `${MARK}plain`, `${MARK}\\0`, '\\0', '\\u0000\u0000', '\\', `\\${MARK}\u0000`];
+    const samples = [
+      '',
+      'plain',
+      'ümlaut 😀',
+      '\u0000',
+      'a\u0000b',
+      '\ud800',
+      '\udfff',
+      'x\ud800\ud800y',
+      '\udc00\ud800',
+      MARK,
+      `${MARK}plain`,
+      `${MARK}\\0`,
+      '\\0',
+      '\\u0000\u0000',
+      '\\',
+      `\\${MARK}\u0000`,
+    ];
     for (const s of samples) {
       const stored = encodeText(s);
       expect(stored.includes('\u0000'), JSON.stringify(s)).toBe(false);
@@ -73,7 +90,7 @@ describe('storable text: the escape', () => {
       expect(decodeText(stored), JSON.stringify(s)).toBe(s);
     }
     for (const s of ['plain', 'ümlaut 😀', '\\0', '']) expect(encodeText(s)).toBe(s);
-    const value = { a: ['\u0000', { '\ud800k': 'v' }], plain: 1, '__proto__': 'own' };
+    const value = { a: ['\u0000', { '\ud800k': 'v' }], plain: 1, __proto__: 'own' };
     const parsed = JSON.parse(JSON.stringify(value));
     expect(decodeJson(JSON.parse(JSON.stringify(encodeJson(parsed))))).toStrictEqual(parsed);
     const untouched = { a: ['b', { c: 1 }] };
@@ -91,7 +108,11 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
   });
 
   const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${t.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...t.auth, ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    fetch(`${t.origin}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...t.auth, ...headers },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
 
   it('HTTP /api/dispatch: every event holds the args exactly', async () => {
     const r = await post('/api/dispatch', JSON.stringify({ tool: 'ECHO', args: hostile }));
@@ -106,7 +127,12 @@ describe.each(databaseKinds)('hostile content through every dispatch door on %s'
   it('a live subscription (graphql-ws ledgerEvents) delivers the same events exactly', async () => {
     const session = `hostile-live-${kind}`;
     const client = wsClient(t.url, t.token);
-    const sub = wsSubscribe(client, `subscription ($filter: LedgerFilter) { ledgerEvents(filter: $filter) { kind direction url headers metadata } }`, { filter: { session: [session] } }, 'ledgerEvents');
+    const sub = wsSubscribe(
+      client,
+      `subscription ($filter: LedgerFilter) { ledgerEvents(filter: $filter) { kind direction url headers metadata } }`,
+      { filter: { session: [session] } },
+      'ledgerEvents',
+    );
     try {
       // The subscription is live once a warm-up call of the session arrives on it.
       for (let i = 0; i < 120 && !sub.events.some((e) => e.kind === 'RESPONSE') && sub.errors.length === 0; i++) {

@@ -45,7 +45,9 @@ describe('the object stores on their own', () => {
 
   it.each(['folder', 's3'] as const)('%s: puts, gets, knows, and shrugs at a second put of the same key', async (kind) => {
     const store: ObjectStore =
-      kind === 'folder' ? new FolderObjectStore(dir) : new S3ObjectStore({ endpoint: s3.endpoint, bucket: s3.bucket, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+      kind === 'folder'
+        ? new FolderObjectStore(dir)
+        : new S3ObjectStore({ endpoint: s3.endpoint, bucket: s3.bucket, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
     try {
       const bytes = randomBytes(300_000);
       const key = objectKey(sha(bytes));

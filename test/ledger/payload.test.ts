@@ -81,11 +81,18 @@ describe.each(databaseKinds)('payload bytes on %s', (kind) => {
   });
 
   it.each([
-    ['a 2 KiB JSON payload', Buffer.from(JSON.stringify({ rows: Array.from({ length: 40 }, (_, i) => ({ id: i, name: `row ${i}`, ok: i % 3 > 0 })) })), smallPayloadCodec],
+    [
+      'a 2 KiB JSON payload',
+      Buffer.from(JSON.stringify({ rows: Array.from({ length: 40 }, (_, i) => ({ id: i, name: `row ${i}`, ok: i % 3 > 0 })) })),
+      smallPayloadCodec,
+    ],
     ['a 100 KiB text payload', Buffer.from('the ledger keeps every byte; '.repeat(3_600)), 'deflate-raw'],
     ['2 KiB of random bytes', randomBytes(2_048), 'identity'],
   ])('compresses %s inline (%s) only when it saves space, and reads it back exactly', async (what, bytes, codec) => {
-    const appended = await post(t, { collector: 'codecs', events: [event(`codec-${what}`, { payload: { state: 'COMPLETE', base64: bytes.toString('base64') } })] });
+    const appended = await post(t, {
+      collector: 'codecs',
+      events: [event(`codec-${what}`, { payload: { state: 'COMPLETE', base64: bytes.toString('base64') } })],
+    });
     expect(appended.body).toMatchObject({ inserted: 1 });
     const { blob, raw } = await readBack(t, sha(bytes));
     expect(blob).toMatchObject({ storage: 'INLINE', codec });
@@ -100,7 +107,10 @@ describe.each(databaseKinds)('payload bytes on %s', (kind) => {
     [262_145, 'OBJECT'],
   ])('stores %i bytes %s', async (size, storage) => {
     const bytes = randomBytes(size);
-    const appended = await post(t, { collector: 'boundary', events: [event(`boundary-${size}`, { payload: { state: 'COMPLETE', base64: bytes.toString('base64') } })] });
+    const appended = await post(t, {
+      collector: 'boundary',
+      events: [event(`boundary-${size}`, { payload: { state: 'COMPLETE', base64: bytes.toString('base64') } })],
+    });
     expect(appended.body).toMatchObject({ inserted: 1 });
     const { blob, raw } = await readBack(t, sha(bytes));
     expect(blob).toMatchObject({ size: String(size), storage, encoding: 'BINARY' });

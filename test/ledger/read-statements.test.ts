@@ -12,7 +12,6 @@ const tools = ['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING
 const big = 'x'.repeat(300_000); // past INLINE_MAX_BYTES: kept in the object store
 const contract = { method: 'POST', url: 'https://example.com/hook', headers: { 'content-type': 'application/json' }, body: { q: '{{q}}' } };
 
-
 const readsPayloadBytes = (s: Statement) => /\bblob\b/.test(s.text) && /(\bp\.data\b|"data")/.test(s.text);
 
 describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (kind) => {
@@ -55,14 +54,21 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
 
   it('one event by id with its blob size and hash: one statement, no payload bytes', async () => {
     const { data, statements } = await counted(`{ event(id: "rs-5") { id kind position payload { size sha256 } } }`);
-    expect(data.event.payload.sha256).toBe(createHash('sha256').update(`{"i":5,"pad":"${'p'.repeat(200)}"}`).digest('hex'));
+    expect(data.event.payload.sha256).toBe(
+      createHash('sha256')
+        .update(`{"i":5,"pad":"${'p'.repeat(200)}"}`)
+        .digest('hex'),
+    );
     expect(statements).toHaveLength(1);
     expect(statements.some(readsPayloadBytes)).toBe(false);
   });
 
   it('latest 50 events of a tool with blob size and hash: one statement, whatever the page size', async () => {
     for (const first of [5, 50]) {
-      const { data, statements } = await counted(`query ($first: Int) { events(filter: { tool: ["ECHO"] }, first: $first, order: DESC) { edges { node { id position payload { size sha256 } } } } }`, { first });
+      const { data, statements } = await counted(
+        `query ($first: Int) { events(filter: { tool: ["ECHO"] }, first: $first, order: DESC) { edges { node { id position payload { size sha256 } } } } }`,
+        { first },
+      );
       expect(data.events.edges).toHaveLength(Math.min(first, 30));
       expect(data.events.edges[0].node.id).toBe('rs-203');
       expect(statements).toHaveLength(1);
@@ -78,7 +84,10 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
   });
 
   it('7 tools → 10 events each → blob: one statement for all of them', async () => {
-    const { data, statements } = await counted(`query ($names: [String!]!) { tools(names: $names) { name events(first: 10) { edges { node { id toolName payload { size sha256 } } } } } }`, { names: tools });
+    const { data, statements } = await counted(
+      `query ($names: [String!]!) { tools(names: $names) { name events(first: 10) { edges { node { id toolName payload { size sha256 } } } } } }`,
+      { names: tools },
+    );
     expect(data.tools).toHaveLength(7);
     for (const tool of data.tools) {
       expect(tool.events.edges).toHaveLength(10);
@@ -86,8 +95,13 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
     }
     expect(statements).toHaveLength(1);
     // Asked twice under aliases, each page is its own read: the rows, then one statement per page.
-    const twice = await counted(`{ tools(names: ["ECHO", "CLOCK"]) { a: events(first: 2) { edges { node { id } } } b: events(first: 3) { edges { node { id } } } } }`);
-    expect(twice.data.tools.map((t: any) => [t.a.edges.length, t.b.edges.length])).toEqual([[2, 3], [2, 3]]);
+    const twice = await counted(
+      `{ tools(names: ["ECHO", "CLOCK"]) { a: events(first: 2) { edges { node { id } } } b: events(first: 3) { edges { node { id } } } } }`,
+    );
+    expect(twice.data.tools.map((t: any) => [t.a.edges.length, t.b.edges.length])).toEqual([
+      [2, 3],
+      [2, 3],
+    ]);
     expect(twice.statements).toHaveLength(3);
     expect(statements.some(readsPayloadBytes)).toBe(false);
   });
@@ -100,17 +114,37 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
   });
 
   it('the counts kept on append equal the rows, through duplicates, several batches and a total', async () => {
-    const more = (ids: number[]) => ids.map((i) => ({ id: `kc-${i}`, kind: 'TOOL_CALL', direction: 'OUT', actionId: `kc-${i}`, tool: i % 2 ? 'ECHO' : 'NOT_A_ROW', occurredAt: '2026-11-02T00:00:00Z' }));
-    for (const ids of [[1, 2, 3], [3, 4, 5, 6], [1, 2, 7]]) {
-      const r = await t.gql(`mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, { input: { collector: 'kc', events: more(ids) } });
+    const more = (ids: number[]) =>
+      ids.map((i) => ({
+        id: `kc-${i}`,
+        kind: 'TOOL_CALL',
+        direction: 'OUT',
+        actionId: `kc-${i}`,
+        tool: i % 2 ? 'ECHO' : 'NOT_A_ROW',
+        occurredAt: '2026-11-02T00:00:00Z',
+      }));
+    for (const ids of [
+      [1, 2, 3],
+      [3, 4, 5, 6],
+      [1, 2, 7],
+    ]) {
+      const r = await t.gql(`mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, {
+        input: { collector: 'kc', events: more(ids) },
+      });
       expect(r.errors).toBeUndefined();
     }
     const kept = await counted(`{ ledgerCounts(by: TOOL, filter: { tool: ["ECHO", "NOT_A_ROW", "NEVER_SEEN"] }) { key events } }`);
-    expect(kept.data.ledgerCounts).toEqual([{ key: 'ECHO', events: 34 }, { key: 'NOT_A_ROW', events: 3 }]);
+    expect(kept.data.ledgerCounts).toEqual([
+      { key: 'ECHO', events: 34 },
+      { key: 'NOT_A_ROW', events: 3 },
+    ]);
     expect(kept.statements[0]!.text).toMatch(/FROM ledger_tool_count/);
     // With a sum, or another condition, the rows themselves are counted: the same numbers.
     const summed = await t.gql(`{ ledgerCounts(by: TOOL, filter: { tool: ["ECHO", "NOT_A_ROW"] }) { key events outputTokens } }`);
-    expect(summed.data.ledgerCounts.map((c: { key: string; events: number }) => [c.key, c.events])).toEqual([['ECHO', 34], ['NOT_A_ROW', 3]]);
+    expect(summed.data.ledgerCounts.map((c: { key: string; events: number }) => [c.key, c.events])).toEqual([
+      ['ECHO', 34],
+      ['NOT_A_ROW', 3],
+    ]);
     const total = await t.gql(`{ ask(question: "how many events for tool ECHO") { total { events } } }`);
     expect(total.errors).toBeUndefined();
     expect(total.data.ask.total.events).toBe(34);

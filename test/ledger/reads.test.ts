@@ -259,7 +259,9 @@ describe.each(databaseKinds)('reading the ledger (%s)', (kind) => {
   it('refuses a backwards time range and an empty value list with BAD_INPUT', async () => {
     const backwards = await t.gql(`{ events(filter: { occurredFrom: "2026-12-01T00:00:00Z", occurredTo: "2026-11-01T00:00:00Z" }) { edges { cursor } } }`);
     expect(backwards.errors?.[0]?.extensions?.code).toBe('BAD_INPUT');
-    expect(backwards.errors?.[0]?.message).toMatch(/expected occurredFrom at or before occurredTo, got 2026-12-01T00:00:00.000Z after 2026-11-01T00:00:00.000Z/);
+    expect(backwards.errors?.[0]?.message).toMatch(
+      /expected occurredFrom at or before occurredTo, got 2026-12-01T00:00:00.000Z after 2026-11-01T00:00:00.000Z/,
+    );
     const empty = await t.gql(`{ events(filter: { tool: [] }) { edges { cursor } } }`);
     expect(empty.errors?.[0]?.extensions?.code).toBe('BAD_INPUT');
     expect(empty.errors?.[0]?.message).toBe('Invalid filter: tool: expected at least one value, got []');
@@ -321,7 +323,12 @@ describe.each(databaseKinds)('reading the ledger (%s)', (kind) => {
     }
     const filter: LedgerFilter = { status: ['OK'], occurredFrom: seeds[5]!.occurredAt };
     const filtered = await t.op(Counts, { by: 'TOOL', filter });
-    expect(filtered.data!.ledgerCounts).toEqual(expectedCounts(seeds.filter((e) => matches(e, filter)), 'TOOL'));
+    expect(filtered.data!.ledgerCounts).toEqual(
+      expectedCounts(
+        seeds.filter((e) => matches(e, filter)),
+        'TOOL',
+      ),
+    );
     const none = await t.op(Counts, { by: 'MODEL', filter: { tool: ['NO_SUCH_TOOL'] } });
     expect(none.data!.ledgerCounts).toEqual([]);
   });
@@ -334,9 +341,7 @@ describe.each(databaseKinds)('reading the ledger (%s)', (kind) => {
       { ...base, id: 'dec-3', actionId: 'dec-3', costUsd: '0.0000000001' },
     ]);
     const result = await t.op(Counts, { by: 'TASK', filter: { task: ['T-DEC'], kind: ['DECIMAL'] } });
-    expect(result.data!.ledgerCounts).toEqual([
-      { key: 'T-DEC', events: 3, inputTokens: '4000000000', outputTokens: '3', costUsd: '0.3000000001' },
-    ]);
+    expect(result.data!.ledgerCounts).toEqual([{ key: 'T-DEC', events: 3, inputTokens: '4000000000', outputTokens: '3', costUsd: '0.3000000001' }]);
     const two = await t.op(Counts, { by: 'DAY', filter: { kind: ['DECIMAL'], occurredTo: '2026-10-01T00:00:00.001Z' } });
     expect(two.data!.ledgerCounts).toEqual([
       { key: '2026-10-01T00:00:00.000Z', events: 3, inputTokens: '4000000000', outputTokens: '3', costUsd: '0.3000000001' },
@@ -404,4 +409,3 @@ describe.each(databaseKinds)('reading the ledger (%s)', (kind) => {
 });
 
 const tableOf = (sql: string) => /\bFROM\s+"?(?:public"?\."?)?(\w+)/i.exec(sql)?.[1] ?? sql;
-

@@ -61,10 +61,9 @@ describe.each(databaseKinds)('secret redaction on %s', (kind) => {
   afterAll(async () => t?.stop());
 
   const read = async (id: string) => {
-    const result = await t.gql(
-      `query($id: ID!) { event(id: $id) { url headers metadata redactedSecrets payloadSha256 payload { text base64 storage } } }`,
-      { id },
-    );
+    const result = await t.gql(`query($id: ID!) { event(id: $id) { url headers metadata redactedSecrets payloadSha256 payload { text base64 storage } } }`, {
+      id,
+    });
     responses.push(JSON.stringify(result));
     expect(result.errors).toBeUndefined();
     return result.data.event;

@@ -249,10 +249,13 @@ describe('Spool', () => {
 
   it('writes a lingering append with the next durable one, in one write and in order', async () => {
     let writes = 0;
-    const io: SpoolIo = { write: (file, bytes) => {
+    const io: SpoolIo = {
+      write: (file, bytes) => {
         writes++;
         return realIo.write(file, bytes);
-      }, sync: realIo.sync };
+      },
+      sync: realIo.sync,
+    };
     const { spool } = await openSpool({ io, lingerMs: 60_000 });
     const admitted: string[] = [];
     const lingering = spool.append(events('linger', 2), (e) => admitted.push(...e.map((x) => x.id)), true);
@@ -315,7 +318,9 @@ describe('Spool', () => {
       payload: { state: 'COMPLETE', text: `body ${secret} body` },
     });
     const admitted: EventInput[] = [];
-    await spool.append([leaky, parsedEvent('bin', { payload: { state: 'COMPLETE', base64: Buffer.from(`\u0000${secret}`).toString('base64') } })], (e) => admitted.push(...e));
+    await spool.append([leaky, parsedEvent('bin', { payload: { state: 'COMPLETE', base64: Buffer.from(`\u0000${secret}`).toString('base64') } })], (e) =>
+      admitted.push(...e),
+    );
     expect(admitted[0]).toBe(leaky);
     const bytes = await readFile(path.join(dir, (await segmentsIn(dir))[0]!));
     expect(bytes.includes(secret)).toBe(false);

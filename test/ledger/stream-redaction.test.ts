@@ -97,7 +97,20 @@ describe('StreamRedactor', () => {
   it('gives the same bytes as redacting the whole, over random text and random chunk edges', () => {
     const prng = new Prng(7);
     const random = () => prng.next();
-    const pieces = ['data: ', '\n\n', 'sk-', 'pa$$', '"quoted"', 'plain words ', '%22', API_KEY, DB_PASSWORD, encodeURIComponent(DB_PASSWORD), Buffer.from(API_KEY).toString('base64'), '\u00e9\u4e2d'];
+    const pieces = [
+      'data: ',
+      '\n\n',
+      'sk-',
+      'pa$$',
+      '"quoted"',
+      'plain words ',
+      '%22',
+      API_KEY,
+      DB_PASSWORD,
+      encodeURIComponent(DB_PASSWORD),
+      Buffer.from(API_KEY).toString('base64'),
+      '\u00e9\u4e2d',
+    ];
     for (let round = 0; round < 300; round++) {
       const whole = Buffer.from(Array.from({ length: 1 + Math.floor(random() * 30) }, () => pieces[Math.floor(random() * pieces.length)]).join(''));
       const chunks: Buffer[] = [];

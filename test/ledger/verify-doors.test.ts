@@ -32,8 +32,20 @@ describe.each(databaseKinds)('verifying the ledger through its doors on %s', (ki
   });
 
   const ingest = async (collector: string, position: number, ids: string[]) => {
-    const events = ids.map((id) => ({ id, kind: 'TOOL_CALL', direction: 'IN', actionId: `act-${id}`, tool: 'ECHO', occurredAt: '2026-11-30T12:00:00.000Z', payload: { state: 'COMPLETE', text: id } }));
-    const response = await fetch(`${t.origin}/ledger/batches`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify({ collector, position, events }) });
+    const events = ids.map((id) => ({
+      id,
+      kind: 'TOOL_CALL',
+      direction: 'IN',
+      actionId: `act-${id}`,
+      tool: 'ECHO',
+      occurredAt: '2026-11-30T12:00:00.000Z',
+      payload: { state: 'COMPLETE', text: id },
+    }));
+    const response = await fetch(`${t.origin}/ledger/batches`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ collector, position, events }),
+    });
     expect(response.status).toBe(200);
   };
   const cli = async (args: string[]) => {
@@ -50,7 +62,11 @@ describe.each(databaseKinds)('verifying the ledger through its doors on %s', (ki
 
   it('answers intact for a ledger written through the doors, and refuses a token with caveats (recorded)', async () => {
     await ingest('col', 2, ['e1', 'e2']);
-    const call = await fetch(`${t.origin}/api/dispatch`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify({ tool: 'ECHO', args: { text: 'hi' } }) });
+    const call = await fetch(`${t.origin}/api/dispatch`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'ECHO', args: { text: 'hi' } }),
+    });
     expect(call.status).toBe(200);
     await ingest('col', 4, ['e3', 'e4']);
     await t.app.services.writer.flush();
@@ -86,11 +102,17 @@ describe.each(databaseKinds)('verifying the ledger through its doors on %s', (ki
 
     // A forged copy: another link under the same signature, and a checkpoint signed by some other key.
     const forged = JSON.stringify({ ...JSON.parse(checkpoint.json), link: 'f'.repeat(64) });
-    expect((await t.gql(checkQuery, { c: forged })).data.verifyLedgerCheckpoint).toMatchObject({ ok: false, message: expect.stringMatching(/signature does not verify/) });
+    expect((await t.gql(checkQuery, { c: forged })).data.verifyLedgerCheckpoint).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/signature does not verify/),
+    });
     const other = checkpointKey(Buffer.alloc(32, 7)).publicRaw;
     const foreign = JSON.stringify({ ...JSON.parse(checkpoint.json), publicKey: other });
     expect((await t.gql(checkQuery, { c: foreign })).data.verifyLedgerCheckpoint.message).toMatch(/not by the trusted key/);
-    expect((await t.gql(checkQuery, { c: '{"version":1}' })).data.verifyLedgerCheckpoint).toMatchObject({ ok: false, message: expect.stringMatching(/Not a dirledger checkpoint/) });
+    expect((await t.gql(checkQuery, { c: '{"version":1}' })).data.verifyLedgerCheckpoint).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/Not a dirledger checkpoint/),
+    });
 
     const file = path.join(dir, 'before.json');
     await writeFile(file, checkpoint.json);

@@ -15,17 +15,24 @@ import { eventsQuery, sseSubscribe, streamQuery, waitFor, wsClient, wsSubscribe,
 const revokeMutation = `mutation ($tokenId: String!, $reason: String!) { revokeToken(tokenId: $tokenId, reason: $reason) { tokenId } }`;
 const expiringIn = (ms: number) => `expires = ${new Date(Date.now() + ms).toISOString()}`;
 let n = 0;
-const events = (count: number) => Array.from({ length: count }, () => event(`lease-${process.pid}-${++n}-${Math.random().toString(36).slice(2)}`, { tool: 'lease' }));
+const events = (count: number) =>
+  Array.from({ length: count }, () => event(`lease-${process.pid}-${++n}-${Math.random().toString(36).slice(2)}`, { tool: 'lease' }));
 
 async function ended(received: Received, code: string) {
-  await Promise.race([received.done, new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${code} within 10 s: ${JSON.stringify(received.errors)}`)), 10_000))]);
+  await Promise.race([
+    received.done,
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${code} within 10 s: ${JSON.stringify(received.errors)}`)), 10_000)),
+  ]);
   expect(received.errors.map((e) => e.extensions?.code ?? e.message)).toEqual([code]);
   expect(received.completed).toBe(true);
 }
 
 async function refusalsOf(t: TestApp, tokenId: string, limit: string) {
   await t.app.services.writer.flush();
-  return t.app.services.db.sql.query<{ metadata: any }>(`SELECT metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1 AND metadata->>'limit' = $2`, [tokenId, limit]);
+  return t.app.services.db.sql.query<{ metadata: any }>(
+    `SELECT metadata FROM ledger_event WHERE kind = 'REFUSAL' AND metadata->>'tokenId' = $1 AND metadata->>'limit' = $2`,
+    [tokenId, limit],
+  );
 }
 
 /** An /api/ws socket, its token in the Authorization header or (`authMessage`) in its first message. */
@@ -46,7 +53,10 @@ async function wsDoor(origin: string, token: string, { authMessage = false } = {
 }
 
 async function closedWith(door: Awaited<ReturnType<typeof wsDoor>>, code: number, reason: string) {
-  const closed = await Promise.race([door.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not closed within 10 s: ${JSON.stringify(door.messages)}`)), 10_000))]);
+  const closed = await Promise.race([
+    door.closed,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not closed within 10 s: ${JSON.stringify(door.messages)}`)), 10_000)),
+  ]);
   expect(closed).toEqual({ code, reason });
   expect(door.messages.at(-1)).toEqual({ type: 'error', error: { code: reason, message: expect.stringContaining('This socket is closed') } });
 }
@@ -130,7 +140,10 @@ describe('a live subscription lives no longer than its token (PGlite)', () => {
     await t.gql(revokeMutation, { tokenId: inspect(parent).tokenId, reason: 'lease test' });
     await closedWith(door, 4401, 'TOKEN_REVOKED');
     const [row] = await refusalsOf(t, inspect(token).tokenId!, 'revoked');
-    expect(row!.metadata).toMatchObject({ door: 'WEBSOCKET', reason: `the token was issued under token ${inspect(parent).tokenId}, which was revoked, closing a WebSocket` });
+    expect(row!.metadata).toMatchObject({
+      door: 'WEBSOCKET',
+      reason: `the token was issued under token ${inspect(parent).tokenId}, which was revoked, closing a WebSocket`,
+    });
     // Another token's socket stays open and answers.
     other.socket.send(JSON.stringify({ type: 'ping', id: 'still' }));
     await waitFor(() => other.messages.some((m) => m.id === 'still'), 'the other socket answering');
@@ -154,7 +167,10 @@ if (!pgUrl) process.stdout.write('test/live/lease.test.ts (two instances) skippe
 describe.skipIf(!pgUrl)('two instances: a subscription on each ends', () => {
   let pair: Awaited<ReturnType<typeof twoInstances>>;
   beforeAll(async () => {
-    pair = await twoInstances({ LIVE_POLL_MS: '60000', ...(redisUrl && { REDIS_URL: redisUrl, LIVE_CHANNEL: `dirledger-lease-${process.pid}-${Date.now()}` }) });
+    pair = await twoInstances({
+      LIVE_POLL_MS: '60000',
+      ...(redisUrl && { REDIS_URL: redisUrl, LIVE_CHANNEL: `dirledger-lease-${process.pid}-${Date.now()}` }),
+    });
   });
   afterAll(() => pair?.stop());
 

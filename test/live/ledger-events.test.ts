@@ -60,11 +60,18 @@ describe.each(databaseKinds)('ledgerEvents on %s', (kind) => {
     const sub = wsSubscribe(client, query, {}, 'ledgerEvents');
     await following(1);
     const result = await append(events(3, ['rel']));
-    await waitFor(() => sub.events.length === 3, 'deliveries').catch((e) => { throw new Error(`${e.message} ${JSON.stringify(sub)}`); });
+    await waitFor(() => sub.events.length === 3, 'deliveries').catch((e) => {
+      throw new Error(`${e.message} ${JSON.stringify(sub)}`);
+    });
     const rows = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { tool: 'rel' }, orderBy: { position: 'asc' } });
     const { encodeCursor } = await import('../../src/ledger/cursor.ts');
     expect(sub.events).toEqual(
-      rows.map((r) => ({ id: r.id, cursor: encodeCursor(r.position), payload: { sha256: r.payloadSha256, text: `{"event":${JSON.stringify(r.id)}}` }, action: { id: r.actionId } })),
+      rows.map((r) => ({
+        id: r.id,
+        cursor: encodeCursor(r.position),
+        payload: { sha256: r.payloadSha256, text: `{"event":${JSON.stringify(r.id)}}` },
+        action: { id: r.actionId },
+      })),
     );
     expect(result.inserted).toBe(3);
     sub.stop();

@@ -48,7 +48,11 @@ describe.each(databaseKinds)('4 writers and 3 subscribers on %s', (kind) => {
     const fromMiddle = wsSubscribe(client, eventsQuery, { after: encodeCursor(middle!) }, 'ledgerEvents');
     await writing;
 
-    const rows = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { position: { gt: start } }, orderBy: { position: 'asc' }, select: { position: true, tool: true } });
+    const rows = await t.app.services.db.prisma.ledgerEvent.findMany({
+      where: { position: { gt: start } },
+      orderBy: { position: 'asc' },
+      select: { position: true, tool: true },
+    });
     expect(rows.length).toBe(4 * perWriter);
     const expectAll = rows.map((r) => r.position);
     const expectT1 = rows.filter((r) => r.tool === 't1').map((r) => r.position);
@@ -60,7 +64,9 @@ describe.each(databaseKinds)('4 writers and 3 subscribers on %s', (kind) => {
       60_000,
     ).catch((error) => {
       const state = [all, filtered, fromMiddle].map((s) => ({ n: s.events.length, last: s.events.at(-1)?.position, errors: s.errors }));
-      throw new Error(`${error.message}: expected ${expectAll.length}/${expectT1.length}/${expectMiddle.length} up to ${last}, got ${JSON.stringify(state)} ${JSON.stringify(t.app.services.live.stats())}`);
+      throw new Error(
+        `${error.message}: expected ${expectAll.length}/${expectT1.length}/${expectMiddle.length} up to ${last}, got ${JSON.stringify(state)} ${JSON.stringify(t.app.services.live.stats())}`,
+      );
     });
     await new Promise((r) => setTimeout(r, 200));
     expect(all.events.slice(1).map((e) => BigInt(e.position))).toEqual(expectAll);

@@ -25,7 +25,10 @@ async function secondInstance(first: TestApp, env: Record<string, string>): Prom
   const config = parseConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...env });
   const app = await buildApp(config, { db: await openDatabase({ url: first.db.url! }), logger: createLogger('silent') });
   const { url } = await app.start(0, '127.0.0.1');
-  return { app, url, stop: async () => {
+  return {
+    app,
+    url,
+    stop: async () => {
       await app.stop();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -15,13 +15,15 @@ function sseUpstream(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     const secret = url.searchParams.get('secret');
-    writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 20), (i) => (i === 2 && secret ? `,"key":"${secret}"` : ''));
+    writeSseEvents(req, res, Number(url.searchParams.get('count') ?? 5), Number(url.searchParams.get('every') ?? 20), (i) =>
+      i === 2 && secret ? `,"key":"${secret}"` : '',
+    );
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })));
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const bytesOf = (chunks: any[]) => Buffer.concat(chunks.map((c) => Buffer.from(c.base64, "base64")));
+const bytesOf = (chunks: any[]) => Buffer.concat(chunks.map((c) => Buffer.from(c.base64, 'base64')));
 
 describe('streamCapture', () => {
   let t: TestApp;

@@ -15,7 +15,9 @@ describe('dirledger tail', () => {
   afterAll(() => t.stop());
 
   it('prints the events of a tool after a cursor, then live ones, and stops at --limit', async () => {
-    const first = await t.app.services.ledger.append(batch('cli', [event('c1', { tool: 'grep' }), event('c2', { tool: 'other' }), event('c3', { tool: 'grep' })]));
+    const first = await t.app.services.ledger.append(
+      batch('cli', [event('c1', { tool: 'grep' }), event('c2', { tool: 'other' }), event('c3', { tool: 'grep' })]),
+    );
     const after = encodeCursor(first.appended[0]!.position);
     const child = runCli(['tail', '--tool', 'grep', '--after', after, '--url', t.origin, '--json', '--limit', '2'], { DIRLEDGER_TOKEN: t.token });
     await child.waitFor(/"id":"c3"/);
@@ -23,7 +25,12 @@ describe('dirledger tail', () => {
     await t.app.services.ledger.append(batch('cli', [event('c4', { tool: 'other' }), event('c5', { tool: 'grep' })]));
     const { code } = await child.exited;
     expect(code).toBe(0);
-    const lines = child.output().trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const lines = child
+      .output()
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.id)).toEqual(['c3', 'c5']);
   }, 60_000);
 
@@ -38,9 +45,13 @@ describe('dirledger tail', () => {
     const child = runCli(['tail', '--url', t.origin], { DIRLEDGER_TOKEN: undefined, XDG_CONFIG_HOME: t.dataDir });
     const { code } = await child.exited;
     expect(code).toBe(4);
-    expect(child.output()).toContain('UNAUTHENTICATED: the server closed the connection (4403 Forbidden): missing or invalid credential. No token was sent: pass --token, set DIRLEDGER_TOKEN');
+    expect(child.output()).toContain(
+      'UNAUTHENTICATED: the server closed the connection (4403 Forbidden): missing or invalid credential. No token was sent: pass --token, set DIRLEDGER_TOKEN',
+    );
     await t.app.services.writer.flush();
     const refusals = await t.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
-    expect(refusals.map((r) => r.metadata)).toEqual([expect.objectContaining({ door: 'GRAPHQL_WS', limit: 'credential', reason: 'no credential was presented' })]);
+    expect(refusals.map((r) => r.metadata)).toEqual([
+      expect.objectContaining({ door: 'GRAPHQL_WS', limit: 'credential', reason: 'no credential was presented' }),
+    ]);
   }, 60_000);
 });

@@ -79,7 +79,10 @@ describe('the resolver doors', () => {
   };
   /** `dirledger find` as a child process, with the admin token in DIRLEDGER_TOKEN unless env says otherwise (and no token file). */
   const cliFind = (args: string[], env: Record<string, string | undefined> = {}) =>
-    run(process.execPath, ['src/cli/main.ts', 'find', ...args], { cwd: root, env: { ...process.env, DIRLEDGER_TOKEN: app.token, XDG_CONFIG_HOME: dir, ...env } });
+    run(process.execPath, ['src/cli/main.ts', 'find', ...args], {
+      cwd: root,
+      env: { ...process.env, DIRLEDGER_TOKEN: app.token, XDG_CONFIG_HOME: dir, ...env },
+    });
   const viaCore = (ask: (typeof asks)[number]) => JSON.parse(JSON.stringify(resolutionJson(app.app.services.resolver.resolve(ask.q, ask))));
 
   it('gives the same answer through the core, GraphQL and HTTP', async () => {
@@ -92,7 +95,9 @@ describe('the resolver doors', () => {
     expect(imessage.readAs).toEqual(['send', 'imessage']);
     expect(imessage.matches[0]).toMatchObject({ row: { name: 'IMSG_SEND', type: 'tool', kind: 'cli', id: 't1' }, score: 764, layer: 'ALIAS' });
     expect(viaCore(asks[1]!).matches[0]).toMatchObject({ row: { name: 'TERMINAL_KEY', type: 'credential' }, score: 850 });
-    expect(viaCore(asks[2]!).matches).toEqual([expect.objectContaining({ row: expect.objectContaining({ name: 'tests/ledger_tests.py' }), score: 200, layer: 'SOUNDS_LIKE' })]);
+    expect(viaCore(asks[2]!).matches).toEqual([
+      expect.objectContaining({ row: expect.objectContaining({ name: 'tests/ledger_tests.py' }), score: 200, layer: 'SOUNDS_LIKE' }),
+    ]);
     expect(viaCore(asks[6]!).message).toBe('Nothing in the Directory is called, or means, "how do I zqxv". Every row is listed at GET /api/directory');
   });
 
@@ -154,7 +159,9 @@ describe('the resolver doors', () => {
     expect(cli.stdout).toBe('');
     await app.app.services.writer.flush();
     const refusals = await app.app.services.db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
-    expect(refusals.some((r) => (r.metadata as { door?: string; limit?: string }).door === 'REST' && r.url?.includes('/api/directory/resolve?q=imsg'))).toBe(true);
+    expect(refusals.some((r) => (r.metadata as { door?: string; limit?: string }).door === 'REST' && r.url?.includes('/api/directory/resolve?q=imsg'))).toBe(
+      true,
+    );
   });
 
   it('follows the Directory: a changed section or alias file is picked up without blocking a query', async () => {

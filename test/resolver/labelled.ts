@@ -3,18 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const QueryClasses = [
-  'exact',
-  'prefix',
-  'word-order',
-  'alias',
-  'typo',
-  'transposition',
-  'sound-alike',
-  'framed',
-  'paraphrase',
-  'nothing',
-] as const;
+export const QueryClasses = ['exact', 'prefix', 'word-order', 'alias', 'typo', 'transposition', 'sound-alike', 'framed', 'paraphrase', 'nothing'] as const;
 export type QueryClass = (typeof QueryClasses)[number];
 
 export type LabelledQuery = { q: string; class: QueryClass; source: 'fixture' | 'demo'; expect: string[] };
@@ -63,6 +52,9 @@ export function accuracy(set: readonly LabelledQuery[], answer: (q: LabelledQuer
 export function formatAccuracy(label: string, a: Accuracy): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const lines = [`${label}: top-1 ${pct(a.top1)}, top-3 ${pct(a.top3)} over ${a.queries} queries`];
-  for (const [cls, c] of Object.entries(a.byClass)) lines.push(`  ${cls.padEnd(14)} ${String(c.queries).padStart(4)}  top-1 ${pct(c.top1 / c.queries).padStart(6)}  top-3 ${pct(c.top3 / c.queries).padStart(6)}`);
+  for (const [cls, c] of Object.entries(a.byClass))
+    lines.push(
+      `  ${cls.padEnd(14)} ${String(c.queries).padStart(4)}  top-1 ${pct(c.top1 / c.queries).padStart(6)}  top-3 ${pct(c.top3 / c.queries).padStart(6)}`,
+    );
   return lines.join('\n');
 }

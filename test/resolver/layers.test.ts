@@ -144,10 +144,18 @@ describe('the edit budget, Soundex and distance', () => {
     expect(osaDistance('kitten', 'sitting', 1)).toBe(2); // stops early at max + 1
   });
   it('codes Soundex the American way', () => {
-    expect(['robert', 'rupert', 'tymczak', 'pfister', 'ashcraft', 'tiktok', 'tests'].map(soundex)).toEqual(['R163', 'R163', 'T522', 'P236', 'A261', 'T232', 'T232']);
+    expect(['robert', 'rupert', 'tymczak', 'pfister', 'ashcraft', 'tiktok', 'tests'].map(soundex)).toEqual([
+      'R163',
+      'R163',
+      'T522',
+      'P236',
+      'A261',
+      'T232',
+      'T232',
+    ]);
   });
   it('strips framing from the start and stop words anywhere', () => {
-    expect(stripFraming(queryWords("How do I send an iMessage, please?"))).toEqual(['send', 'imessage']);
+    expect(stripFraming(queryWords('How do I send an iMessage, please?'))).toEqual(['send', 'imessage']);
     expect(stripFraming(queryWords('where is my terminal key'))).toEqual(['terminal', 'key']);
     expect(stripFraming(queryWords("can you show me what's the stripe invoice"))).toEqual(['stripe', 'invoice']);
     expect(stripFraming(queryWords('I want to run the terminal'))).toEqual(['run', 'terminal']);
@@ -162,14 +170,21 @@ describe('ties, options and errors', () => {
       { name: 'SYNC_A', type: 'variable' },
       { name: 'SYNC_A', type: 'tool' },
     ]);
-    expect(resolve(tied, 'sync').matches.map((m) => `${m.row.name}/${m.row.type}`)).toEqual(['SYNC_A/tool', 'SYNC_A/variable', 'SYNC_B/tool', 'SYNC_LONGER_NAME/tool']);
+    expect(resolve(tied, 'sync').matches.map((m) => `${m.row.name}/${m.row.type}`)).toEqual([
+      'SYNC_A/tool',
+      'SYNC_A/variable',
+      'SYNC_B/tool',
+      'SYNC_LONGER_NAME/tool',
+    ]);
   });
 
   it('minScore refuses lower layers and says what the best below was', () => {
     expect(resolve(index, 'imessage', { minScore: 760 }).matches.map((m) => m.row.name)).toEqual(['BLOOIO_SEND_MESSAGE']);
     const none = resolve(index, 'tiktok', { minScore: 300 });
     expect(none.matches).toEqual([]);
-    expect(none.message).toBe('Nothing in the Directory scored at least 300 for "tiktok"; the best was tests/ledger.test.ts (file) at 200. Every row is listed at GET /api/directory');
+    expect(none.message).toBe(
+      'Nothing in the Directory scored at least 300 for "tiktok"; the best was tests/ledger.test.ts (file) at 200. Every row is listed at GET /api/directory',
+    );
   });
 
   it('limit and types narrow the answer', () => {
@@ -207,6 +222,8 @@ describe('ties, options and errors', () => {
   });
 
   it('answers from an empty index', () => {
-    expect(resolve(buildResolverIndex([]), 'anything').message).toBe('Nothing in the Directory is called, or means, "anything". Every row is listed at GET /api/directory');
+    expect(resolve(buildResolverIndex([]), 'anything').message).toBe(
+      'Nothing in the Directory is called, or means, "anything". Every row is listed at GET /api/directory',
+    );
   });
 });

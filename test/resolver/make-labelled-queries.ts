@@ -95,10 +95,14 @@ fill('alias', () => {
   const ids = Array.from(entry.ids).filter((id) => index.rows[id]!.type === 'tool');
   if (!ids.length) return undefined;
   const row = index.rows[r.pick(ids)]!;
-  const ws = nameWords(row.name).slice(1).filter((w) => !/\d/.test(w));
+  const ws = nameWords(row.name)
+    .slice(1)
+    .filter((w) => !/\d/.test(w));
   if (!ws.length) return undefined;
   const q = r.next() < 0.5 ? `${ws.join(' ')} ${key}` : `${ws[0]} ${key} ${ws.slice(1).join(' ')}`.trim();
-  const expect = Array.from(entry.ids).filter((id) => ws.every((w) => nameWords(index.rows[id]!.name).includes(w))).map((id) => index.rows[id]!.name);
+  const expect = Array.from(entry.ids)
+    .filter((id) => ws.every((w) => nameWords(index.rows[id]!.name).includes(w)))
+    .map((id) => index.rows[id]!.name);
   return [q, expect];
 });
 
@@ -113,7 +117,10 @@ function misspell(word: string, transpose: boolean): string {
   if (op === 1) return word.slice(0, i) + ch + word.slice(i);
   return word.slice(0, i) + word.slice(i + 1);
 }
-for (const [cls, transpose] of [['typo', false], ['transposition', true]] as const) {
+for (const [cls, transpose] of [
+  ['typo', false],
+  ['transposition', true],
+] as const) {
   fill(
     cls,
     () => {
@@ -142,7 +149,8 @@ fill('sound-alike', () => {
   if (positions.length < 2) return undefined;
   for (const k of positions) chars[k] = r.pick([...vowels].filter((v) => v !== chars[k]));
   const alike = chars.join('');
-  if (soundex(alike) !== soundex(word) || vocabulary.has(alike) || osaDistance(alike, word, editBudget(alike.length)) <= editBudget(alike.length)) return undefined;
+  if (soundex(alike) !== soundex(word) || vocabulary.has(alike) || osaDistance(alike, word, editBudget(alike.length)) <= editBudget(alike.length))
+    return undefined;
   // Anything that is alike and not otherwise nearer counts: every name holding the original word.
   return [alike, namesContaining([word])];
 });
@@ -171,11 +179,40 @@ fill(
   () => {
     const i = r.pick(toolIds);
     const ws = words[i]!.slice(1);
-    const nouns = descOnly(i).filter((w) => ['mailbox', 'account', 'workspace', 'organisation', 'line', 'number', 'project', 'team', 'calendar', 'drive', 'store', 'base', 'portal', 'server', 'bot', 'spreadsheet', 'folder', 'archive', 'notes', 'shortcuts', 'phone', 'terminal', 'browser', 'mac'].includes(w));
+    const nouns = descOnly(i).filter((w) =>
+      [
+        'mailbox',
+        'account',
+        'workspace',
+        'organisation',
+        'line',
+        'number',
+        'project',
+        'team',
+        'calendar',
+        'drive',
+        'store',
+        'base',
+        'portal',
+        'server',
+        'bot',
+        'spreadsheet',
+        'folder',
+        'archive',
+        'notes',
+        'shortcuts',
+        'phone',
+        'terminal',
+        'browser',
+        'mac',
+      ].includes(w),
+    );
     if (!nouns.length || !ws.length) return undefined;
     const noun = r.pick(nouns);
     const q = `${ws.join(' ')} in the ${noun}`;
-    const expect = toolIds.filter((k) => [...ws, noun].every((w) => rowText[k]!.has(w)) && words[k]!.slice(1).join(' ') === ws.join(' ')).map((k) => rows[k]!.name);
+    const expect = toolIds
+      .filter((k) => [...ws, noun].every((w) => rowText[k]!.has(w)) && words[k]!.slice(1).join(' ') === ws.join(' '))
+      .map((k) => rows[k]!.name);
     return [q, expect];
   },
   PER_CLASS - 8,
@@ -190,20 +227,25 @@ for (const [q, expect] of [
   ['put a meeting in my diary', namesContaining(['gcal', 'create', 'event'])],
   ['secret for the command line', namesContaining(['terminal', 'key'])],
   ['copy files to the cloud', namesContaining(['dropbox', 'upload'])],
-] as const) add('paraphrase', q, [...expect]);
+] as const)
+  add('paraphrase', q, [...expect]);
 
 // Must return nothing: no word is known, near a known word, or sounds like a word of a name.
 const nonsenseFirst = 'qxzjy';
-fill('nothing', () => {
-  const length = 4 + r.int(5);
-  let word = r.pick([...nonsenseFirst]);
-  while (word.length < length) word += r.pick([...letters]);
-  const nearby = index.tokens.some((t) => Math.abs(t.length - word.length) <= 2 && osaDistance(word, t, editBudget(word.length)) <= editBudget(word.length));
-  const sounds = index.tokens.some((t, k) => index.namePost[k] && /^\p{L}{3,}$/u.test(t) && soundex(t) === soundex(word));
-  if (vocabulary.has(word) || nearby || sounds) return undefined;
-  const q = r.next() < 0.4 ? `${r.pick(['how do I', 'where is my', 'what is', 'can you'])} ${word}` : word;
-  return [q, []];
-}, PER_CLASS - 6);
+fill(
+  'nothing',
+  () => {
+    const length = 4 + r.int(5);
+    let word = r.pick([...nonsenseFirst]);
+    while (word.length < length) word += r.pick([...letters]);
+    const nearby = index.tokens.some((t) => Math.abs(t.length - word.length) <= 2 && osaDistance(word, t, editBudget(word.length)) <= editBudget(word.length));
+    const sounds = index.tokens.some((t, k) => index.namePost[k] && /^\p{L}{3,}$/u.test(t) && soundex(t) === soundex(word));
+    if (vocabulary.has(word) || nearby || sounds) return undefined;
+    const q = r.next() < 0.4 ? `${r.pick(['how do I', 'where is my', 'what is', 'can you'])} ${word}` : word;
+    return [q, []];
+  },
+  PER_CLASS - 6,
+);
 for (const q of ['how do I', 'where is my', 'what is the', 'can you show me', '???', 'the a an']) add('nothing', q, []);
 
 const previous: LabelledSet | undefined = (() => {

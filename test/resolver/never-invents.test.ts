@@ -17,9 +17,7 @@ const vocabulary = index.tokens.slice(0, 4000);
 
 const word = fc.oneof(
   fc.constantFrom(...vocabulary),
-  fc.constantFrom(...vocabulary).chain((w) =>
-    fc.nat({ max: Math.max(0, w.length - 1) }).map((i) => w.slice(0, i) + w.slice(i + 1)),
-  ),
+  fc.constantFrom(...vocabulary).chain((w) => fc.nat({ max: Math.max(0, w.length - 1) }).map((i) => w.slice(0, i) + w.slice(i + 1))),
   fc.constantFrom('how do i', 'where is my', 'what is', 'can you', 'show me', 'i want to', 'the', 'a', 'please', 'tiktok', 'imessge'),
   fc.string({ minLength: 1, maxLength: 12 }),
   fc.constantFrom(...rows.slice(0, 500).map((r) => r.name)),

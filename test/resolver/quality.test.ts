@@ -28,7 +28,15 @@ describe('labelled queries', () => {
     process.stdout.write(`\n${formatAccuracy('resolver', result)}\n`);
     for (const source of ['fixture', 'demo'] as const) {
       const part = set.filter((q) => q.source === source);
-      if (part.length) process.stdout.write(`${formatAccuracy(`  ${source}`, accuracy(part, (q) => resolve(source === 'demo' ? demo : fixture, q.q, { limit: 3 }).matches.map((m) => m.row.name))).split('\n')[0]}\n`);
+      if (part.length)
+        process.stdout.write(
+          `${
+            formatAccuracy(
+              `  ${source}`,
+              accuracy(part, (q) => resolve(source === 'demo' ? demo : fixture, q.q, { limit: 3 }).matches.map((m) => m.row.name)),
+            ).split('\n')[0]
+          }\n`,
+        );
     }
     expect(result.top1).toBeGreaterThanOrEqual(0.9);
     expect(result.top3).toBeGreaterThanOrEqual(0.92);

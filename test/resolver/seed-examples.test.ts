@@ -42,7 +42,12 @@ function expectSeedBehaviour(index: ResolverIndex, viaAliasTop: boolean) {
 
   const key = resolve(index, 'where is my terminal key');
   expect(key.readAs).toEqual(['terminal', 'key']);
-  expect(key.matches[0]).toMatchObject({ row: { name: 'TERMINAL_KEY', type: 'credential' }, score: 850, layer: 'EXACT_WORDS', reason: 'the row is named exactly the words of the query' });
+  expect(key.matches[0]).toMatchObject({
+    row: { name: 'TERMINAL_KEY', type: 'credential' },
+    score: 850,
+    layer: 'EXACT_WORDS',
+    reason: 'the row is named exactly the words of the query',
+  });
 
   const tiktok = resolve(index, 'tiktok', { limit: 100 });
   expect(tiktok.readAs).toEqual(['tiktok']);

@@ -14,7 +14,9 @@ describe('configuration', () => {
   it('names the variable, what was expected and what arrived', () => {
     expect(() => parseConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => parseConfig({ PORT: 'eighty' })).toThrow(/PORT: expected .*number.*, got "eighty"/);
-    expect(() => parseConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL: expected a URL starting with postgresql:\/\/ or postgres:\/\/, got "mysql:\/\/x"/);
+    expect(() => parseConfig({ DATABASE_URL: 'mysql://x' })).toThrow(
+      /DATABASE_URL: expected a URL starting with postgresql:\/\/ or postgres:\/\/, got "mysql:\/\/x"/,
+    );
     expect(() => parseConfig({ BLOB_STORE: 's3' })).toThrow(/S3_ENDPOINT: expected a value because BLOB_STORE=s3, got nothing/);
   });
 

@@ -17,9 +17,29 @@ const BOUND_MS = 10_000;
 
 // ---- hostile values ----
 
-const nasty = fc.constantFrom('\u0000', '\ud800', '\udfff', '\udc00\ud800', '\uffff', '\ufeff', '\u202e', '"', '\\', '{', '[', '%00', '%ff', '\r\n', '$', '*', "'; DROP TABLE ledger_event; --");
+const nasty = fc.constantFrom(
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\udc00\ud800',
+  '\uffff',
+  '\ufeff',
+  '\u202e',
+  '"',
+  '\\',
+  '{',
+  '[',
+  '%00',
+  '%ff',
+  '\r\n',
+  '$',
+  '*',
+  "'; DROP TABLE ledger_event; --",
+);
 /** Short text with hostile characters mixed in. */
-const hostileText = fc.array(fc.oneof(nasty, fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 })), { minLength: 1, maxLength: 6 }).map((parts) => parts.join(''));
+const hostileText = fc
+  .array(fc.oneof(nasty, fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 })), { minLength: 1, maxLength: 6 })
+  .map((parts) => parts.join(''));
 const huge = fc.constantFrom('x'.repeat(70_000), '\u0000'.repeat(5_000), 'é'.repeat(40_000));
 const overflow = fc.constantFrom('9999999999999999999', '-1', '18446744073709551616', '1e400', 'NaN', '0x10', '00000000000000000001');
 const overflowNumber = fc.constantFrom(2 ** 63, -1, 1.5, Number.MAX_VALUE, -0, 2 ** 31, 2 ** 53 + 2);
@@ -33,7 +53,9 @@ const anyJsonText = fc.oneof(
 );
 /** Raw bytes that are not valid UTF-8, or not JSON. */
 const badBytes = fc.oneof(
-  fc.constantFrom([0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x7b, 0x22, 0xff, 0x22, 0x7d], [0xef, 0xbb, 0xbf, 0xff]).map((b) => Buffer.from(b)),
+  fc
+    .constantFrom([0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x7b, 0x22, 0xff, 0x22, 0x7d], [0xef, 0xbb, 0xbf, 0xff])
+    .map((b) => Buffer.from(b)),
   fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => Buffer.from(b)),
 );
 /** A JSON text for one canonical call, one field hostile. */
@@ -109,7 +131,10 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
   });
 
   it('invocation headers: hostile x-dirledger-* values are refused or recorded, never a 5xx', async () => {
-    const headerValue = fc.oneof(fc.string({ maxLength: 20 }).filter((s) => /^[\x20-\x7e]*$/.test(s)), fc.constantFrom('x'.repeat(600), 'é', ' ', ''));
+    const headerValue = fc.oneof(
+      fc.string({ maxLength: 20 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
+      fc.constantFrom('x'.repeat(600), 'é', ' ', ''),
+    );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('session', 'turn', 'task', 'agent', 'caller'), headerValue, async (field, value) => {
         const answer = await send(t, '/api/dispatch', { body: '{"tool":"ECHO","args":{"text":"h"}}', headers: { [`x-dirledger-${field}`]: value } }, BOUND_MS);
@@ -120,8 +145,33 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
   });
 
   it('ledger ingest: one hostile field per batch; a refused batch appends nothing', async () => {
-    const field = fc.constantFrom('collector', 'position', 'kind', 'direction', 'actionId', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status', 'method', 'url', 'headers', 'costUsd', 'inputTokens', 'occurredAt', 'payload', 'contract', 'metadata');
-    const value = fc.oneof(anyJsonText, overflow.map((s) => JSON.stringify(s)));
+    const field = fc.constantFrom(
+      'collector',
+      'position',
+      'kind',
+      'direction',
+      'actionId',
+      'tool',
+      'session',
+      'turn',
+      'task',
+      'agent',
+      'model',
+      'status',
+      'method',
+      'url',
+      'headers',
+      'costUsd',
+      'inputTokens',
+      'occurredAt',
+      'payload',
+      'contract',
+      'metadata',
+    );
+    const value = fc.oneof(
+      anyJsonText,
+      overflow.map((s) => JSON.stringify(s)),
+    );
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.tuple(field, value), badBytes), async (attack) => {
         const id = `fuzz-${randomUUID()}`;
@@ -129,12 +179,22 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
         if (Buffer.isBuffer(attack)) body = attack;
         else {
           const [name, v] = attack;
-          const base: Record<string, string> = { id: JSON.stringify(id), kind: '"NOTE"', direction: '"IN"', actionId: '"a"', occurredAt: '"2026-11-30T00:00:00Z"' };
+          const base: Record<string, string> = {
+            id: JSON.stringify(id),
+            kind: '"NOTE"',
+            direction: '"IN"',
+            actionId: '"a"',
+            occurredAt: '"2026-11-30T00:00:00Z"',
+          };
           const batch: Record<string, string> = { collector: '"fuzz"' };
           if (name === 'collector' || name === 'position') batch[name] = v;
           else base[name] = v;
-          const eventText = `{${Object.entries(base).map(([k, x]) => `"${k}":${x}`).join(',')}}`;
-          body = `{${Object.entries(batch).map(([k, x]) => `"${k}":${x}`).join(',')},"events":[${eventText}]}`;
+          const eventText = `{${Object.entries(base)
+            .map(([k, x]) => `"${k}":${x}`)
+            .join(',')}}`;
+          body = `{${Object.entries(batch)
+            .map(([k, x]) => `"${k}":${x}`)
+            .join(',')},"events":[${eventText}]}`;
         }
         const answer = await send(t, '/ledger/batches', { body }, BOUND_MS);
         wellAnswered(answer, `ingest ${String(body).slice(0, 120)}`);
@@ -168,11 +228,19 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
       'mutation($v: [String!]) { issueToken(input: {tools: $v}) { tokenId } }',
     ];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...operations), fc.oneof(anyJsonText, overflow.map((s) => JSON.stringify(s)), anyJsonText.map((v) => `[${v}]`)), async (query, v) => {
-        const answer = await send(t, '/graphql', { body: `{"query":${JSON.stringify(query)},"variables":{"v":${v}}}` }, BOUND_MS);
-        wellAnswered(answer, `${query.slice(0, 60)} v=${v.slice(0, 80)}`);
-        for (const error of answer.json?.errors ?? []) expect(error.extensions?.code, error.message).toMatch(/^[A-Z][A-Z0-9_]*$/);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...operations),
+        fc.oneof(
+          anyJsonText,
+          overflow.map((s) => JSON.stringify(s)),
+          anyJsonText.map((v) => `[${v}]`),
+        ),
+        async (query, v) => {
+          const answer = await send(t, '/graphql', { body: `{"query":${JSON.stringify(query)},"variables":{"v":${v}}}` }, BOUND_MS);
+          wellAnswered(answer, `${query.slice(0, 60)} v=${v.slice(0, 80)}`);
+          for (const error of answer.json?.errors ?? []) expect(error.extensions?.code, error.message).toMatch(/^[A-Z][A-Z0-9_]*$/);
+        },
+      ),
       { numRuns: RUNS * 3 },
     );
   });
@@ -184,17 +252,31 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
       hostileText.map((s) => `{ events(filter: {agent: [${JSON.stringify(s)}]}, first: 1) { edges { cursor } } }`),
       fc.integer({ min: 100, max: 5_000 }).map((n) => `{ events(filter: {tool: ${'['.repeat(n)}"x"${']'.repeat(n)}}) { edges { cursor } } }`),
       fc.integer({ min: 100, max: 3_000 }).map((n) => `{ ${'tool(name: "a") { events { edges { node { '.repeat(n)} id ${'} } } }'.repeat(n)} }`),
-      fc.constantFrom('{ ledgerEvents { id } }', 'subscription { __typename }', '{ __schema { types { name } } }', 'query($v: Int = "x") { events(first: $v) { edges { cursor } } }'),
+      fc.constantFrom(
+        '{ ledgerEvents { id } }',
+        'subscription { __typename }',
+        '{ __schema { types { name } } }',
+        'query($v: Int = "x") { events(first: $v) { edges { cursor } } }',
+      ),
     );
     await fc.assert(
-      fc.asyncProperty(fc.oneof(document.map((q) => JSON.stringify({ query: q })), badBytes, anyJsonText), fc.boolean(), async (body, get) => {
-        const query = typeof body === 'string' ? (JSON.parse(body) as { query?: unknown } | null)?.query : undefined;
-        // A lone surrogate has no UTF-8 form, so it cannot be percent-encoded into a URL: such a query goes in a body.
-        const answer = get && typeof query === 'string' && query.length < 6_000 && query.isWellFormed()
-          ? await send(t, `/graphql?query=${encodeURIComponent(query)}`, {}, BOUND_MS)
-          : await send(t, '/graphql', { body }, BOUND_MS);
-        wellAnswered(answer, `graphql ${String(body).slice(0, 100)}`);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          document.map((q) => JSON.stringify({ query: q })),
+          badBytes,
+          anyJsonText,
+        ),
+        fc.boolean(),
+        async (body, get) => {
+          const query = typeof body === 'string' ? (JSON.parse(body) as { query?: unknown } | null)?.query : undefined;
+          // A lone surrogate has no UTF-8 form, so it cannot be percent-encoded into a URL: such a query goes in a body.
+          const answer =
+            get && typeof query === 'string' && query.length < 6_000 && query.isWellFormed()
+              ? await send(t, `/graphql?query=${encodeURIComponent(query)}`, {}, BOUND_MS)
+              : await send(t, '/graphql', { body }, BOUND_MS);
+          wellAnswered(answer, `graphql ${String(body).slice(0, 100)}`);
+        },
+      ),
       { numRuns: RUNS * 2 },
     );
   });
@@ -216,7 +298,9 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
           const started = performance.now();
           // A valid live subscription stays quiet by design: it is given a short wait, everything else the bound.
           const mayStayQuiet = /ledgerEvents|streamCapture/.test(p);
-          const reply = await client.subscribe(id, `{"id":"${id}","type":"subscribe","payload":${p}}`, mayStayQuiet ? 1_500 : BOUND_MS).catch((error: Error) => ({ type: 'none', error: error.message }));
+          const reply = await client
+            .subscribe(id, `{"id":"${id}","type":"subscribe","payload":${p}}`, mayStayQuiet ? 1_500 : BOUND_MS)
+            .catch((error: Error) => ({ type: 'none', error: error.message }));
           // A valid live subscription may stay quiet; anything else is answered at once.
           const live = mayStayQuiet && reply.type === 'none';
           if (live) client.ws.send(JSON.stringify({ id, type: 'complete' }));
@@ -281,12 +365,19 @@ describe.each(databaseKinds)('every door against generated hostile input on %s',
     expect((await send(t, '/api/dispatch', { body: '{"tool":"ECHO","args":{"text":"still here"}}' })).json).toMatchObject({ outcome: 'OK' });
     await t.app.services.writer.flush();
     const prisma = t.app.services.db.prisma;
-    const ran = await prisma.ledgerEvent.findMany({ where: { actionId: { in: refusedActions }, kind: { in: ['TOOL_CALL', 'TOOL_RESULT', 'DRY_RUN'] } }, select: { actionId: true, kind: true } });
+    const ran = await prisma.ledgerEvent.findMany({
+      where: { actionId: { in: refusedActions }, kind: { in: ['TOOL_CALL', 'TOOL_RESULT', 'DRY_RUN'] } },
+      select: { actionId: true, kind: true },
+    });
     expect(ran).toEqual([]);
     // Each refused door request is on the record: its request and its answer.
-    const recorded = await prisma.ledgerEvent.groupBy({ by: ['actionId'], where: { actionId: { in: refusedActions }, kind: { in: ['REQUEST', 'RESPONSE'] } }, _count: true });
+    const recorded = await prisma.ledgerEvent.groupBy({
+      by: ['actionId'],
+      where: { actionId: { in: refusedActions }, kind: { in: ['REQUEST', 'RESPONSE'] } },
+      _count: true,
+    });
     const unrecorded = refusedActions.filter((a) => !recorded.some((r) => r.actionId === a)).map((a) => refusedWhere.get(a));
-    if (unrecorded.length) console.log("UNRECORDED", JSON.stringify(unrecorded));
+    if (unrecorded.length) console.log('UNRECORDED', JSON.stringify(unrecorded));
     expect(unrecorded).toEqual([]);
     expect(await prisma.ledgerEvent.count({ where: { id: { in: refusedEvents } } })).toBe(0);
   });

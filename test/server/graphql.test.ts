@@ -22,27 +22,24 @@ describe('the server', () => {
   });
 
   it('appends a batch over GraphQL and reads the event back with its payload', async () => {
-    const appended = await t.gql(
-      `mutation($input: AppendBatchInput!) { appendBatch(input: $input) { received inserted duplicates position } }`,
-      {
-        input: {
-          collector: 'smoke',
-          position: '7',
-          events: [
-            {
-              id: 'smoke-1',
-              kind: 'TOOL_CALL',
-              direction: 'IN',
-              actionId: 'act-1',
-              tool: 'ECHO',
-              occurredAt: '2026-11-30T00:00:00Z',
-              costUsd: '0.0012345678',
-              payload: { state: 'COMPLETE', text: '{"hello":"world"}' },
-            },
-          ],
-        },
+    const appended = await t.gql(`mutation($input: AppendBatchInput!) { appendBatch(input: $input) { received inserted duplicates position } }`, {
+      input: {
+        collector: 'smoke',
+        position: '7',
+        events: [
+          {
+            id: 'smoke-1',
+            kind: 'TOOL_CALL',
+            direction: 'IN',
+            actionId: 'act-1',
+            tool: 'ECHO',
+            occurredAt: '2026-11-30T00:00:00Z',
+            costUsd: '0.0012345678',
+            payload: { state: 'COMPLETE', text: '{"hello":"world"}' },
+          },
+        ],
       },
-    );
+    });
     expect(appended).toEqual({ data: { appendBatch: { received: 1, inserted: 1, duplicates: 0, position: '7' } } });
     const read = await t.gql(`{ event(id: "smoke-1") { id toolName costUsd payloadState payload { text encoding sha256 } action { events { id } } } }`);
     expect(read.errors).toBeUndefined();
@@ -57,7 +54,9 @@ describe('the server', () => {
   });
 
   it('refuses an invalid batch with BAD_INPUT naming the field', async () => {
-    const result = await t.gql(`mutation { appendBatch(input: { collector: "c", events: [{ id: "x", kind: "K", direction: IN, actionId: "a", occurredAt: "2026-11-30T00:00:00Z", payload: { state: COMPLETE } }] }) { inserted } }`);
+    const result = await t.gql(
+      `mutation { appendBatch(input: { collector: "c", events: [{ id: "x", kind: "K", direction: IN, actionId: "a", occurredAt: "2026-11-30T00:00:00Z", payload: { state: COMPLETE } }] }) { inserted } }`,
+    );
     expect(result.errors?.[0]?.extensions?.code).toBe('BAD_INPUT');
     expect(result.errors?.[0]?.message).toContain('events[0].payload.text');
   });

@@ -39,7 +39,10 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
   });
 
   it('JSON nested 3,000 deep in GraphQL variables: BAD_USER_INPUT, not a masked INTERNAL_SERVER_ERROR', async () => {
-    const answer = await graphql(t, `{"query":"mutation($a: JSON) { dispatch(tool: \\"ECHO\\", args: $a) { outcome } }","variables":{"a":{"text":"x","deep":${deepJson(DEEP)}}}}`);
+    const answer = await graphql(
+      t,
+      `{"query":"mutation($a: JSON) { dispatch(tool: \\"ECHO\\", args: $a) { outcome } }","variables":{"a":{"text":"x","deep":${deepJson(DEEP)}}}}`,
+    );
     expect(answer.status, answer.text.slice(0, 300)).toBe(400);
     expect(answer.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect(answer.json.errors[0].message).toMatch(/nested deeper than 512/);
@@ -82,8 +85,13 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
     expect(rest.status, rest.text).toBe(400);
     const url = await send(t, '/api/tools/EC%00HO?text=x');
     expect(url.status, url.text).toBe(400);
-    const gql = await graphql(t, JSON.stringify({ query: 'mutation($t: String!) { dispatch(tool: $t) { outcome error { code message } } }', variables: { t: bad } }));
-    expect(gql.json.data?.dispatch ?? gql.json.errors?.[0], gql.text).toMatchObject(gql.json.data ? { outcome: 'REFUSED', error: { code: 'BAD_INPUT' } } : { extensions: { code: 'BAD_USER_INPUT' } });
+    const gql = await graphql(
+      t,
+      JSON.stringify({ query: 'mutation($t: String!) { dispatch(tool: $t) { outcome error { code message } } }', variables: { t: bad } }),
+    );
+    expect(gql.json.data?.dispatch ?? gql.json.errors?.[0], gql.text).toMatchObject(
+      gql.json.data ? { outcome: 'REFUSED', error: { code: 'BAD_INPUT' } } : { extensions: { code: 'BAD_USER_INPUT' } },
+    );
     const mcp = await mcpCall(t, JSON.stringify({ name: bad, arguments: {} }));
     expect(mcp.status, mcp.text).toBeLessThan(500);
     expect(JSON.stringify(mcp.json)).toMatch(/BAD_INPUT|-32602/);
@@ -115,7 +123,10 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
 
   it('NUL and lone surrogates in events and ledgerCounts filters: BAD_USER_INPUT naming the filter field', async () => {
     for (const value of ['a\u0000b', 'a\ud800b']) {
-      for (const query of ['query($f: LedgerFilter) { events(filter: $f, first: 1) { edges { cursor } } }', 'query($f: LedgerFilter) { ledgerCounts(by: TOOL, filter: $f) { events } }']) {
+      for (const query of [
+        'query($f: LedgerFilter) { events(filter: $f, first: 1) { edges { cursor } } }',
+        'query($f: LedgerFilter) { ledgerCounts(by: TOOL, filter: $f) { events } }',
+      ]) {
         const answer = await graphql(t, JSON.stringify({ query, variables: { f: { tool: [value] } } }));
         expect(answer.status, answer.text).toBeLessThan(500);
         expect(answer.json.errors?.[0]?.extensions?.code, answer.text).toMatch(/^BAD_(USER_)?INPUT$/);
@@ -128,7 +139,14 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
     const answer = await send(t, '/ledger/batches', { body: `{"collector":"c-${kind}","position":"9999999999999999999","events":[${event('')}]}` });
     expect(answer.status, answer.text).toBe(400);
     expect(answer.json.error.message).toMatch(/position/);
-    const gql = await graphql(t, JSON.stringify({ query: 'mutation($p: BigInt) { appendBatch(input: {collector: "g", position: $p, events: [{id: "x", kind: "NOTE", direction: IN, actionId: "a", occurredAt: "2026-11-30T00:00:00Z"}]}) { position } }', variables: { p: '9999999999999999999' } }));
+    const gql = await graphql(
+      t,
+      JSON.stringify({
+        query:
+          'mutation($p: BigInt) { appendBatch(input: {collector: "g", position: $p, events: [{id: "x", kind: "NOTE", direction: IN, actionId: "a", occurredAt: "2026-11-30T00:00:00Z"}]}) { position } }',
+        variables: { p: '9999999999999999999' },
+      }),
+    );
     expect(gql.json.errors?.[0]?.extensions?.code, gql.text).toMatch(/^BAD_(USER_)?INPUT$/);
   });
 
@@ -149,14 +167,26 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
     const client = await graphqlWs(t);
     try {
       const liveKind = `LIVE_${kind.toUpperCase()}`;
-      client.ws.send(JSON.stringify({ id: 'live', type: 'subscribe', payload: { query: `subscription { ledgerEvents(filter: {kind: ["${liveKind}"]}) { id kind } }` } }));
+      client.ws.send(
+        JSON.stringify({ id: 'live', type: 'subscribe', payload: { query: `subscription { ledgerEvents(filter: {kind: ["${liveKind}"]}) { id kind } }` } }),
+      );
       const broken = await client.subscribe('bad', JSON.stringify({ id: 'bad', type: 'subscribe', payload: { query: 'subscription { ledgerEvents(' } }));
       expect(broken.type).toBe('error');
       expect(broken.payload[0].message).toMatch(/Syntax Error/);
       expect(broken.payload[0].extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
-      const wrongVariable = await client.subscribe('var', JSON.stringify({ id: 'var', type: 'subscribe', payload: { query: 'query($f: Int) { events(first: $f) { edges { cursor } } }', variables: { f: 'abc' } } }));
+      const wrongVariable = await client.subscribe(
+        'var',
+        JSON.stringify({
+          id: 'var',
+          type: 'subscribe',
+          payload: { query: 'query($f: Int) { events(first: $f) { edges { cursor } } }', variables: { f: 'abc' } },
+        }),
+      );
       expect(JSON.stringify(wrongVariable)).toMatch(/BAD_USER_INPUT/);
-      const deep = await client.subscribe('deep', `{"id":"deep","type":"subscribe","payload":{"query":"mutation($a: JSON) { dispatch(tool: \\"ECHO\\", args: $a) { outcome } }","variables":{"a":{"deep":${deepJson(DEEP)}}}}}`);
+      const deep = await client.subscribe(
+        'deep',
+        `{"id":"deep","type":"subscribe","payload":{"query":"mutation($a: JSON) { dispatch(tool: \\"ECHO\\", args: $a) { outcome } }","variables":{"a":{"deep":${deepJson(DEEP)}}}}}`,
+      );
       expect(JSON.stringify(deep)).toMatch(/BAD_USER_INPUT/);
       expect(client.ws.readyState).toBe(client.ws.OPEN);
       // The first subscription is still alive: an event appended now reaches it.

@@ -79,7 +79,9 @@ describe.each(databaseKinds)('POST /ledger/batches on %s', (kind) => {
 
   it('refuses a body whose bytes are not UTF-8 instead of coercing them', async () => {
     const before = await counts(sql);
-    const head = Buffer.from(`{"collector":"http","events":[${JSON.stringify(event('bad-utf8', { payload: { state: 'COMPLETE', text: 'X' } })).replace('"X"', '"')}`);
+    const head = Buffer.from(
+      `{"collector":"http","events":[${JSON.stringify(event('bad-utf8', { payload: { state: 'COMPLETE', text: 'X' } })).replace('"X"', '"')}`,
+    );
     const body = Buffer.concat([head, Buffer.from([0xc0, 0xaf]), Buffer.from('"}}]}')]);
     const result = await postRaw(t, body);
     expect(result.status).toBe(400);
@@ -157,7 +159,9 @@ describe.each(databaseKinds)('GET /ledger/blob/:sha256 on %s', (kind) => {
   const body = Buffer.from('{"blob":"served"}');
   beforeAll(async () => {
     t = await startTestApp(kind);
-    expect((await post(t, { collector: 'blob', events: [event('blob-1', { payload: { state: 'COMPLETE', base64: body.toString('base64') } })] })).status).toBe(200);
+    expect((await post(t, { collector: 'blob', events: [event('blob-1', { payload: { state: 'COMPLETE', base64: body.toString('base64') } })] })).status).toBe(
+      200,
+    );
   });
   afterAll(async () => t?.stop());
 

@@ -43,7 +43,11 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
   };
   const text = async (sha256: string | null) => (sha256 ? (await t.app.services.ledger.readBlob(sha256))!.toString('utf8') : null);
   const gql = (actionId: string, body: unknown) =>
-    fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...t.auth, 'x-dirledger-action': actionId }, body: JSON.stringify(body) });
+    fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...t.auth, 'x-dirledger-action': actionId },
+      body: JSON.stringify(body),
+    });
 
   it.each([
     ['resolve', '{ resolve(query: "echo text back") { message matches { row { name } } } }'],
@@ -69,7 +73,12 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
   it('GraphQL reads of the Ledger alone (events, action, ledgerCounts, introspection) leave no event', async () => {
     await t.app.services.writer.flush();
     const before = await t.app.services.db.prisma.ledgerEvent.count();
-    for (const query of ['{ events(first: 2) { edges { node { id kind } } } }', '{ action(id: "none") { id } }', '{ ledgerCounts(by: TOOL) { key events } }', '{ __typename }']) {
+    for (const query of [
+      '{ events(first: 2) { edges { node { id kind } } } }',
+      '{ action(id: "none") { id } }',
+      '{ ledgerCounts(by: TOOL) { key events } }',
+      '{ __typename }',
+    ]) {
       const actionId = `ledger-read-${kind}-${query.length}`;
       const r = await gql(actionId, { query });
       expect(r.status).toBe(200);
@@ -77,7 +86,9 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
       expect(await eventsOf(actionId)).toEqual([]);
     }
     // A GET read too.
-    const get = await fetch(`${t.url}?query=${encodeURIComponent('{ events(first: 1) { edges { cursor } } }')}`, { headers: { ...t.auth, accept: 'application/json', 'x-dirledger-action': `ledger-get-${kind}` } });
+    const get = await fetch(`${t.url}?query=${encodeURIComponent('{ events(first: 1) { edges { cursor } } }')}`, {
+      headers: { ...t.auth, accept: 'application/json', 'x-dirledger-action': `ledger-get-${kind}` },
+    });
     expect(get.status).toBe(200);
     await t.app.services.writer.flush();
     expect(await t.app.services.db.prisma.ledgerEvent.count()).toBe(before);
@@ -111,7 +122,7 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
     }
   });
 
-  it('GraphQL dispatch over HTTP is one action: the HTTP exchange around the runner\'s call', async () => {
+  it("GraphQL dispatch over HTTP is one action: the HTTP exchange around the runner's call", async () => {
     const actionId = `gql-dispatch-${kind}`;
     const r = await gql(actionId, { query: 'mutation { dispatch(tool: "ECHO", args: { text: "hi" }) { actionId outcome } }' });
     const body = await r.json();
@@ -150,12 +161,24 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
     expect(await text(events.find((e) => e.kind === 'REQUEST')!.payloadSha256)).toBe(JSON.stringify(message));
   });
 
-  it('ingest (the storage layer\'s own traffic) and blob reads are not recorded as exchanges', async () => {
+  it("ingest (the storage layer's own traffic) and blob reads are not recorded as exchanges", async () => {
     const actionId = `ingest-${kind}`;
     const r = await fetch(`${t.origin}/ledger/batches`, {
       method: 'POST',
       headers: { ...t.auth, 'content-type': 'application/json', 'x-dirledger-action': actionId },
-      body: JSON.stringify({ collector: 'rec', events: [{ id: `ev-${kind}`, kind: 'NOTE', direction: 'IN', actionId: 'elsewhere', occurredAt: new Date().toISOString(), payload: { state: 'COMPLETE', text: 'note' } }] }),
+      body: JSON.stringify({
+        collector: 'rec',
+        events: [
+          {
+            id: `ev-${kind}`,
+            kind: 'NOTE',
+            direction: 'IN',
+            actionId: 'elsewhere',
+            occurredAt: new Date().toISOString(),
+            payload: { state: 'COMPLETE', text: 'note' },
+          },
+        ],
+      }),
     });
     expect(r.status).toBe(200);
     expect(await eventsOf(actionId)).toEqual([]);

@@ -32,13 +32,18 @@ describe('route table', () => {
   });
 
   it('the open routes: health, the redirect to /graphql and GraphiQL’s page (an HTML GET without a query)', () => {
-    for (const [path, headers] of [['/healthz', {}], ['/', {}], ['/graphql', { accept: 'text/html' }]] as const) {
+    for (const [path, headers] of [
+      ['/healthz', {}],
+      ['/', {}],
+      ['/graphql', { accept: 'text/html' }],
+    ] as const) {
       expect(routeOf('GET', path, headers), path).toMatchObject({ auth: 'open', door: null });
     }
   });
 
   it('a path no route takes has no route (answered 404 before any token is asked for)', () => {
-    for (const path of ['/nope', '/ledger/blob/a/b', '/api/tools/a/b', '/hooks/', '/graphqlx', '/api/directory/']) expect(routeOf('GET', path), path).toBeUndefined();
+    for (const path of ['/nope', '/ledger/blob/a/b', '/api/tools/a/b', '/hooks/', '/graphqlx', '/api/directory/'])
+      expect(routeOf('GET', path), path).toBeUndefined();
   });
 
   it('a regex route hands its groups to the handler; every route but the open ones names a door', () => {
