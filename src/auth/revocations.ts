@@ -108,7 +108,11 @@ export function redisFeed(url: string, channel: string, logger: Logger): Revocat
       subscriber.subscribe(channel).catch(() => {});
     },
     announce(tokenId) {
-      publisher.publish(channel, tokenId).catch((error: Error) => logger.error({ err: error, tokenId }, 'announcing a revocation on redis failed; other instances learn it when their feed reconnects'));
+      publisher
+        .publish(channel, tokenId)
+        .catch((error: Error) =>
+          logger.error({ err: error, tokenId }, 'announcing a revocation on redis failed; other instances learn it when their feed reconnects'),
+        );
     },
     async close() {
       publisher.disconnect();
@@ -150,11 +154,7 @@ export class Revocations {
   private readonly sql: SqlExecutor;
   readonly feed: RevocationFeed;
   private readonly logger: Logger;
-  constructor(
-    sql: SqlExecutor,
-    feed: RevocationFeed,
-    logger: Logger,
-  ) {
+  constructor(sql: SqlExecutor, feed: RevocationFeed, logger: Logger) {
     this.sql = sql;
     this.feed = feed;
     this.logger = logger;

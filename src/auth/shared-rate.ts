@@ -74,7 +74,8 @@ export function redisRateLimiter(url: string, keyPrefix: string, ratePerSecond: 
     if (call < decided) return;
     decided = call;
     const perProcess = options[insured] === true;
-    if (perProcess && !degraded) logger.error({ ...window }, 'RATE LIMITS ARE PER PROCESS: redis is unreachable, each instance now allows every token its full rate until redis is back');
+    if (perProcess && !degraded)
+      logger.error({ ...window }, 'RATE LIMITS ARE PER PROCESS: redis is unreachable, each instance now allows every token its full rate until redis is back');
     if (!perProcess && degraded) logger.warn('rate limits are shared again: redis answers');
     degraded = perProcess;
   };
