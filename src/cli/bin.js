@@ -5,7 +5,7 @@
 // hands over to the pinned one when it is installed, else it needs a Node that strips types.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import module, { createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,7 +44,7 @@ if (pinned) {
     process.kill(process.pid, signal);
   });
 } else if (process.features.typescript) {
-  module.enableCompileCache?.(); // see ../compile-cache.js
+  await import('../compile-cache.js'); // the compile cache and, on Linux, glibc's malloc settings
   await import('./main.ts');
 } else {
   process.stderr.write(
