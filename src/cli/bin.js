@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
+#!/usr/bin/env -S node --max-semi-space-size=16
 // The `dirledger` command. Plain JavaScript, so that any Node can start it: the CLI itself is
 // TypeScript that Node runs natively (type stripping). npm scripts and npx put the pinned Node
 // (the optional dependency node-<os>-<cpu>) first on PATH; started by another Node, this file
