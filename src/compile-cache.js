@@ -10,8 +10,7 @@
 // embedded database"). GLIBC_TUNABLES already naming a malloc setting is left as it is.
 import module from 'node:module';
 import { isMainThread } from 'node:worker_threads';
-
-export const MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=1048576';
+import { MALLOC_TUNABLES } from './malloc-tunables.js';
 
 const tunables = process.env.GLIBC_TUNABLES ?? '';
 if (process.platform === 'linux' && isMainThread && process.argv[1] && typeof process.execve === 'function' && !tunables.includes('glibc.malloc.')) {

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MALLOC_TUNABLES } from '../../src/malloc-tunables.js';
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts';
 import { repoRoot } from '../helpers/process.ts';
 
@@ -23,9 +24,7 @@ describe('node flags of the server process', () => {
   });
 });
 
-describe.runIf(process.platform === 'linux')("glibc's malloc settings (src/compile-cache.js)", async () => {
-  // Read, not imported: importing the preload would restart this test process.
-  const MALLOC_TUNABLES = /MALLOC_TUNABLES = '([^']+)'/.exec(await readFile(path.join(repoRoot, 'src/compile-cache.js'), 'utf8'))![1]!;
+describe.runIf(process.platform === 'linux')("glibc's malloc settings (src/compile-cache.js)", () => {
   const start = async (tunables: string | undefined) => {
     const env: Record<string, string | undefined> = { ...process.env, GLIBC_TUNABLES: tunables };
     if (tunables === undefined) delete env.GLIBC_TUNABLES;
