@@ -24,7 +24,8 @@ const match = imported.exec(generated);
 if (match) {
   const [, specifier, indent] = match;
   const readAsText = [
-    `const text = await (await import('node:fs/promises')).readFile(new URL(import.meta.resolve(${specifier})), 'latin1')`,
+    "const { createRequire } = await import('node:module')",
+    `const text = await (await import('node:fs/promises')).readFile(createRequire(import.meta.url).resolve(${specifier}), 'latin1')`,
     "return await decodeBase64AsWasm(text.slice(text.indexOf('\"') + 1, text.lastIndexOf('\"')))",
   ].join(`\n${indent}`);
   writeFileSync(classFile, generated.replace(imported, readAsText));
