@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { onCleanup } from './cleanup.ts';
+import { MALLOC_TUNABLES } from '../../src/malloc-tunables.js';
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -56,9 +57,11 @@ export async function startServer(
   const compileCache = path.join(root, 'src/compile-cache.js'); // as npm start preloads it
   const source = [...(existsSync(compileCache) ? ['--import', pathToFileURL(compileCache).href] : []), path.join(root, 'src/server.ts')];
   const entry = options.entry ? [options.entry] : source;
+  // A bundle runs without the preload that sets glibc's malloc settings; a deployment sets them in its environment, so does this.
+  const bundleMalloc = options.entry && process.platform === 'linux' && !process.env.GLIBC_TUNABLES ? { GLIBC_TUNABLES: MALLOC_TUNABLES } : {};
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ...entry], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...env, PORT: String(port), HOST: host },
+    env: { ...process.env, LOG_LEVEL: 'warn', GRAPHIQL: 'false', ...bundleMalloc, ...env, PORT: String(port), HOST: host },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errText = '';
@@ -77,7 +80,10 @@ export async function startServer(
   });
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start within ${options.timeoutMs ?? 60_000} ms\n${errText}`)), options.timeoutMs ?? 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`server did not start within ${options.timeoutMs ?? 60_000} ms\n${errText}`)),
+        options.timeoutMs ?? 60_000,
+      );
       child.stdout!.on('data', (chunk: Buffer) => {
         outText = (outText + chunk.toString()).slice(-20_000);
         if (process.env.BENCH_SERVER_STDOUT) appendFileSync(process.env.BENCH_SERVER_STDOUT, chunk);

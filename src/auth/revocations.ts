@@ -4,10 +4,14 @@
 // trigger notifies on commit, so a revocation travels while Redis is down),
 // and re-reads the whole table whenever its feed (re)connects, so a message missed while
 // disconnected is never missed for good. No polling.
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
 import type { SqlExecutor } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
+
+// ioredis and pg are loaded by the feeds that use them: a server on PGlite without REDIS_URL loads neither.
+const require = createRequire(import.meta.url);
 
 export type Revocation = { tokenId: string; reason: string; revokedBy: string; actionId: string; revokedAt: Date };
 
@@ -40,7 +44,7 @@ export function postgresFeed(url: string, logger: Logger): RevocationFeed {
     start(heard, connected) {
       const connect = async () => {
         if (closed) return;
-        const next = new pg.Client({ connectionString: url, application_name: feedConnectionName });
+        const next = new (require('pg') as typeof pg).Client({ connectionString: url, application_name: feedConnectionName });
         const again = (error?: Error) => {
           if (client !== next || closed) return;
           client = undefined;
@@ -80,9 +84,10 @@ export function postgresFeed(url: string, logger: Logger): RevocationFeed {
 
 /** Redis pub/sub; ioredis resubscribes on reconnect, and every `ready` re-reads the table. */
 export function redisFeed(url: string, channel: string, logger: Logger): RevocationFeed {
+  const { Redis: RedisClient } = require('ioredis') as typeof import('ioredis');
   const options = { retryStrategy: (times: number) => Math.min(times * 100, 1000) };
-  const publisher = new Redis(url, { ...options, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  const subscriber = new Redis(url, { ...options, maxRetriesPerRequest: null, connectionName: feedConnectionName });
+  const publisher: Redis = new RedisClient(url, { ...options, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const subscriber: Redis = new RedisClient(url, { ...options, maxRetriesPerRequest: null, connectionName: feedConnectionName });
   let warned = false;
   const onError = (error: Error) => {
     if (!warned) logger.warn({ err: error }, 'revocation feed (redis) unavailable; the table is re-read when it is back');
@@ -103,7 +108,11 @@ export function redisFeed(url: string, channel: string, logger: Logger): Revocat
       subscriber.subscribe(channel).catch(() => {});
     },
     announce(tokenId) {
-      publisher.publish(channel, tokenId).catch((error: Error) => logger.error({ err: error, tokenId }, 'announcing a revocation on redis failed; other instances learn it when their feed reconnects'));
+      publisher
+        .publish(channel, tokenId)
+        .catch((error: Error) =>
+          logger.error({ err: error, tokenId }, 'announcing a revocation on redis failed; other instances learn it when their feed reconnects'),
+        );
     },
     async close() {
       publisher.disconnect();
@@ -145,11 +154,7 @@ export class Revocations {
   private readonly sql: SqlExecutor;
   readonly feed: RevocationFeed;
   private readonly logger: Logger;
-  constructor(
-    sql: SqlExecutor,
-    feed: RevocationFeed,
-    logger: Logger,
-  ) {
+  constructor(sql: SqlExecutor, feed: RevocationFeed, logger: Logger) {
     this.sql = sql;
     this.feed = feed;
     this.logger = logger;

@@ -5,9 +5,11 @@
 // period shorter than ten windows a token can get one window more or less than rate × period
 // (`npm run bench -- rate`). When Redis cannot answer, its insurance limiter counts per process, and
 // that is logged loudly both ways.
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { createRequire } from 'node:module';
 import type { Logger } from '../logger.ts';
+
+// ioredis and rate-limiter-flexible are loaded by redisRateLimiter only: without REDIS_URL they never load.
+const require = createRequire(import.meta.url);
 
 /** How long a starting server waits for its first Redis connection before counting per process. */
 const CONNECT_WAIT_MS = 3_000;
@@ -32,6 +34,8 @@ export function windowOf(ratePerSecond: number, burst: number): { points: number
 }
 
 export function redisRateLimiter(url: string, keyPrefix: string, ratePerSecond: number, burst: number, logger: Logger): SharedRateLimiter {
+  const { Redis } = require('ioredis') as typeof import('ioredis');
+  const { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } = require('rate-limiter-flexible') as typeof import('rate-limiter-flexible');
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (times) => Math.min(times * 100, 1000) });
   let clientWarned = false;
   client.on('error', (error) => {
@@ -70,7 +74,8 @@ export function redisRateLimiter(url: string, keyPrefix: string, ratePerSecond: 
     if (call < decided) return;
     decided = call;
     const perProcess = options[insured] === true;
-    if (perProcess && !degraded) logger.error({ ...window }, 'RATE LIMITS ARE PER PROCESS: redis is unreachable, each instance now allows every token its full rate until redis is back');
+    if (perProcess && !degraded)
+      logger.error({ ...window }, 'RATE LIMITS ARE PER PROCESS: redis is unreachable, each instance now allows every token its full rate until redis is back');
     if (!perProcess && degraded) logger.warn('rate limits are shared again: redis answers');
     degraded = perProcess;
   };

@@ -1,11 +1,11 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
+#!/usr/bin/env -S node --max-semi-space-size=16
 // The `dirledger` command. Plain JavaScript, so that any Node can start it: the CLI itself is
 // TypeScript that Node runs natively (type stripping). npm scripts and npx put the pinned Node
 // (the optional dependency node-<os>-<cpu>) first on PATH; started by another Node, this file
 // hands over to the pinned one when it is installed, else it needs a Node that strips types.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import module, { createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,7 +44,7 @@ if (pinned) {
     process.kill(process.pid, signal);
   });
 } else if (process.features.typescript) {
-  module.enableCompileCache?.(); // see ../compile-cache.js
+  await import('../compile-cache.js'); // the compile cache and, on Linux, glibc's malloc settings
   await import('./main.ts');
 } else {
   process.stderr.write(

@@ -1,12 +1,11 @@
 // The one Prisma client factory: real PostgreSQL through @prisma/adapter-pg, or
 // embedded PGlite (Postgres in WebAssembly, data in a folder) when no URL is set.
-// PGlite and its adapter are imported only when opened, so a server on PostgreSQL never loads them.
+// Each driver and its adapter are imported only when opened: a server on PostgreSQL never loads
+// PGlite, one on PGlite never loads pg (~8 MB resident).
 import { mkdir } from 'node:fs/promises';
 import v8 from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { folderBytes } from './disk.ts';
 import { createEmbedded, isInitialised } from './embedded.ts';
@@ -38,6 +37,7 @@ export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: t
 
 export async function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): Promise<Database> {
   if ('url' in target) {
+    const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
     const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10 });
     pool.on('error', () => {}); // an idle client's error surfaces on its next query
     const adapterFactory = new PrismaPg(pool);

@@ -4,8 +4,6 @@
 // do this: its freed memory stays in the server's allocator (measured +30 MB RSS at idle).
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
 import { createEmbedded } from './embedded.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
 import { applyMigrations } from './schema-engine.ts';
@@ -48,6 +46,8 @@ async function childMain(target: MigrationTarget): Promise<void> {
 }
 
 async function migratePostgres(url: string): Promise<string[]> {
+  // Imported here: the server imports this module for migrateInChild, and on PGlite never needs pg.
+  const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
     return await applyMigrations(wholeScriptMigrations(new PrismaPg(pool), pool));

@@ -2,7 +2,10 @@
 // dominates (the ledger's append): the pg Pool for PostgreSQL, the PGlite instance when embedded.
 // Values always travel as bind parameters; rows come back with the same types on both drivers.
 import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
+
+const require = createRequire(import.meta.url);
 
 /** A bind parameter. Arrays become PostgreSQL arrays; Uint8Array is bytea; ByteaArray is bytea[]; TextArray is text[]. */
 export type SqlParam = string | number | bigint | boolean | Date | Uint8Array | ByteaArray | TextArray | null | readonly SqlParam[];
@@ -123,14 +126,18 @@ export interface SqlExecutor extends SqlQueryable {
 const INT8 = 20;
 const INT8_ARRAY = 1016;
 
+// pg is loaded by the first pool query only: an embedded server never needs it.
+let pgTypeParsers: typeof pg.types | undefined;
+const pgTypeParsersLoaded = () => (pgTypeParsers ??= (require('pg') as typeof pg).types);
+
 const parseInt8 = (text: string) => BigInt(text);
-const parseInt8Array = (text: string) => (pg.types.getTypeParser(INT8_ARRAY as never)(text) as (string | null)[]).map((v) => (v === null ? null : BigInt(v)));
+const parseInt8Array = (text: string) => (pgTypeParsersLoaded().getTypeParser(INT8_ARRAY as never)(text) as (string | null)[]).map((v) => (v === null ? null : BigInt(v)));
 
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8) return parseInt8;
     if (oid === INT8_ARRAY) return parseInt8Array;
-    return pg.types.getTypeParser(oid, format);
+    return pgTypeParsersLoaded().getTypeParser(oid, format);
   },
 };
 

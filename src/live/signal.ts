@@ -1,9 +1,13 @@
 // The wake-up signal of the live tail: "the ledger has new commits". It only wakes readers; the
 // cursor read decides what is delivered, so a lost signal delays delivery and never drops it.
 import { randomUUID } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
-import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
+import type { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Logger } from '../logger.ts';
+
+// Loaded by the first RedisSignal only: without REDIS_URL their ~14 MB of modules never load.
+const require = createRequire(import.meta.url);
 
 export interface LiveSignal {
   readonly kind: 'memory' | 'redis';
@@ -67,6 +71,8 @@ export class RedisSignal implements LiveSignal {
     logger: Logger,
   ) {
     this.channel = channel;
+    const { Redis } = require('ioredis') as typeof import('ioredis');
+    const redisEventTarget = require('@graphql-yoga/redis-event-target') as typeof import('@graphql-yoga/redis-event-target');
     const options: RedisOptions = { lazyConnect: false, retryStrategy: (times) => Math.min(times * 100, 1000) };
     this.publisher = new Redis(url, { ...options, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     this.subscriber = new Redis(url, { ...options, maxRetriesPerRequest: null });
@@ -91,7 +97,7 @@ export class RedisSignal implements LiveSignal {
       subscribe: (topic: string) => this.subscriber.subscribe(topic).catch(() => 0),
       unsubscribe: (topic: string) => this.subscriber.unsubscribe(topic).catch(() => 0),
     } as unknown as Redis;
-    this.target = createRedisEventTarget<AppendedEvent>({ publishClient, subscribeClient });
+    this.target = redisEventTarget.createRedisEventTarget<AppendedEvent>({ publishClient, subscribeClient });
     this.target.addEventListener(this.channel, this.listener);
   }
 
