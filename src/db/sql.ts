@@ -131,7 +131,8 @@ let pgTypeParsers: typeof pg.types | undefined;
 const pgTypeParsersLoaded = () => (pgTypeParsers ??= (require('pg') as typeof pg).types);
 
 const parseInt8 = (text: string) => BigInt(text);
-const parseInt8Array = (text: string) => (pgTypeParsersLoaded().getTypeParser(INT8_ARRAY as never)(text) as (string | null)[]).map((v) => (v === null ? null : BigInt(v)));
+const parseInt8Array = (text: string) =>
+  (pgTypeParsersLoaded().getTypeParser(INT8_ARRAY as never)(text) as (string | null)[]).map((v) => (v === null ? null : BigInt(v)));
 
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {

@@ -65,11 +65,7 @@ export class RedisSignal implements LiveSignal {
   };
 
   private readonly channel: string;
-  constructor(
-    url: string,
-    channel: string,
-    logger: Logger,
-  ) {
+  constructor(url: string, channel: string, logger: Logger) {
     this.channel = channel;
     const { Redis } = require('ioredis') as typeof import('ioredis');
     const redisEventTarget = require('@graphql-yoga/redis-event-target') as typeof import('@graphql-yoga/redis-event-target');
