@@ -138,17 +138,18 @@ describe.skipIf(!postgres)('least privilege on postgres', () => {
       }
       await app.services.writer.flush();
 
-      const gql = async (query: string) => (await (await fetch(url, { method: 'POST', headers: admin, body: JSON.stringify({ query }) })).json()) as any;
-      const read = await gql(
+      const graphqlPost = async (query: string) =>
+        (await (await fetch(url, { method: 'POST', headers: admin, body: JSON.stringify({ query }) })).json()) as any;
+      const read = await graphqlPost(
         '{ events(filter: { tool: ["ECHO"] }, first: 50) { edges { node { id toolName } } } ledgerCounts(by: TOOL) { key events } tool(name: "ECHO") { name } }',
       );
       expect(read.errors).toBeUndefined();
       expect(read.data.events.edges.length).toBeGreaterThanOrEqual(4);
-      const verified = await gql('{ verifyLedger { ok events problems { kind message } } }');
+      const verified = await graphqlPost('{ verifyLedger { ok events problems { kind message } } }');
       expect(verified.errors).toBeUndefined();
       expect(verified.data.verifyLedger).toMatchObject({ ok: true, problems: [] });
       // Revocation appends to token_revocation (and reads it back): granted to the server role too.
-      const revoked = await gql(`mutation { revokeToken(tokenId: ${JSON.stringify(limitedToken)}, reason: "roles test") { already } }`);
+      const revoked = await graphqlPost(`mutation { revokeToken(tokenId: ${JSON.stringify(limitedToken)}, reason: "roles test") { already } }`);
       expect(revoked.errors).toBeUndefined();
       expect(revoked.data.revokeToken.already).toBe(false);
 
