@@ -242,7 +242,8 @@ export class Spool {
    * with SPOOL_UNAVAILABLE when the newest of them could not be made durable.
    */
   durable(): Promise<void> {
-    const newest = this.newest;
+    // An append still waiting for room is newer than any let in.
+    const newest = this.waiters.at(-1)?.pending ?? this.newest;
     if (!newest) return Promise.resolve();
     if (this.queue.length) this.startFlush();
     return newest.done;

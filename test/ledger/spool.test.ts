@@ -284,6 +284,22 @@ describe('Spool', () => {
     await quick.spool.durable();
   });
 
+  it('durable() also waits for a lingering append that is still waiting for room', async () => {
+    const { spool } = await openSpool({ maxEvents: 1, lingerMs: 60_000 });
+    await spool.append(events('first', 1), () => {});
+    const admitted: string[] = [];
+    const staged = spool.append(events('waiting', 1), (e) => admitted.push(...e.map((x) => x.id)), true);
+    let done = false;
+    const barrier = spool.durable().then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(done).toBe(false);
+    expect(spool.stats()).toMatchObject({ waiting: 1 });
+    spool.release(1);
+    await barrier;
+    await staged;
+    expect(admitted).toEqual(['waiting-0']);
+  });
+
   it('durable() rejects with SPOOL_UNAVAILABLE when what lingered could not be made durable, and admits none of it', async () => {
     let fail = true;
     const io: SpoolIo = {
