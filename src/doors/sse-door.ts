@@ -73,10 +73,16 @@ export async function sseDispatch(request: Request, services: Services): Promise
         let offset = 0;
         const finish = async (controller: ReadableStreamDefaultController<Uint8Array>, result: Promise<DispatchResult>) => {
           try {
-            send(controller, 'result', await result);
+            const value = await result;
+            // The call's result was staged to share the answer's disk write; this answer streams, so it is made durable here, before the caller reads it.
+            await services.writer.durable();
+            send(controller, 'result', value);
           } catch (error) {
-            services.logger.error({ err: error, actionId }, 'unexpected error in the SSE door');
-            send(controller, 'error', { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
+            if (error instanceof DomainError) send(controller, 'error', { code: error.code, message: error.message });
+            else {
+              services.logger.error({ err: error, actionId }, 'unexpected error in the SSE door');
+              send(controller, 'error', { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
+            }
           }
           controller.close();
         };

@@ -219,6 +219,32 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     expect(state).toMatchObject({ mode: 'durable', events: 0 });
   });
 
+  it('never streams a result over SSE before the result is durable: a failed write ends the stream with SPOOL_UNAVAILABLE instead', async () => {
+    faults.state.failKind = 'TOOL_RESULT';
+    let text: string;
+    try {
+      const response = await fetch(`${app.origin}/api/dispatch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...app.auth },
+        body: JSON.stringify({ tool: 'UP', args: { q: 'sse' } }),
+      });
+      expect(response.status).toBe(200);
+      text = await response.text();
+    } finally {
+      faults.state.failKind = undefined;
+    }
+    expect(text).toMatch(/^event: accepted$/m);
+    expect(text).not.toMatch(/^event: result$/m);
+    expect(text).toMatch(/^event: error$/m);
+    expect(text).toContain('SPOOL_UNAVAILABLE');
+    // The door's answer is recorded as its stream ends: let it land before the next test counts writes.
+    const actionId = JSON.parse(/^event: accepted\ndata: (.*)$/m.exec(text)![1]!).actionId as string;
+    for (let i = 0; i < 100 && !(await app.events(actionId)).some((e) => e.kind === 'RESPONSE' && e.direction === 'OUT'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await app.events(actionId)).map((e) => `${e.kind}/${e.direction}`)).toContain('RESPONSE/OUT');
+  });
+
   it('makes two durable writes per dispatched call: the request rides with its TOOL_CALL, the result with the answer', async () => {
     const writes = () => app.app.services.spoolState().writes!;
     for (const [door, call] of [
