@@ -161,8 +161,8 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
   }
   const spoolState = (): SpoolState => {
     if (!spool) return { mode: 'memory', events: writer.stats().queued, bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null };
-    const { events, bytes, oldestAgeMs, syncs, appends, refused } = spool.stats();
-    return { mode: 'durable', events, bytes, oldestAgeMs, writes: syncs, appends, refused };
+    const { events, bytes, oldestAgeMs, writes, appends, refused } = spool.stats();
+    return { mode: 'durable', events, bytes, oldestAgeMs, writes, appends, refused };
   };
   const revocations = new Revocations(
     database.sql,

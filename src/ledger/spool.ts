@@ -1,6 +1,6 @@
 // The durable spool in front of the Ledger: a write-ahead log of captured events in local segment
-// files. append() returns once its events are on disk (fdatasync), one sync serving every append
-// that waited for it (group commit); the background writer then moves them to the Ledger, whose
+// files. append() returns once its events are on disk (one O_DSYNC write serving every append that
+// waited for it: group commit); the background writer then moves them to the Ledger, whose
 // append is idempotent by event id, and release() lets a segment go once all its events committed.
 //
 // Record framing: u32 LE length, u32 LE crc32 of the body, the body (the event as JSON). A record
@@ -44,8 +44,8 @@ export type SpoolStats = {
   /** Age of the oldest of them; 0 when there is none. */
   oldestAgeMs: number;
   segments: number;
-  /** Syncs made, appends they served, appends refused because the disk failed or room never came. */
-  syncs: number;
+  /** Durable writes made, appends they served, appends refused because the disk failed or room never came. */
+  writes: number;
   appends: number;
   refused: number;
   /** Callers waiting for room now. */
@@ -148,7 +148,7 @@ export class Spool {
   /** The newest append let in: once it is durable (or refused), so is every one before it. */
   private newest: Pending | undefined;
   private closed = false;
-  private readonly counters = { syncs: 0, appends: 0, refused: 0 };
+  private readonly counters = { writes: 0, appends: 0, refused: 0 };
 
   private readonly options: SpoolOptions;
   private constructor(options: SpoolOptions) {
@@ -330,7 +330,7 @@ export class Spool {
         this.nextSeq += count;
         segment.endSeq = this.nextSeq;
         this.groups.push({ endSeq: this.nextSeq, bytes, at: Date.now() });
-        this.counters.syncs++;
+        this.counters.writes++;
         this.counters.appends += batch.length;
         for (const p of batch) p.resolve();
       }

@@ -111,7 +111,7 @@ describe('Spool', () => {
     release!();
     await Promise.all([first, ...rest]);
     expect(syncs).toBe(2);
-    expect(spool.stats()).toMatchObject({ events: 81, syncs: 2, appends: 41, refused: 0 });
+    expect(spool.stats()).toMatchObject({ events: 81, writes: 2, appends: 41, refused: 0 });
     expect(admitted).toEqual(['g0-0', ...Array.from({ length: 40 }, (_, i) => [`g${i + 1}-0`, `g${i + 1}-1`]).flat()]);
     // What is on disk is exactly what was admitted, in the same order.
     const onDisk = unframe(await readFile(path.join(dir, (await segmentsIn(dir))[0]!)));
@@ -274,13 +274,13 @@ describe('Spool', () => {
     const staged = slow.spool.append(events('asked', 1), () => {}, true);
     await slow.spool.durable();
     await staged;
-    expect(slow.spool.stats()).toMatchObject({ events: 1, syncs: 1 });
+    expect(slow.spool.stats()).toMatchObject({ events: 1, writes: 1 });
     await slow.spool.close();
     opened.pop();
 
     const quick = await openSpool({ lingerMs: 5 });
     await quick.spool.append(events('timer', 1), () => {}, true);
-    expect(quick.spool.stats()).toMatchObject({ events: 2, syncs: 1 });
+    expect(quick.spool.stats()).toMatchObject({ events: 2, writes: 1 });
     await quick.spool.durable();
   });
 
