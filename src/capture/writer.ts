@@ -157,10 +157,7 @@ export class LedgerWriter {
    * event the ledger would refuse.
    */
   stage(events: EventInput | EventInput[]): Promise<void> {
-    const list = this.accepted(events);
-    if (list.length === 0) return Promise.resolve();
-    if (this.spool) return this.spool.append(list, (durable) => this.admit(durable), true);
-    return this.take(list);
+    return this.take(this.accepted(events), true);
   }
 
   /** Resolves once everything enqueued or staged so far is durable (at once without a spool). */
@@ -175,9 +172,9 @@ export class LedgerWriter {
     return list;
   }
 
-  private take(list: EventInput[]): Promise<void> {
+  private take(list: EventInput[], linger = false): Promise<void> {
     if (list.length === 0) return Promise.resolve();
-    if (this.spool) return this.spool.append(list, (durable) => this.admit(durable));
+    if (this.spool) return this.spool.append(list, (durable) => this.admit(durable), linger);
     if (this.waiters.length === 0 && this.hasRoomFor(list.length)) {
       this.admit(list);
       return Promise.resolve();
