@@ -29,6 +29,8 @@ export type App = {
   start(port?: number, host?: string): Promise<{ url: string; port: number }>;
   /** Stops accepting, finishes in-flight work, flushes and closes the database. */
   stop(): Promise<void>;
+  /** Requests begun so far (HTTP and WebSocket upgrades) and HTTP requests being answered: what src/idle-trim.ts watches. */
+  activity(): { started: number; inFlight: number };
 };
 
 export type BuildOptions = { logger?: Logger; db?: Database } & ServiceOptions;
@@ -42,6 +44,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const health = healthReporter(services);
   const table = routeTable({ health, graphql: graphqlHttpDoor(yoga, recordExchange), graphiql: (request) => yoga.fetch(request, {}) });
   let inFlight = 0;
+  let started = 0;
   let idle: (() => void) | undefined;
   let stopping = false;
 
@@ -83,6 +86,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   async function fetch(request: Request): Promise<Response> {
     if (stopping) return json({ error: { code: 'SHUTTING_DOWN', message: 'The server is stopping.' } }, 503, { 'retry-after': '1', connection: 'close' });
     inFlight++;
+    started++;
     try {
       return await withoutSecrets(await route(request), services);
     } catch (error) {
@@ -102,6 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     server = createServer(createServerAdapter((request: Request) => fetch(request)));
     wsServer = new WebSocketServer({ noServer: true, maxPayload: Math.max(config.PAYLOAD_MAX_BYTES, config.BATCH_MAX_BYTES) });
     wsDoor = createWsDoor(services);
+    server.on('upgrade', () => started++);
     server.on('upgrade', upgradeListener(services, logger, wsServer, wsDoor));
     disposeWs = useGraphqlWs(services, logger, yoga, wsServer);
     await new Promise<void>((resolve, reject) => {
@@ -143,7 +148,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.db.close();
   }
 
-  return { services, fetch, start, stop };
+  return { services, fetch, start, stop, activity: () => ({ started, inFlight }) };
 }
 
 /** An error body may quote what arrived; no registered secret value leaves in it. */

@@ -54,6 +54,10 @@ export const settings = {
   GRAPHQL_MAX_ALIASES: { schema: z.coerce.number().int().min(1).default(30), doc: 'Most aliases in one operation.' },
   GRAPHQL_MAX_TOKENS: { schema: z.coerce.number().int().min(1).default(5_000), doc: 'Most tokens in one document.' },
   SHUTDOWN_GRACE_MS: { schema: positiveMs.default(10_000), doc: 'How long shutdown waits for in-flight work.' },
+  IDLE_TRIM_MS: {
+    schema: z.coerce.number().int().min(0).default(10_000),
+    doc: 'Once no request has begun for this long (and none is in flight) after some did, or after the start, the server runs one memory-reducing garbage collection and gives the memory back; 0 turns it off.',
+  },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     doc: 'Structured log level.',

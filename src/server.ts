@@ -5,6 +5,7 @@ import { type Config, ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { keepWasmOnBaselineCompiler } from './db/client.ts';
 import { FolderLockedError } from './db/folder-lock.ts';
+import { trimWhenIdle } from './idle-trim.ts';
 import { createLogger } from './logger.ts';
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -49,9 +50,19 @@ export async function serve(env: Record<string, string | undefined> = process.en
     const { privilegeWarnings } = await import('./db/roles.ts');
     for (const warning of await privilegeWarnings(app.services.db.sql)) logger.warn(warning);
   }
+  const trim =
+    config.IDLE_TRIM_MS > 0
+      ? trimWhenIdle({
+          quietMs: config.IDLE_TRIM_MS,
+          started: () => app.activity().started,
+          inFlight: () => app.activity().inFlight > 0,
+          onTrim: ({ ms, rssBefore, rssAfter }) => logger.debug({ ms: Math.round(ms), rssBefore, rssAfter }, 'quiet: memory given back'),
+        })
+      : undefined;
   if (!config.LEDGER_CHAIN) logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping');
+    trim?.stop();
     await app.stop();
     logger.info('stopped');
     process.exit(0);

@@ -4,10 +4,8 @@ import { spawn } from 'node:child_process';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Duplex, pipeline, Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent, request, type Dispatcher } from 'undici';
-import { RecordingStdioTransport, type StdioWire } from './mcp-stdio.ts';
+import type { StdioWire } from './mcp-stdio.ts';
 
 export type Sent =
   | { method: string; url: string; headers: Record<string, string>; body?: unknown }
@@ -47,7 +45,7 @@ export function isStreamedAnswer(method: string, status: number, headers: Incomi
   return type.startsWith('text/event-stream') || (headers['content-length'] === undefined && !/^application\/(.+\+)?json\b/.test(type));
 }
 
-class TooLarge extends Error {
+export class TooLarge extends Error {
   readonly code = 'RESPONSE_TOO_LARGE';
   readonly size: number;
   constructor(size: number) {
@@ -162,54 +160,6 @@ function inflate(): Duplex {
       inner.end();
     },
   });
-}
-
-/** An MCP server is an http(s) URL (streamable HTTP), or a command line rendered into `argv` like a CLI contract (stdio). */
-export async function runMcp(sent: Extract<Sent, { server: string }>, { signal, maxBytes, onStdout }: Limits): Promise<StepAnswer> {
-  const client = new Client({ name: 'dirledger-dispatch', version: '0.1.0' });
-  const stdio = sent.argv && new RecordingStdioTransport(sent.argv, maxBytes, onStdout);
-  const transport = stdio ?? new StreamableHTTPClientTransport(new URL(sent.server), { requestInit: { headers: sent.headers } });
-  const abort = () => void client.close().catch(() => {});
-  signal.addEventListener('abort', abort, { once: true });
-  try {
-    await client.connect(transport, { signal });
-    const result = await client.callTool({ name: sent.tool, arguments: sent.arguments }, undefined, { signal, timeout: 2_147_483_647 });
-    const text = JSON.stringify(result);
-    const bytes = Buffer.from(text);
-    if (bytes.length > maxBytes) throw new TooLarge(bytes.length);
-    const value = answerOf(result);
-    const valueBytes = Buffer.from(JSON.stringify(value ?? null));
-    await client.close().catch(() => {}); // the process exits: its wire is whole
-    return {
-      status: 0,
-      ok: !result.isError,
-      bytes: valueBytes,
-      value,
-      contentType: 'application/json',
-      meta: { mcpResult: text.length > 65_536 ? '(large)' : result },
-      ...(stdio && { wire: stdio.wire }),
-    };
-  } catch (error) {
-    await client.close().catch(() => {});
-    if (stdio && error !== null && typeof error === 'object') Object.assign(error, { wire: stdio.wire });
-    throw error;
-  } finally {
-    signal.removeEventListener('abort', abort);
-  }
-}
-
-/** What an MCP tool answered: its structured content, else the JSON of a single text part, else the parts. */
-function answerOf(result: Record<string, unknown>): unknown {
-  if (result.structuredContent !== undefined) return result.structuredContent;
-  const content = result.content as { type: string; text?: string }[] | undefined;
-  if (content?.length === 1 && content[0]!.type === 'text') {
-    try {
-      return JSON.parse(content[0]!.text!);
-    } catch {
-      return content[0]!.text;
-    }
-  }
-  return content ?? result;
 }
 
 /** Spawns the program with its argument vector (no shell), stdin closed; stdout is the answer. */

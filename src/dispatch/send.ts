@@ -5,7 +5,7 @@ import { withOutboundCaptureFor, withoutOutboundCapture, type OutboundFor } from
 import { StreamPublisher, type StreamCut } from '../capture/tee.ts';
 import type { RenderedStep } from './plan.ts';
 import type { DispatchErrorCode } from './result.ts';
-import { runCli, runHttp, runMcp, type Limits, type Sent, type StepAnswer } from './runners.ts';
+import { runCli, runHttp, type Limits, type Sent, type StepAnswer } from './runners.ts';
 
 /**
  * An HTTP step is recorded by the runner itself (its TOOL_CALL and TOOL_RESULT hold the exact
@@ -21,6 +21,12 @@ export function sendStep(step: RenderedStep, limits: Limits, wire: Omit<Outbound
     if (step.kind === 'cli') return runCli(step.sent, limits);
     throw new Error('a builtin is answered in process, not sent');
   });
+}
+
+/** The MCP client (src/dispatch/run-mcp.ts, with the SDK) loads with the first MCP step, not at start. */
+async function runMcp(sent: Extract<Sent, { server: string }>, limits: Limits): Promise<StepAnswer> {
+  const { runMcp: run } = await import('./run-mcp.ts');
+  return run(sent, limits);
 }
 
 /**
