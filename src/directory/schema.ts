@@ -1,28 +1,23 @@
-// The Directory's GraphQL types and the root fields that return them, and its joins with the Ledger.
+// The Directory's GraphQL types: sections, rows, tools with their contracts and events, and the links
+// an issued token carries. Its root query fields: listing-schema.ts; its joins from recorded events back
+// to rows and contracts: recorded-schema.ts.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
-import { getArgumentValues } from 'graphql/execution/values.js';
-import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
-import { selectedFields } from '../graphql/selection.ts';
-import { Prisma } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
-import type { Grant } from '../auth/authority.ts';
-import { parseCaveat, toolAllowed } from '../auth/caveats.ts';
-import type { Door } from '../context/door.ts';
 import { IssuedTokenRef } from '../auth/schema.ts';
-import { badInput, DomainError, ErrorCode } from '../errors.ts';
+import { badInput } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
-import { filterConditions, planEventSelect, runRead, SqlParams, type EventQuery } from '../ledger/event-select.ts';
-import { filterSql, parseFilter, type LedgerFilter } from '../ledger/filter.ts';
+import { parseFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
-import { LedgerEventConnectionRef, LedgerEventRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
-import { ledgerScope, ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
+import { LedgerEventConnectionRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
+import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from '../graphql/loader.ts';
-import { eventsReadAhead, readTools, type Ahead, type ToolRow } from './tool-reads.ts';
+import { eventsReadAhead, type ToolRow } from './tool-reads.ts';
+import { exactToolNames, linkDoor, liveLinks } from './links.ts';
+import { eventsForTools } from './tool-events.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
 export const ContractFormEnum = builder.enumType('ContractForm', {
@@ -109,27 +104,6 @@ export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
   }),
 });
 
-/** Tool.events as the query asks for it under this field, when it can be read ahead. */
-function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
-  const scope = ledgerScopeNow(ctx);
-  const nodes = selectedFields(info, 'events');
-  if (scope.kind === 'none' || nodes.length !== 1) return undefined;
-  try {
-    const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
-    const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
-    const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
-    if (!plan) return undefined;
-    return {
-      take: pageSize(args.first),
-      after: args.after ? decodeCursor(args.after) : null,
-      filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope),
-      plan,
-    };
-  } catch {
-    return undefined; // bad arguments: Tool.events reads its own page and answers with the error there
-  }
-}
-
 const isTool = (row: { type: string; ways: unknown }) => row.type === 'tool' || Object.keys((row.ways as object) ?? {}).length > 0;
 
 export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
@@ -146,7 +120,7 @@ export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
   resolveType: (row) => (isTool(row) ? 'Tool' : 'Entry'),
 });
 
-async function contractsBySha(ctx: Context, sha256: string): Promise<{ shape: string; contract: unknown } | undefined> {
+export async function contractsBySha(ctx: Context, sha256: string): Promise<{ shape: string; contract: unknown } | undefined> {
   return loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
 }
 
@@ -238,63 +212,6 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
   }),
 });
 
-/** The door each link comes in through. */
-const linkDoor = { LINK_URL: 'URL', LINK_REST: 'REST', LINK_MCP: 'MCP' } as const satisfies Record<LinkForm, Door>;
-
-/**
- * The links a scoped token may be rendered into for one tool: those whose door it verifies at now
- * (signature, time window, audience, doors), when it may call the tool and has uses left. Throws
- * UNAUTHENTICATED or FORBIDDEN saying which check failed.
- */
-async function liveLinks(ctx: Context, token: string, tool: string, links: readonly LinkForm[]): Promise<LinkForm[]> {
-  const { authority } = ctx.services;
-  let grant: Grant | undefined;
-  let refused: { message: string; limit: string; status: number } | undefined;
-  const live: LinkForm[] = [];
-  for (const form of links) {
-    const checked = authority.authenticate(token, linkDoor[form]);
-    if (!checked.ok) {
-      refused ??= checked.refusal;
-      continue;
-    }
-    const tools = authority.allowsTool(checked.grant, linkDoor[form], tool);
-    if (tools) {
-      refused ??= tools;
-      continue;
-    }
-    grant = checked.grant;
-    live.push(form);
-  }
-  if (!grant) {
-    if (!refused || refused.status === 401)
-      throw new DomainError(ErrorCode.UNAUTHENTICATED, `Invalid token: it does not verify at this server. ${refused?.message ?? ''}`.trim(), {
-        field: 'token',
-      });
-    throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: ${refused.message}`, { field: 'token', limit: refused.limit });
-  }
-  const spent = (await authority.usesOf(grant)).find((u) => u.used >= u.max);
-  if (spent)
-    throw new DomainError(ErrorCode.FORBIDDEN, `The token cannot link ${JSON.stringify(tool)}: all ${spent.max} of its uses are spent (${spent.caveat}).`, {
-      field: 'token',
-      limit: 'uses',
-    });
-  return live;
-}
-
-/** The tool names a token's `tools` caveats name exactly (no prefix) and every one of them allows. */
-function exactToolNames(caveats: readonly string[]): string[] {
-  const lists = caveats.flatMap((text) => {
-    try {
-      const caveat = parseCaveat(text);
-      return caveat.kind === 'tools' ? [caveat.names] : [];
-    } catch {
-      return [];
-    }
-  });
-  const names = new Set(lists.flat().filter((n) => !n.endsWith('*')));
-  return [...names].filter((n) => lists.every((list) => toolAllowed(list, n)));
-}
-
 builder.objectFields(IssuedTokenRef, (t) => ({
   links: t.field({
     type: [ContractRef],
@@ -321,62 +238,6 @@ builder.objectFields(IssuedTokenRef, (t) => ({
   }),
 }));
 
-/** The first `take + 1` events of each tool, with the columns `query` selects, in one statement for the whole batch of tools. */
-async function eventsForTools(
-  ctx: Context,
-  names: string[],
-  take: number,
-  after: bigint | null,
-  filter: LedgerFilter,
-  query: EventQuery,
-): Promise<Map<string, unknown[]>> {
-  const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
-  const plan = planEventSelect(query, ['position', 'tool']);
-  if (!plan) return eventsForToolsThroughPrisma(ctx, names, take, after, filter, query, out);
-  const params = new SqlParams();
-  const where = [`e.tool = t.name`, ...filterConditions(filter, params)];
-  if (after !== null) where.push(`e.position > ${params.add(after, '::bigint')}`);
-  // The join to blob (and batch) is made after each tool's LIMIT, so only the rows returned are joined.
-  const text =
-    `SELECT ${plan.columns} FROM unnest(${params.add(names, '::text[]')}) AS t(name) ` +
-    `CROSS JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.position ASC LIMIT ${params.add(take + 1, '::int')}) e ` +
-    `${plan.joins} ORDER BY e.position ASC`;
-  for (const row of await runRead(ctx.services.db.sql, text, params)) {
-    const event = plan.read(row);
-    out.get(event.tool as string)?.push(event);
-  }
-  return out;
-}
-
-/** The same through Prisma, for a selection event-select.ts does not plan: two statements. */
-async function eventsForToolsThroughPrisma(
-  ctx: Context,
-  names: string[],
-  take: number,
-  after: bigint | null,
-  filter: LedgerFilter,
-  query: EventQuery,
-  out: Map<string, unknown[]>,
-): Promise<Map<string, unknown[]>> {
-  const prisma = ctx.services.db.prisma;
-  const ids = await prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
-    SELECT e.id FROM unnest(${names}::text[]) AS t(name)
-    CROSS JOIN LATERAL (
-      SELECT id FROM ledger_event
-      WHERE tool = t.name AND ${filterSql(filter)} ${after === null ? Prisma.empty : Prisma.sql`AND position > ${after}`}
-      ORDER BY position ASC LIMIT ${take + 1}
-    ) e`);
-  if (ids.length === 0) return out;
-  const select = query.select ? { select: { ...query.select, position: true, tool: true } } : query;
-  const events = (await prisma.ledgerEvent.findMany({
-    ...(select as object),
-    where: { id: { in: ids.map((r) => r.id) } },
-    orderBy: { position: 'asc' },
-  })) as unknown as { tool: string | null }[];
-  for (const e of events) out.get(e.tool!)?.push(e);
-  return out;
-}
-
 builder.prismaObject('DirectoryRow', {
   variant: 'Entry',
   interfaces: [DirectoryRowRef],
@@ -385,206 +246,3 @@ builder.prismaObject('DirectoryRow', {
     text: t.expose('text', { type: 'JSON', description: 'Free-text columns, label → text.' }),
   }),
 });
-
-type ListedShape = { name: string; type: string; kind: string | null };
-const ListedRowRef = builder.objectRef<ListedShape>('ListedRow').implement({
-  description: 'The names-only projection of a row.',
-  fields: (t) => ({
-    name: t.exposeString('name'),
-    type: t.exposeString('type'),
-    kind: t.exposeString('kind', { nullable: true }),
-  }),
-});
-
-type IndexShape = { passes: number; sectionBuilds: number; lastBuildMs: number | null; lastBuiltAt: Date | null; dir: string };
-const DirectoryIndexRef = builder.objectRef<IndexShape>('DirectoryIndex').implement({
-  description: 'The derived index: the sections it was built from, with their version tags and build times.',
-  fields: (t) => ({
-    dir: t.exposeString('dir', { description: 'The folder of section files.' }),
-    passes: t.exposeInt('passes', { description: 'Build passes run since start.' }),
-    sectionBuilds: t.exposeInt('sectionBuilds', { description: 'Sections (re)built since start: only those whose content hash changed.' }),
-    lastBuildMs: t.exposeFloat('lastBuildMs', { nullable: true }),
-    lastBuiltAt: t.expose('lastBuiltAt', { type: 'DateTime', nullable: true }),
-    sections: t.prismaField({
-      type: [DirectorySectionRef],
-      resolve: (query, _i, _a, ctx) => ctx.services.db.prisma.directorySection.findMany({ ...query, orderBy: { type: 'asc' } }),
-    }),
-  }),
-});
-
-type TypeCount = { type: string; rows: number };
-const TypeCountRef = builder.objectRef<TypeCount>('DirectoryTypeCount').implement({
-  fields: (t) => ({ type: t.exposeString('type'), rows: t.exposeInt('rows') }),
-});
-type StatsShape = { type: string | null; rows: number; rowsByType: TypeCount[]; namesOnlyBytes: number; withDescriptionsBytes: number };
-const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implement({
-  description: 'Counted from the data: the bytes are those of GET /api/directory and GET /api/directory?full=1 for the same type.',
-  fields: (t) => ({
-    type: t.exposeString('type', { nullable: true }),
-    rows: t.exposeInt('rows'),
-    rowsByType: t.expose('rowsByType', { type: [TypeCountRef] }),
-    namesOnlyBytes: t.exposeInt('namesOnlyBytes'),
-    withDescriptionsBytes: t.exposeInt('withDescriptionsBytes'),
-    ratio: t.float({ resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0) }),
-    namesOnlyTokensEstimate: t.int({
-      description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.',
-      resolve: (s) => Math.round(s.namesOnlyBytes / 3.7),
-    }),
-  }),
-});
-
-const ListedEdge = { name: 'DirectoryEdge' };
-const maxPage = 1000;
-
-builder.queryFields((t) => ({
-  directory: t.connection(
-    {
-      type: ListedRowRef,
-      description: 'The cheap names-only listing (name, type, kind), in section order.',
-      args: { type: t.arg.string() },
-      resolve: async (_root, args, ctx) => {
-        const first = args.first ?? 100;
-        if (first < 0 || first > maxPage) throw badInput(`Invalid first: expected a whole number from 0 to ${maxPage}, got ${first}`);
-        if (args.last !== undefined && args.last !== null) throw badInput('Invalid last: the directory pages forward only (first, after)');
-        if (args.after) checkListCursor(args.after);
-        return resolveOffsetConnection({ args: { first, after: args.after }, defaultSize: first, maxSize: maxPage }, ({ offset, limit }) =>
-          ctx.services.db.prisma.directoryRow.findMany({
-            where: args.type ? { type: args.type } : {},
-            select: { name: true, type: true, kind: true },
-            orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
-            skip: offset,
-            take: limit,
-          }),
-        );
-      },
-    },
-    { name: 'DirectoryConnection' },
-    ListedEdge,
-  ),
-  row: t.prismaField({
-    type: DirectoryRowRef,
-    nullable: true,
-    description: 'One targeted read. A name used by several types answers the tool first, then the first type alphabetically, unless type is given.',
-    args: { name: t.arg.string({ required: true }), type: t.arg.string() },
-    resolve: async (query, _root, args, ctx) => {
-      const rows = await ctx.services.db.prisma.directoryRow.findMany({
-        ...query,
-        where: { name: args.name, ...(args.type ? { type: args.type } : {}) },
-        orderBy: { type: 'asc' },
-      });
-      return ctx.services.directory.rowMeant(rows, args.name, 'any');
-    },
-  }),
-  tool: t.field({
-    type: ToolRef,
-    nullable: true,
-    description: 'One tool by name, with its contracts.',
-    args: { name: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx, info) =>
-      (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
-  }),
-  tools: t.field({
-    type: [ToolRef],
-    description: 'Several tools by name in one read (at most 100), in the order asked; unknown names are left out.',
-    args: { names: t.arg.stringList({ required: true }) },
-    resolve: async (_root, args, ctx, info) => {
-      if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
-      return readTools(ctx.services.db.sql, ctx.services.directory, args.names, toolEventsAhead(ctx, info));
-    },
-  }),
-  directoryIndex: t.field({
-    type: DirectoryIndexRef,
-    resolve: (_root, _args, ctx) => {
-      const d = ctx.services.directory;
-      return {
-        dir: d.options.dir,
-        passes: d.passes,
-        sectionBuilds: d.sectionBuilds,
-        lastBuildMs: d.lastBuild?.ms ?? null,
-        lastBuiltAt: d.lastBuild?.startedAt ?? null,
-      };
-    },
-  }),
-  directoryStats: t.field({
-    type: DirectoryStatsRef,
-    args: { type: t.arg.string({ description: 'Count one type (e.g. "tool"); all rows when omitted.' }) },
-    resolve: async (_root, args, ctx) => {
-      const d = ctx.services.directory;
-      const type = args.type ?? null;
-      const [names, full, groups] = await Promise.all([
-        d.listing(type, false),
-        d.listing(type, true),
-        ctx.services.db.prisma.directoryRow.groupBy({ by: ['type'], where: type ? { type } : {}, _count: { _all: true }, orderBy: { type: 'asc' } }),
-      ]);
-      return {
-        type,
-        rows: names.count,
-        rowsByType: groups.map((g) => ({ type: g.type, rows: g._count._all })),
-        namesOnlyBytes: Buffer.byteLength(names.body),
-        withDescriptionsBytes: Buffer.byteLength(full.body),
-      };
-    },
-  }),
-}));
-
-/** The listing pages by offset with the relay plugin's cursors; one it did not make is BAD_INPUT, not a masked error. */
-function checkListCursor(cursor: string): void {
-  let offset = Number.NaN;
-  try {
-    offset = cursorToOffset(cursor);
-  } catch {}
-  if (!Number.isInteger(offset) || offset < 0)
-    throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
-}
-
-// ---- from a recorded call back to its contract ----
-
-type RecordedShape = { form: string; sha256: string; tool: string | null };
-const RecordedContractRef = builder.objectRef<RecordedShape>('RecordedContract').implement({
-  description: 'The exact contract an event ran, kept by its hash after the row changes.',
-  fields: (t) => ({
-    form: t.exposeString('form', { description: 'A ContractForm name, or the way column (e.g. "way: http").' }),
-    sha256: t.exposeString('sha256'),
-    shape: t.field({
-      type: ContractShapeEnum,
-      nullable: true,
-      resolve: async (c, _a, ctx) => ((await contractsBySha(ctx, c.sha256))?.shape as ContractShape | undefined) ?? null,
-    }),
-    json: t.field({
-      type: 'JSON',
-      nullable: true,
-      description: 'Null only when the hash names no stored contract.',
-      resolve: async (c, _a, ctx) => (await contractsBySha(ctx, c.sha256))?.contract ?? null,
-    }),
-  }),
-});
-
-builder.prismaObjectFields(LedgerEventRef, (t) => ({
-  tool: t.field({
-    type: DirectoryRowRef,
-    nullable: true,
-    description: "The Directory row of this event's tool, as it is now (toolName is the recorded name).",
-    select: { tool: true },
-    resolve: async (e, _a, ctx) => {
-      if (!e.tool) return null;
-      return (
-        (await loadBatched(ctx, 'tool-row', e.tool, async (names) => {
-          const rows = await ctx.services.db.prisma.directoryRow.findMany({ where: { name: { in: names } }, orderBy: { type: 'asc' } });
-          const out = new Map<string, (typeof rows)[number]>();
-          for (const name of names) {
-            const row = ctx.services.directory.rowMeant(rows, name, 'any');
-            if (row) out.set(name, row);
-          }
-          return out;
-        })) ?? null
-      );
-    },
-  }),
-  contract: t.field({
-    type: RecordedContractRef,
-    nullable: true,
-    description: 'The identity of the contract this event ran (form and hash), resolvable after the row changes.',
-    select: { contractForm: true, contractSha256: true, tool: true },
-    resolve: (e) => (e.contractForm && e.contractSha256 ? { form: e.contractForm, sha256: e.contractSha256, tool: e.tool } : null),
-  }),
-}));

@@ -4,6 +4,8 @@ import { builder } from './builder.ts';
 import './scalars.ts';
 import '../ledger/schema.ts';
 import '../directory/schema.ts';
+import '../directory/listing-schema.ts';
+import '../directory/recorded-schema.ts';
 import '../resolver/schema.ts';
 import '../live/schema.ts';
 import '../dispatch/schema.ts';

@@ -1,0 +1,190 @@
+// The Directory's root query fields: the names-only listing (relay connection), one row, tools by
+// name (their events read ahead when the query asks for them), the index and its counts.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
+import { getArgumentValues } from 'graphql/execution/values.js';
+import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import { badInput } from '../errors.ts';
+import { builder } from '../graphql/builder.ts';
+import type { Context } from '../graphql/context.ts';
+import { selectedFields } from '../graphql/selection.ts';
+import { decodeCursor } from '../ledger/cursor.ts';
+import { planEventSelect, type EventQuery } from '../ledger/event-select.ts';
+import { parseFilter } from '../ledger/filter.ts';
+import { ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
+import { pageSize } from '../ledger/reads.ts';
+import { withoutNulls } from '../ledger/schema.ts';
+import { DirectoryRowRef, DirectorySectionRef, ToolRef } from './schema.ts';
+import { readTools, type Ahead } from './tool-reads.ts';
+
+/** Tool.events as the query asks for it under this field, when it can be read ahead. */
+function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefined {
+  const scope = ledgerScopeNow(ctx);
+  const nodes = selectedFields(info, 'events');
+  if (scope.kind === 'none' || nodes.length !== 1) return undefined;
+  try {
+    const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
+    const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
+    const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
+    if (!plan) return undefined;
+    return {
+      take: pageSize(args.first),
+      after: args.after ? decodeCursor(args.after) : null,
+      filter: scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), scope),
+      plan,
+    };
+  } catch {
+    return undefined; // bad arguments: Tool.events reads its own page and answers with the error there
+  }
+}
+
+type ListedShape = { name: string; type: string; kind: string | null };
+const ListedRowRef = builder.objectRef<ListedShape>('ListedRow').implement({
+  description: 'The names-only projection of a row.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    type: t.exposeString('type'),
+    kind: t.exposeString('kind', { nullable: true }),
+  }),
+});
+
+type IndexShape = { passes: number; sectionBuilds: number; lastBuildMs: number | null; lastBuiltAt: Date | null; dir: string };
+const DirectoryIndexRef = builder.objectRef<IndexShape>('DirectoryIndex').implement({
+  description: 'The derived index: the sections it was built from, with their version tags and build times.',
+  fields: (t) => ({
+    dir: t.exposeString('dir', { description: 'The folder of section files.' }),
+    passes: t.exposeInt('passes', { description: 'Build passes run since start.' }),
+    sectionBuilds: t.exposeInt('sectionBuilds', { description: 'Sections (re)built since start: only those whose content hash changed.' }),
+    lastBuildMs: t.exposeFloat('lastBuildMs', { nullable: true }),
+    lastBuiltAt: t.expose('lastBuiltAt', { type: 'DateTime', nullable: true }),
+    sections: t.prismaField({
+      type: [DirectorySectionRef],
+      resolve: (query, _i, _a, ctx) => ctx.services.db.prisma.directorySection.findMany({ ...query, orderBy: { type: 'asc' } }),
+    }),
+  }),
+});
+
+type TypeCount = { type: string; rows: number };
+const TypeCountRef = builder.objectRef<TypeCount>('DirectoryTypeCount').implement({
+  fields: (t) => ({ type: t.exposeString('type'), rows: t.exposeInt('rows') }),
+});
+type StatsShape = { type: string | null; rows: number; rowsByType: TypeCount[]; namesOnlyBytes: number; withDescriptionsBytes: number };
+const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implement({
+  description: 'Counted from the data: the bytes are those of GET /api/directory and GET /api/directory?full=1 for the same type.',
+  fields: (t) => ({
+    type: t.exposeString('type', { nullable: true }),
+    rows: t.exposeInt('rows'),
+    rowsByType: t.expose('rowsByType', { type: [TypeCountRef] }),
+    namesOnlyBytes: t.exposeInt('namesOnlyBytes'),
+    withDescriptionsBytes: t.exposeInt('withDescriptionsBytes'),
+    ratio: t.float({ resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0) }),
+    namesOnlyTokensEstimate: t.int({
+      description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.',
+      resolve: (s) => Math.round(s.namesOnlyBytes / 3.7),
+    }),
+  }),
+});
+
+const ListedEdge = { name: 'DirectoryEdge' };
+const maxPage = 1000;
+
+builder.queryFields((t) => ({
+  directory: t.connection(
+    {
+      type: ListedRowRef,
+      description: 'The cheap names-only listing (name, type, kind), in section order.',
+      args: { type: t.arg.string() },
+      resolve: async (_root, args, ctx) => {
+        const first = args.first ?? 100;
+        if (first < 0 || first > maxPage) throw badInput(`Invalid first: expected a whole number from 0 to ${maxPage}, got ${first}`);
+        if (args.last !== undefined && args.last !== null) throw badInput('Invalid last: the directory pages forward only (first, after)');
+        if (args.after) checkListCursor(args.after);
+        return resolveOffsetConnection({ args: { first, after: args.after }, defaultSize: first, maxSize: maxPage }, ({ offset, limit }) =>
+          ctx.services.db.prisma.directoryRow.findMany({
+            where: args.type ? { type: args.type } : {},
+            select: { name: true, type: true, kind: true },
+            orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
+            skip: offset,
+            take: limit,
+          }),
+        );
+      },
+    },
+    { name: 'DirectoryConnection' },
+    ListedEdge,
+  ),
+  row: t.prismaField({
+    type: DirectoryRowRef,
+    nullable: true,
+    description: 'One targeted read. A name used by several types answers the tool first, then the first type alphabetically, unless type is given.',
+    args: { name: t.arg.string({ required: true }), type: t.arg.string() },
+    resolve: async (query, _root, args, ctx) => {
+      const rows = await ctx.services.db.prisma.directoryRow.findMany({
+        ...query,
+        where: { name: args.name, ...(args.type ? { type: args.type } : {}) },
+        orderBy: { type: 'asc' },
+      });
+      return ctx.services.directory.rowMeant(rows, args.name, 'any');
+    },
+  }),
+  tool: t.field({
+    type: ToolRef,
+    nullable: true,
+    description: 'One tool by name, with its contracts.',
+    args: { name: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx, info) =>
+      (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
+  }),
+  tools: t.field({
+    type: [ToolRef],
+    description: 'Several tools by name in one read (at most 100), in the order asked; unknown names are left out.',
+    args: { names: t.arg.stringList({ required: true }) },
+    resolve: async (_root, args, ctx, info) => {
+      if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
+      return readTools(ctx.services.db.sql, ctx.services.directory, args.names, toolEventsAhead(ctx, info));
+    },
+  }),
+  directoryIndex: t.field({
+    type: DirectoryIndexRef,
+    resolve: (_root, _args, ctx) => {
+      const d = ctx.services.directory;
+      return {
+        dir: d.options.dir,
+        passes: d.passes,
+        sectionBuilds: d.sectionBuilds,
+        lastBuildMs: d.lastBuild?.ms ?? null,
+        lastBuiltAt: d.lastBuild?.startedAt ?? null,
+      };
+    },
+  }),
+  directoryStats: t.field({
+    type: DirectoryStatsRef,
+    args: { type: t.arg.string({ description: 'Count one type (e.g. "tool"); all rows when omitted.' }) },
+    resolve: async (_root, args, ctx) => {
+      const d = ctx.services.directory;
+      const type = args.type ?? null;
+      const [names, full, groups] = await Promise.all([
+        d.listing(type, false),
+        d.listing(type, true),
+        ctx.services.db.prisma.directoryRow.groupBy({ by: ['type'], where: type ? { type } : {}, _count: { _all: true }, orderBy: { type: 'asc' } }),
+      ]);
+      return {
+        type,
+        rows: names.count,
+        rowsByType: groups.map((g) => ({ type: g.type, rows: g._count._all })),
+        namesOnlyBytes: Buffer.byteLength(names.body),
+        withDescriptionsBytes: Buffer.byteLength(full.body),
+      };
+    },
+  }),
+}));
+
+/** The listing pages by offset with the relay plugin's cursors; one it did not make is BAD_INPUT, not a masked error. */
+function checkListCursor(cursor: string): void {
+  let offset = Number.NaN;
+  try {
+    offset = cursorToOffset(cursor);
+  } catch {}
+  if (!Number.isInteger(offset) || offset < 0)
+    throw badInput(`Invalid after: expected a cursor returned by directory, got ${JSON.stringify(cursor.slice(0, 40))}`);
+}
