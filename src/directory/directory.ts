@@ -56,7 +56,8 @@ export class Directory {
   private timer: NodeJS.Timeout | undefined;
   private listings = new Map<string, { generation: number; body: string; count: number }>();
   private closed = false;
-  private contractCache = new LRUCache<string, { shape: string; contract: unknown }>({ max: contractCacheMax });
+  // Bounded by count through maxSize, not max: lru-cache allocates arrays for `max` entries up front.
+  private contractCache = new LRUCache<string, { shape: string; contract: unknown }>({ maxSize: contractCacheMax, sizeCalculation: () => 1 });
   private readonly runnable: RunnableRows;
 
   private readonly prisma: PrismaClient;

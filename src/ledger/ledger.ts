@@ -81,7 +81,8 @@ const COMMIT_LOCK_KEY = 7_431_280_911;
 export class Ledger {
   private readonly listeners = new Set<(result: AppendResult) => void>();
   /** Blob hashes known to be stored (~6 MB of hashes at most). */
-  private readonly knownBlobs = new LRUCache<string, true>({ max: 65_536 });
+  // Bounded by count through maxSize, not max: lru-cache allocates arrays for `max` entries up front.
+  private readonly knownBlobs = new LRUCache<string, true>({ maxSize: 65_536, sizeCalculation: () => 1 });
 
   private readonly sql: SqlExecutor;
 
