@@ -3,7 +3,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInput } from '../../src/ledger/input.ts';
-import { unframe, type SpoolIo } from '../../src/ledger/spool.ts';
+import type { SpoolIo } from '../../src/ledger/spool-files.ts';
+import { unframe } from '../../src/ledger/spool-frame.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { startDispatchApp, type DispatchApp } from '../dispatch/helpers.ts';
 import { startMcpUpstream, type McpUpstream } from '../dispatch/mcp-upstream.ts';
@@ -18,12 +19,12 @@ function faultyIo() {
   const synced: EventInput[] = [];
   const written = new Map<FileHandle, Buffer[]>();
   const io: SpoolIo = {
-    async write(file: FileHandle, bytes: Buffer) {
+    async write(file: FileHandle, bytes: Buffer, position: number) {
       if (state.full || (state.failKind && bytes.includes(`"kind":"${state.failKind}"`)) || (state.failWhen && bytes.includes(state.failWhen))) {
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       }
       let offset = 0;
-      while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
+      while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten;
       written.set(file, [...(written.get(file) ?? []), Buffer.from(bytes)]);
     },
     async sync(file) {
