@@ -106,6 +106,12 @@ export class Spool {
       const bytes = await readFile(path.join(options.dir, name));
       // A zero tail is space never written (the clean end); anything else after the records is a torn or corrupt write.
       const { events, validBytes, tornBytes } = unframe(bytes);
+      spool.nextSegment = Number(segmentPattern.exec(name)![1]) + 1;
+      if (events.length === 0 && tornBytes === 0) {
+        // Prepared and never written.
+        await unlink(path.join(options.dir, name));
+        continue;
+      }
       if (tornBytes > 0)
         options.logger?.warn(
           { segment: name, validBytes, tornBytes, events: events.length },
@@ -117,10 +123,9 @@ export class Spool {
       if (events.length) spool.groups.push({ endSeq: spool.nextSeq, bytes: validBytes, at: now });
       spool.heldEvents += events.length;
       spool.heldBytes += validBytes;
-      spool.nextSegment = Number(segmentPattern.exec(name)![1]) + 1;
       recovered.push(...events);
     }
-    // Segments with nothing to replay go now (a prepared one never written too); the others once their events are released.
+    // Segments with nothing to replay go now; the others once their events are released.
     await spool.deleteReleased();
     spool.prepareNext();
     return { spool, recovered };
