@@ -12,7 +12,7 @@ import type { Database } from './db/client.ts';
 import { admitRequest } from './doors/authenticate.ts';
 import { createGraphqlYoga, graphqlHttpDoor, graphqlPath } from './doors/graphql-http.ts';
 import { useGraphqlWs } from './doors/graphql-ws.ts';
-import { errorResponse, json } from './doors/respond.ts';
+import { errorResponse, graphqlErrorResponse, json } from './doors/respond.ts';
 import { doorOfRoute, findRoute, methodNotAllowed, notFound, routeTable, type Route, type RouteRequest } from './doors/routes.ts';
 import { upgradeListener } from './doors/upgrade.ts';
 import { createWsDoor, type WsDoor } from './doors/ws-door.ts';
@@ -75,7 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       };
       return await captureExchange(services, exchange, handler);
     } catch (error) {
-      if (error instanceof DomainError) return errorResponse(error);
+      if (error instanceof DomainError) return door === 'GRAPHQL' ? graphqlErrorResponse(error) : errorResponse(error);
       throw error;
     }
   }

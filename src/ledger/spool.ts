@@ -224,9 +224,7 @@ export class Spool {
       this.waiters.splice(i, 1);
       this.counters.refused++;
       pending.reject(
-        spoolUnavailable(
-          `The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms; nothing was recorded or run.`,
-        ),
+        spoolUnavailable(`The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms.`),
       );
       this.admitWaiters();
     }, this.waitMs);
@@ -259,7 +257,7 @@ export class Spool {
           this.heldEvents -= count;
           this.heldBytes -= bytes;
           this.counters.refused += batch.length;
-          const refusal = spoolUnavailable(`The spool could not make the record durable (${(error as Error).message}); nothing was recorded or run.`);
+          const refusal = spoolUnavailable(`The spool could not make the record durable (${(error as Error).message}).`);
           for (const p of batch) p.reject(refusal);
           this.admitWaiters();
           continue;
