@@ -28,7 +28,11 @@ export function redactEvent(event: EventInput, redactor: SecretRedactor): EventI
   const p = event.payload;
   if (p.text !== undefined || p.base64 !== undefined) {
     const raw = p.text !== undefined ? Buffer.from(p.text, 'utf8') : Buffer.from(p.base64!, 'base64');
-    const bytes = redactor.bytes(raw, found);
+    const inPayload = new Set<string>();
+    const bytes = redactor.bytes(raw, inPayload);
+    // The Ledger's pass over this same payload takes this result (SecretRedactor.recall) instead of scanning again.
+    redactor.remember(p, raw, bytes, inPayload);
+    for (const name of inPayload) found.add(name);
     if (bytes !== raw) out.payload = { ...p, text: undefined, base64: bytes.toString('base64') };
   }
   if (p.artifactUri !== undefined) out.payload = { ...out.payload, artifactUri: redactor.text(p.artifactUri, found) };
