@@ -1,6 +1,6 @@
 // Preallocated spool segments: zero-filled ahead of need, written over in place. A zero tail is the
 // clean end of a segment; anything else after the last whole record is a torn write, reported and
-// ignored; a SIGKILL at any moment loses no acknowledged append.
+// ignored; a SIGKILL at any moment of continuous writing loses no acknowledged append.
 import { spawn } from 'node:child_process';
 import { mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -157,7 +157,7 @@ describe('preallocated spool segments', () => {
     expect(await segmentsIn(dir)).toEqual([]);
   });
 
-  it('loses no acknowledged append when the writing process is killed (SIGKILL) mid-write, round after round', async () => {
+  it('loses no acknowledged append when the writing process is killed (SIGKILL) at random moments while it writes, round after round', async () => {
     const segmentBytes = 64 * 1024;
     const acknowledged: string[] = [];
     let tornSeen = 0;
