@@ -16,7 +16,7 @@ import type { Services } from '../services.ts';
 import { recordRefusal, refusalResponse } from './authenticate.ts';
 import { ingestGate } from './ledger-routes.ts';
 import { decodeJsonTraces } from './otlp/json.ts';
-import { decodeProtobufTraces, encodeProtobufResponse, encodeProtobufStatus } from './otlp/proto.ts';
+import { decodeProtobufTraces, encodeProtobufResponse, encodeProtobufStatus, protobufDepthLimit } from './otlp/proto.ts';
 
 export const otlpTracesPath = '/v1/traces';
 
@@ -77,7 +77,8 @@ function decode(encoding: Encoding, body: Buffer): OtelResourceSpans[] {
     try {
       return decodeProtobufTraces(body);
     } catch (error) {
-      const why = error instanceof RangeError && /call stack/i.test(error.message) ? 'values nested too deeply to read' : (error as Error).message;
+      const message = (error as Error).message;
+      const why = message === 'max depth exceeded' ? `messages nested more than ${protobufDepthLimit} deep` : message;
       throw new DomainError(ErrorCode.BAD_INPUT, `Expected an OTLP ExportTraceServiceRequest in protobuf, got bytes that do not decode as one (${why}).`);
     }
   }

@@ -46,3 +46,56 @@ export async function exportSpans(
 }
 
 export const succeeded = (result: ExportResult) => result.code === 0;
+
+/** An attribute value as OTLP/JSON writes it. */
+export function anyValue(v: unknown): unknown {
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValue) } };
+  if (v && typeof v === 'object') return { kvlistValue: { values: Object.entries(v).map(([key, value]) => ({ key, value: anyValue(value) })) } };
+  return {};
+}
+export const attributesJson = (attrs: Record<string, unknown>) => Object.entries(attrs).map(([key, value]) => ({ key, value: anyValue(value) }));
+
+let counter = 0;
+/** A fresh trace id and span ids (hex), distinct across a test run. */
+export function ids(): { traceId: string; span: (n: number) => string } {
+  counter++;
+  const traceId = `${process.pid.toString(16).padStart(8, '0')}${counter.toString(16).padStart(8, '0')}${'ab'.repeat(8)}`;
+  return { traceId, span: (n: number) => `${counter.toString(16).padStart(8, '0')}${n.toString(16).padStart(8, '0')}` };
+}
+
+export type JsonSpan = {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name?: string;
+  attributes?: Record<string, unknown>;
+  events?: unknown[];
+  [k: string]: unknown;
+};
+
+/** An OTLP/JSON ExportTraceServiceRequest of one resource and scope. */
+export function otlpJson(spans: JsonSpan[], resource: Record<string, unknown> = { 'service.name': 'json-test' }): Record<string, unknown> {
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: attributesJson(resource) },
+        scopeSpans: [
+          {
+            scope: { name: 'hand-made', version: '0.1' },
+            spans: spans.map(({ attributes, name, ...rest }) => ({
+              name: name ?? 'span',
+              kind: 1,
+              startTimeUnixNano: '1764547200000000000',
+              endTimeUnixNano: '1764547201500000000',
+              attributes: attributesJson(attributes ?? {}),
+              ...rest,
+            })),
+          },
+        ],
+      },
+    ],
+  };
+}

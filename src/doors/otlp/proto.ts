@@ -60,9 +60,12 @@ type PbRequest = {
 /** Thrown while reading one span or resource: why it cannot be taken (the rest of the request still is). */
 class Unreadable extends Error {}
 
+/** How deep protobufjs reads messages inside one another (protoc's default); deeper is an undecodable body. */
+export const protobufDepthLimit = protobuf.Reader.recursionLimit;
+
 /**
- * The request's spans; throws when the body is not an ExportTraceServiceRequest. A 10,000-deep
- * AnyValue overflows protobufjs's recursion: that RangeError is an undecodable body too.
+ * The request's spans; throws when the body is not an ExportTraceServiceRequest, or nests messages
+ * deeper than protobufDepthLimit (an AnyValue about 47 arrays deep).
  */
 export function decodeProtobufTraces(body: Uint8Array): OtelResourceSpans[] {
   const message = RequestType.decode(body) as unknown as PbRequest;
