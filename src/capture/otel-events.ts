@@ -251,9 +251,14 @@ function spanJson(span: OtelSpan, attributes: OtelAttributes, events: OtelSpan['
 
 function attributesJson(attributes: OtelAttributes, what: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of attributes)
-    Object.defineProperty(out, key, { value: jsonOf(value, `${what} ${key}`), enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of attributes) setOwn(out, key, jsonOf(value, `${what} ${key}`));
   return out;
+}
+
+/** `out[key] = value`, except that a `__proto__` key becomes an own property instead of the prototype. */
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 /** A value as JSON for the metadata: bytes that are not UTF-8 cannot be, and NaN or ±Infinity are written as text. */
@@ -263,8 +268,7 @@ function jsonOf(value: OtelValue, where: string): unknown {
   if (Array.isArray(value)) return value.map((v) => jsonOf(v, where));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value))
-      Object.defineProperty(out, key, { value: jsonOf(value[key]!, where), enumerable: true, writable: true, configurable: true });
+    for (const key of Object.keys(value)) setOwn(out, key, jsonOf(value[key]!, where));
     return out;
   }
   return value;

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { Response } from '@whatwg-node/server';
 import { currentGrant } from '../context/request.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import { eventsOfSpans } from '../capture/otel-events.ts';
 import type { OtelResourceSpans } from '../capture/otel-spans.ts';
 import { DomainError, ErrorCode, httpStatusOf } from '../errors.ts';
@@ -52,7 +53,11 @@ export async function receiveTraces(request: Request, services: Services): Promi
       const spans = decode(encoding, body);
       return await record(request, services, encoding, spans);
     });
-  } catch (error) {
+  } catch (caught) {
+    // The Directory's tool lookup reaches the database too: its outage is the ledger's 503, not a 500.
+    const error = isDatabaseUnavailable(caught)
+      ? new DomainError(ErrorCode.DATABASE_UNAVAILABLE, 'The ledger database is unavailable; nothing was written. Retry later.')
+      : caught;
     if (!(error instanceof DomainError)) throw error;
     const status = httpStatusOf[error.code];
     const retry = status === 503 ? { 'retry-after': String(error.details.retryAfterSeconds ?? 5) } : undefined;

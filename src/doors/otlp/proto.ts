@@ -156,7 +156,8 @@ function text(bytes: Bytes | undefined, what: string): string {
 }
 
 function timeOf(wide: Wide): OtelTime {
-  const ns = typeof wide === 'number' ? String(wide) : wide.toString();
+  // Long's own toString divides in a loop; two 32-bit halves through BigInt are several times faster.
+  const ns = typeof wide === 'number' ? String(wide) : ((BigInt(wide.high >>> 0) << 32n) | BigInt(wide.low >>> 0)).toString();
   return { ns, ms: msOfNs(ns) };
 }
 
