@@ -1,5 +1,6 @@
 // While the ledger cannot write, POST /v1/traces answers 503 with Retry-After (a retryable status in
-// the OTLP spec), and the official exporter's own retry lands the spans once the database is back.
+// the OTLP spec), and the official exporter's own retry lands the spans once the database is back;
+// over the token's rate it answers 429 with Retry-After.
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobufStatus } from '../../src/doors/otlp/proto.ts';
@@ -63,6 +64,36 @@ describe.each(databaseKinds)('POST /v1/traces while the database is unavailable 
       const traceId = spans[0]!.spanContext().traceId;
       const rows = await sql.query<{ kind: string }>('SELECT kind FROM ledger_event WHERE id LIKE $1 ORDER BY id', [`otel:${traceId}:%`]);
       expect(rows.map((r) => r.kind).sort()).toEqual(['SPAN', 'TOOL_CALL', 'TOOL_RESULT']);
+    } finally {
+      await sql.close();
+    }
+  });
+});
+
+describe('POST /v1/traces over the token rate', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { AUTH_RATE_PER_SECOND: '0.01', AUTH_RATE_BURST: '1' });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('answers 429 with Retry-After (retryable in the OTLP spec) and stores nothing of that request', async () => {
+    const { traceId, span } = ids();
+    const send = (n: number) =>
+      fetch(`${t.origin}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...t.auth },
+        body: JSON.stringify(otlpJson([{ traceId, spanId: span(n) }])),
+      });
+    expect((await send(1)).status).toBe(200);
+    const limited = await send(2);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const sql = await rawSql(t.db);
+    try {
+      expect(await sql.query('SELECT id FROM ledger_event WHERE id LIKE $1', [`otel:${traceId}:%`])).toEqual([{ id: `otel:${traceId}:${span(1)}` }]);
     } finally {
       await sql.close();
     }
