@@ -110,90 +110,124 @@ function collectorOf(resource: OtelAttributes): string {
 
 type SpanContext = { collector: string; resource: Record<string, unknown>; scope: OtelScope; lineage: Lineage; mapping: SpanMapping };
 
+/** What every event of one span shares, and the span's attributes and events left once content is taken out. */
+type SpanParts = {
+  id: string;
+  common: Pick<EventInput, 'actionId' | 'session' | 'agent' | 'task'>;
+  start: Date;
+  end: Date;
+  status: 'OK' | 'ERROR' | undefined;
+  attributes: OtelAttributes;
+  events: OtelSpan['events'];
+};
+/** A span's events, the content each payload was read from, and what their metadata adds. */
+type Mapped = { events: EventInput[]; contents: (Content | undefined)[]; extra: Record<string, unknown> };
+
 async function eventsOfSpan(span: OtelSpan, ctx: SpanContext): Promise<EventInput[]> {
   const { mapping } = ctx;
-  const attributes = new Map(span.attributes);
-  const spanEvents = span.events.map((e) => ({ ...e }));
-  const role = roleOf(span);
   const id = `otel:${span.traceId}:${span.spanId}`;
-  const status = span.status.code === 2 ? 'ERROR' : span.status.code === 1 ? 'OK' : undefined;
-  const common = {
-    actionId: id,
-    ...optional('session', sessionOf(span.attributes) ?? ctx.lineage.inherited(span, sessionOf)),
-    ...optional('agent', mapping.agent ?? agentOf(span.attributes) ?? ctx.lineage.inherited(span, agentOf)),
-    ...optional('task', mapping.task),
+  const parts: SpanParts = {
+    id,
+    common: {
+      actionId: id,
+      ...optional('session', sessionOf(span.attributes) ?? ctx.lineage.inherited(span, sessionOf)),
+      ...optional('agent', mapping.agent ?? agentOf(span.attributes) ?? ctx.lineage.inherited(span, agentOf)),
+      ...optional('task', mapping.task),
+    },
+    start: dateOf(span.start.ms, 'start time'),
+    end: dateOf(span.end.ms, 'end time'),
+    status: span.status.code === 2 ? 'ERROR' : span.status.code === 1 ? 'OK' : undefined,
+    attributes: new Map(span.attributes),
+    events: span.events.map((e) => ({ ...e })),
   };
-  const start = dateOf(span.start.ms, 'start time');
-  const end = dateOf(span.end.ms, 'end time');
-  const extra: Record<string, unknown> = {};
-  let events: EventInput[];
-  let contents: (Content | undefined)[];
-  if (role.kind === 'model') {
-    const input = takeContent('modelInput', attributes, spanEvents);
-    const output = role.operation === 'embeddings' || role.operation === 'embedding' ? undefined : takeContent('modelOutput', attributes, spanEvents);
-    const requested = requestModelOf(span.attributes);
-    const answered = responseModelOf(span.attributes) ?? requested;
-    const usage = usageOf(span.attributes);
-    const cost = answered && mapping.costOf?.(answered, usage);
-    extra.operation = role.operation;
-    contents = [input, output];
-    events = [
-      {
-        ...common,
-        id: `${id}:call`,
-        kind: OtelEventKind.MODEL_CALL,
-        direction: 'OUT',
-        occurredAt: start,
-        ...optional('model', requested ?? answered),
-        payload: payloadOf(input),
-      },
-      {
-        ...common,
-        id: `${id}:result`,
-        kind: OtelEventKind.MODEL_RESULT,
-        direction: 'IN',
-        occurredAt: end,
-        ...optional('model', answered),
-        ...optional('status', status),
-        ...optional('inputTokens', usage.input),
-        ...optional('outputTokens', usage.output),
-        ...optional('costUsd', cost),
-        payload: payloadOf(output),
-      },
-    ];
-  } else if (role.kind === 'tool') {
-    const args = takeContent('toolArguments', attributes, spanEvents);
-    const result = takeContent('toolResult', attributes, spanEvents);
-    const row = await mapping.toolRow(role.name);
-    extra.directoryRow = row;
-    const callId = toolCallIdOf(span.attributes);
-    if (callId) extra.toolCallId = callId;
-    const tool = row?.name ?? role.name;
-    contents = [args, result];
-    events = [
-      { ...common, id: `${id}:call`, kind: OtelEventKind.TOOL_CALL, direction: 'OUT', occurredAt: start, tool, payload: payloadOf(args) },
-      {
-        ...common,
-        id: `${id}:result`,
-        kind: OtelEventKind.TOOL_RESULT,
-        direction: 'IN',
-        occurredAt: end,
-        tool,
-        ...optional('status', status),
-        payload: payloadOf(result),
-      },
-    ];
-  } else {
-    if (role.operation) extra.operation = role.operation;
-    contents = [];
-    events = [{ ...common, id, kind: OtelEventKind.SPAN, direction: 'IN', occurredAt: start, ...optional('status', status), payload: { state: 'NONE' } }];
-  }
+  const role = roleOf(span);
+  const { events, contents, extra } =
+    role.kind === 'model'
+      ? modelEvents(span, parts, role.operation, mapping)
+      : role.kind === 'tool'
+        ? await toolEvents(span, parts, role.name, mapping)
+        : otherEvents(parts, role.operation);
   // The whole span rides with the first event; a pair's second names its span only.
   const [first, second] = events as [EventInput, EventInput | undefined];
-  first.metadata = { otel: spanJson(span, attributes, spanEvents, ctx), ...extra, ...optional('payloadFrom', contents[0]?.from) };
+  first.metadata = { otel: spanJson(span, parts.attributes, parts.events, ctx), ...extra, ...optional('payloadFrom', contents[0]?.from) };
   if (second)
     second.metadata = { otel: { traceId: span.traceId, spanId: span.spanId, name: span.name }, ...extra, ...optional('payloadFrom', contents[1]?.from) };
   return events.map(validated);
+}
+
+function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, mapping: SpanMapping): Mapped {
+  const input = takeContent('modelInput', parts.attributes, parts.events);
+  const output = operation === 'embeddings' || operation === 'embedding' ? undefined : takeContent('modelOutput', parts.attributes, parts.events);
+  const requested = requestModelOf(span.attributes);
+  const answered = responseModelOf(span.attributes) ?? requested;
+  const usage = usageOf(span.attributes);
+  const cost = answered && mapping.costOf?.(answered, usage);
+  const call: EventInput = {
+    ...parts.common,
+    id: `${parts.id}:call`,
+    kind: OtelEventKind.MODEL_CALL,
+    direction: 'OUT',
+    occurredAt: parts.start,
+    ...optional('model', requested ?? answered),
+    payload: payloadOf(input),
+  };
+  const result: EventInput = {
+    ...parts.common,
+    id: `${parts.id}:result`,
+    kind: OtelEventKind.MODEL_RESULT,
+    direction: 'IN',
+    occurredAt: parts.end,
+    ...optional('model', answered),
+    ...optional('status', parts.status),
+    ...optional('inputTokens', usage.input),
+    ...optional('outputTokens', usage.output),
+    ...optional('costUsd', cost),
+    payload: payloadOf(output),
+  };
+  return { events: [call, result], contents: [input, output], extra: { operation } };
+}
+
+async function toolEvents(span: OtelSpan, parts: SpanParts, name: string, mapping: SpanMapping): Promise<Mapped> {
+  const args = takeContent('toolArguments', parts.attributes, parts.events);
+  const result = takeContent('toolResult', parts.attributes, parts.events);
+  const row = await mapping.toolRow(name);
+  const callId = toolCallIdOf(span.attributes);
+  const tool = row?.name ?? name;
+  const shared = { ...parts.common, tool };
+  return {
+    events: [
+      { ...shared, id: `${parts.id}:call`, kind: OtelEventKind.TOOL_CALL, direction: 'OUT', occurredAt: parts.start, payload: payloadOf(args) },
+      {
+        ...shared,
+        id: `${parts.id}:result`,
+        kind: OtelEventKind.TOOL_RESULT,
+        direction: 'IN',
+        occurredAt: parts.end,
+        ...optional('status', parts.status),
+        payload: payloadOf(result),
+      },
+    ],
+    contents: [args, result],
+    extra: { directoryRow: row, ...optional('toolCallId', callId) },
+  };
+}
+
+function otherEvents(parts: SpanParts, operation: string | undefined): Mapped {
+  return {
+    events: [
+      {
+        ...parts.common,
+        id: parts.id,
+        kind: OtelEventKind.SPAN,
+        direction: 'IN',
+        occurredAt: parts.start,
+        ...optional('status', parts.status),
+        payload: { state: 'NONE' },
+      },
+    ],
+    contents: [],
+    extra: optional('operation', operation),
+  };
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
