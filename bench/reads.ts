@@ -405,8 +405,7 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
     const onPostgres = active.filter((a) => a !== 'pglite');
     const acc = (a: System) => s.accounting.get(`${a}|${q.short}`)!;
     console.log(row('  SQL statements per request', ...onPostgres.map((a) => fixed(acc(a).statements, 1))));
-    if (onPostgres.some((a) => acc(a).appends))
-      console.log(row('  + ledger appends (its own record)', ...onPostgres.map((a) => fixed(acc(a).appends, 2))));
+    if (onPostgres.some((a) => acc(a).appends)) console.log(row('  + ledger appends (its own record)', ...onPostgres.map((a) => fixed(acc(a).appends, 2))));
     console.log(row('  bytes from PostgreSQL per request', ...onPostgres.map((a) => int(acc(a).bytes))));
     const payload = (a: Accounting) => (a.byteaBytes ? int(a.byteaBytes) : a.readsPayload ? 'read, encoded' : '0');
     console.log(row('  blob.data bytes per request', ...onPostgres.map((a) => payload(acc(a)))));
