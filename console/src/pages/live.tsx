@@ -1,0 +1,191 @@
+// Live ledger: the ledgerEvents subscription with filter chips, pause and resume from the cursor, and
+// a new subscription from the error's cursor when the server ends one for slowness. Rows arrive in a
+// buffer and render once per frame, and only the visible rows exist in the DOM (TanStack Virtual).
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { graphql } from '../../gql/index.ts';
+import type { ConsoleLiveSubscription, LedgerFilter } from '../../gql/graphql.ts';
+import { subscribe } from '../client.ts';
+import { hrefOf } from '../router.ts';
+import { ErrorBox, Link } from '../ui.tsx';
+
+const LiveEvents = graphql(`
+  subscription ConsoleLive($filter: LedgerFilter, $after: String) {
+    ledgerEvents(filter: $filter, after: $after) {
+      id
+      cursor
+      position
+      occurredAt
+      kind
+      direction
+      toolName
+      status
+      session
+      task
+      actionId
+    }
+  }
+`);
+
+type Row = ConsoleLiveSubscription['ledgerEvents'];
+const chipKeys = ['tool', 'kind', 'session', 'task', 'status'] as const;
+type ChipKey = (typeof chipKeys)[number];
+type Chip = { key: ChipKey; value: string };
+
+const filterOf = (chips: Chip[]): LedgerFilter => {
+  const filter: LedgerFilter = {};
+  for (const { key, value } of chips) filter[key] = [...((filter[key] as string[] | undefined) ?? []), value];
+  return filter;
+};
+
+export function LivePage() {
+  const [chips, setChips] = useState<Chip[]>([]);
+  const [paused, setPaused] = useState(false);
+  const [round, setRound] = useState(0);
+  const [error, setError] = useState<unknown>();
+  const [reconnects, setReconnects] = useState(0);
+  const [, setFrame] = useState(0);
+  const rows = useRef<Row[]>([]);
+  const cursor = useRef<string | null>(null);
+  const pending = useRef(0);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `round` restarts the subscription from the cursor.
+  useEffect(() => {
+    if (paused) return;
+    const flush = () => {
+      pending.current = 0;
+      setFrame((f) => f + 1);
+    };
+    const stop = subscribe(
+      LiveEvents,
+      { filter: filterOf(chips), ...(cursor.current && { after: cursor.current }) },
+      {
+        next: ({ ledgerEvents }) => {
+          rows.current.push(ledgerEvents);
+          cursor.current = ledgerEvents.cursor;
+          pending.current ||= requestAnimationFrame(flush);
+        },
+        error: (caught) => {
+          if (caught.code === 'SUBSCRIBER_TOO_SLOW') {
+            const resumeAt = caught.errors[0]?.extensions?.cursor;
+            if (typeof resumeAt === 'string') cursor.current = resumeAt;
+            setReconnects((n) => n + 1);
+            setRound((r) => r + 1);
+          } else setError(caught);
+        },
+        complete: () => {},
+      },
+    );
+    setError(undefined);
+    return () => {
+      stop();
+      if (pending.current) cancelAnimationFrame(pending.current);
+      pending.current = 0;
+    };
+  }, [chips, paused, round]);
+
+  const changeChips = (next: Chip[]) => {
+    rows.current = [];
+    cursor.current = null;
+    setChips(next);
+  };
+  const addChip = (chip: Chip) => {
+    if (!chips.some((c) => c.key === chip.key && c.value === chip.value)) changeChips([...chips, chip]);
+  };
+
+  const list = rows.current;
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({ count: list.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 12 });
+
+  return (
+    <section className="live">
+      <h1>Live ledger</h1>
+      <ChipForm onAdd={addChip} />
+      <ul className="chips" aria-label="Active filters">
+        {chips.map((c) => (
+          <li key={`${c.key}=${c.value}`}>
+            {c.key} = {c.value}
+            <button type="button" aria-label={`Remove the filter ${c.key} = ${c.value}`} onClick={() => changeChips(chips.filter((d) => d !== c))}>
+              ×
+            </button>
+          </li>
+        ))}
+        {chips.length === 0 && <li className="none">Every event</li>}
+      </ul>
+      <div className="row">
+        <button type="button" onClick={() => setPaused(!paused)}>
+          {paused ? 'Resume' : 'Pause'}
+        </button>
+        <span className="status" data-testid="live-status">
+          {paused ? 'Paused' : 'Live'} · <span data-testid="live-shown">{list.length}</span> events shown
+          {reconnects > 0 && ` · resumed ${reconnects}× after the server found this page too slow`}
+        </span>
+      </div>
+      <ErrorBox error={error} />
+      <div className="live-head" aria-hidden="true">
+        <span>#</span>
+        <span>Kind</span>
+        <span>Dir</span>
+        <span>Tool</span>
+        <span>Status</span>
+        <span>Task</span>
+        <span>Action</span>
+      </div>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard (axe scrollable-region-focusable). */}
+      <div ref={scroller} className="live-list" tabIndex={0}>
+        <ul aria-label="Events, newest first" style={{ height: virtual.getTotalSize() }}>
+          {virtual.getVirtualItems().map((item) => {
+            const e = list[list.length - 1 - item.index]!;
+            return (
+              <li key={e.id} className="live-row" style={{ transform: `translateY(${item.start}px)` }} data-testid="live-row">
+                <span className="num">{e.position}</span>
+                <span>{e.kind}</span>
+                <span>{e.direction}</span>
+                <span>
+                  {e.toolName && (
+                    <button type="button" className="chip-add" onClick={() => addChip({ key: 'tool', value: e.toolName! })} title="Filter by this tool">
+                      {e.toolName}
+                    </button>
+                  )}
+                </span>
+                <span>{e.status ?? ''}</span>
+                <span>{e.task ? <Link href={hrefOf.task(e.task)}>{e.task}</Link> : ''}</span>
+                <span>
+                  <Link href={hrefOf.action(e.actionId)}>{e.actionId.slice(0, 14)}</Link>
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      </div>
+    </section>
+  );
+}
+
+function ChipForm({ onAdd }: { onAdd(chip: Chip): void }) {
+  const [key, setKey] = useState<ChipKey>('tool');
+  const [value, setValue] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!value.trim()) return;
+    onAdd({ key, value: value.trim() });
+    setValue('');
+  };
+  return (
+    <form className="row chip-form" onSubmit={submit}>
+      <label htmlFor="chip-key">Filter</label>
+      <select id="chip-key" value={key} onChange={(e) => setKey(e.target.value as ChipKey)}>
+        {chipKeys.map((k) => (
+          <option key={k} value={k}>
+            {k}
+          </option>
+        ))}
+      </select>
+      <label htmlFor="chip-value" className="visually-hidden">
+        Value
+      </label>
+      <input id="chip-value" value={value} onChange={(e) => setValue(e.target.value)} placeholder="value, exactly" />
+      <button type="submit">Add filter</button>
+    </form>
+  );
+}
