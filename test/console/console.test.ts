@@ -122,6 +122,15 @@ describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
 
     await expect.poll(() => live.getByTestId('live-row').count(), { timeout: 20_000 }).toBeGreaterThan(0);
     await screenshot(live, 'live-event');
+    // Paused, nothing arrives; resumed, what committed meanwhile arrives from the cursor.
+    const before = await live.getByTestId('live-row').count();
+    await live.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => app.app.services.live.stats().subscribers).toBe(0);
+    expect((await app.post('/api/tools/HELLO', {})).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await live.getByTestId('live-row').count()).toBe(before);
+    await live.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => live.getByTestId('live-row').count(), { timeout: 20_000 }).toBe(before * 2);
     await live.getByTestId('live-row').first().getByRole('link').last().click();
     await live.getByRole('heading', { name: /^Action / }).waitFor();
     await expect.poll(() => live.getByTestId('action-event').count()).toBeGreaterThan(2);

@@ -2,7 +2,7 @@
 // a new subscription from the error's cursor when the server ends one for slowness. Rows arrive in a
 // buffer and render once per frame, and only the visible rows exist in the DOM (TanStack Virtual).
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, memo, startTransition, useCallback, useEffect, useRef, useState } from 'react';
 import { graphql } from '../../gql/index.ts';
 import type { ConsoleLiveSubscription, LedgerFilter } from '../../gql/graphql.ts';
 import { subscribe } from '../client.ts';
@@ -28,6 +28,8 @@ const LiveEvents = graphql(`
 `);
 
 type Row = ConsoleLiveSubscription['ledgerEvents'];
+/** Rows render at most this often: fewer, cheaper frames under hundreds of events a second. */
+const FLUSH_MS = 100;
 const chipKeys = ['tool', 'kind', 'session', 'task', 'status'] as const;
 type ChipKey = (typeof chipKeys)[number];
 type Chip = { key: ChipKey; value: string };
@@ -54,7 +56,8 @@ export function LivePage() {
     if (paused) return;
     const flush = () => {
       pending.current = 0;
-      setFrame((f) => f + 1);
+      // A transition: React renders the new rows in slices that yield to input, never one long task.
+      requestAnimationFrame(() => startTransition(() => setFrame((f) => f + 1)));
     };
     const stop = subscribe(
       LiveEvents,
@@ -63,7 +66,7 @@ export function LivePage() {
         next: ({ ledgerEvents }) => {
           rows.current.push(ledgerEvents);
           cursor.current = ledgerEvents.cursor;
-          pending.current ||= requestAnimationFrame(flush);
+          pending.current ||= window.setTimeout(flush, FLUSH_MS);
         },
         error: (caught) => {
           if (caught.code === 'SUBSCRIBER_TOO_SLOW') {
@@ -79,19 +82,25 @@ export function LivePage() {
     setError(undefined);
     return () => {
       stop();
-      if (pending.current) cancelAnimationFrame(pending.current);
+      if (pending.current) clearTimeout(pending.current);
       pending.current = 0;
     };
   }, [chips, paused, round]);
 
-  const changeChips = (next: Chip[]) => {
+  const chipsNow = useRef(chips);
+  chipsNow.current = chips;
+  // Stable, so the memoized rows do not re-render for it.
+  const changeChips = useCallback((next: Chip[]) => {
     rows.current = [];
     cursor.current = null;
     setChips(next);
-  };
-  const addChip = (chip: Chip) => {
-    if (!chips.some((c) => c.key === chip.key && c.value === chip.value)) changeChips([...chips, chip]);
-  };
+  }, []);
+  const addChip = useCallback(
+    (chip: Chip) => {
+      if (!chipsNow.current.some((c) => c.key === chip.key && c.value === chip.value)) changeChips([...chipsNow.current, chip]);
+    },
+    [changeChips],
+  );
 
   const list = rows.current;
   const scroller = useRef<HTMLDivElement>(null);
@@ -136,31 +145,35 @@ export function LivePage() {
         <ul aria-label="Events, newest first" style={{ height: virtual.getTotalSize() }}>
           {virtual.getVirtualItems().map((item) => {
             const e = list[list.length - 1 - item.index]!;
-            return (
-              <li key={e.id} className="live-row" style={{ transform: `translateY(${item.start}px)` }} data-testid="live-row">
-                <span className="num">{e.position}</span>
-                <span>{e.kind}</span>
-                <span>{e.direction}</span>
-                <span>
-                  {e.toolName && (
-                    <button type="button" className="chip-add" onClick={() => addChip({ key: 'tool', value: e.toolName! })} title="Filter by this tool">
-                      {e.toolName}
-                    </button>
-                  )}
-                </span>
-                <span>{e.status ?? ''}</span>
-                <span>{e.task ? <Link href={hrefOf.task(e.task)}>{e.task}</Link> : ''}</span>
-                <span>
-                  <Link href={hrefOf.action(e.actionId)}>{e.actionId.slice(0, 14)}</Link>
-                </span>
-              </li>
-            );
+            return <LiveRow key={e.id} event={e} start={item.start} onTool={addChip} />;
           })}
         </ul>
       </div>
     </section>
   );
 }
+
+const LiveRow = memo(function LiveRow({ event: e, start, onTool }: { event: Row; start: number; onTool(chip: Chip): void }) {
+  return (
+    <li className="live-row" style={{ transform: `translateY(${start}px)` }} data-testid="live-row">
+      <span className="num">{e.position}</span>
+      <span>{e.kind}</span>
+      <span>{e.direction}</span>
+      <span>
+        {e.toolName && (
+          <button type="button" className="chip-add" onClick={() => onTool({ key: 'tool', value: e.toolName! })} title="Filter by this tool">
+            {e.toolName}
+          </button>
+        )}
+      </span>
+      <span>{e.status ?? ''}</span>
+      <span>{e.task ? <Link href={hrefOf.task(e.task)}>{e.task}</Link> : ''}</span>
+      <span>
+        <Link href={hrefOf.action(e.actionId)}>{e.actionId.slice(0, 14)}</Link>
+      </span>
+    </li>
+  );
+});
 
 function ChipForm({ onAdd }: { onAdd(chip: Chip): void }) {
   const [key, setKey] = useState<ChipKey>('tool');

@@ -1,4 +1,5 @@
 // A task: its calls in the order they started, and its refusals, each naming the limit that refused.
+import { useState } from 'react';
 import { graphql } from '../../gql/index.ts';
 import { request } from '../client.ts';
 import { hrefOf } from '../router.ts';
@@ -43,6 +44,9 @@ const said = (value: unknown) => (value == null ? '' : String(value));
 export function TaskPage({ id }: { id: string }) {
   const loaded = useLoad(id, () => request(TaskQuery, { id }));
   const task = loaded.data?.task;
+  const [reads, setReads] = useState(false);
+  const calls = task?.calls.edges.filter(({ node }) => reads || node.toolName !== null) ?? [];
+  const hidden = (task?.calls.edges.length ?? 0) - calls.length;
   return (
     <section>
       <h1>
@@ -56,7 +60,11 @@ export function TaskPage({ id }: { id: string }) {
       {task && (
         <>
           <h2>Calls</h2>
-          {task.calls.edges.length === 0 ? (
+          <label className="row">
+            <input type="checkbox" checked={reads} onChange={(e) => setReads(e.target.checked)} />
+            Show reads too (requests that ran no tool){hidden > 0 && `: ${hidden} hidden`}
+          </label>
+          {calls.length === 0 ? (
             <p>No calls.</p>
           ) : (
             <table data-testid="task-calls">
@@ -70,7 +78,7 @@ export function TaskPage({ id }: { id: string }) {
                 </tr>
               </thead>
               <tbody>
-                {task.calls.edges.map(({ node }) => (
+                {calls.map(({ node }) => (
                   <tr key={node.id}>
                     <td>{formatTime(node.startedAt)}</td>
                     <td>{node.toolName ?? '—'}</td>

@@ -2,7 +2,7 @@
 // as names, what varies between forms, a dispatch from here, its recent events and contract versions.
 import { type FormEvent, useState } from 'react';
 import { graphql } from '../../gql/index.ts';
-import type { ConsoleDispatchMutation } from '../../gql/graphql.ts';
+import type { ConsoleDispatchMutation, ConsoleToolQuery } from '../../gql/graphql.ts';
 import { request } from '../client.ts';
 import { hrefOf } from '../router.ts';
 import { CopyButton, ErrorBox, formatTime, Link, Pre, useLoad } from '../ui.tsx';
@@ -67,12 +67,11 @@ const Dispatch = graphql(`
   }
 `);
 
-type Loaded = NonNullable<Awaited<ReturnType<typeof loadTool>>>;
-const loadTool = (name: string, args: unknown) => request(ToolQuery, { name, args });
+type Contract = NonNullable<ConsoleToolQuery['tool']>['contracts'][number];
 
 /** Which fields of the rendered forms differ between them (door, shape, secrets). */
-function varying(contracts: Loaded['tool'] extends infer T ? (T extends { contracts: infer C } ? C : never) : never): string[] {
-  const differs = (pick: (c: (typeof contracts)[number]) => string) => new Set(contracts.map(pick)).size > 1;
+function varying(contracts: readonly Contract[]): string[] {
+  const differs = (pick: (c: Contract) => string) => new Set(contracts.map(pick)).size > 1;
   const parts: string[] = [];
   if (differs((c) => c.door ?? '')) parts.push('the door');
   if (differs((c) => c.shape)) parts.push('the shape');
@@ -84,7 +83,7 @@ export function ToolPage({ name }: { name: string }) {
   const [argsText, setArgsText] = useState('');
   const [args, setArgs] = useState<unknown>(null);
   const [argsError, setArgsError] = useState<string>();
-  const loaded = useLoad(`${name}\u0000${JSON.stringify(args)}`, () => loadTool(name, args));
+  const loaded = useLoad(`${name}\u0000${JSON.stringify(args)}`, () => request(ToolQuery, { name, args }));
   const [dispatched, setDispatched] = useState<ConsoleDispatchMutation['dispatch']>();
   const [dispatchError, setDispatchError] = useState<unknown>();
   const tool = loaded.data?.tool;
