@@ -3,6 +3,7 @@
 import type { Door } from '../context/door.ts';
 import type { Services } from '../services.ts';
 import type { RouteAuth } from './authenticate.ts';
+import { consolePath, serveConsole } from './console.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './dispatch-routes.ts';
 import { listDirectory } from './directory-routes.ts';
 import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
@@ -51,6 +52,7 @@ export function routeTable(deps: RouteDeps): Route[] {
     ...(deps.graphiql
       ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
       : []),
+    { path: consolePath, methods: ['GET', 'HEAD'], auth: 'open', recorded: 'no', handler: ({ request, url }) => serveConsole(request, url) },
     {
       path: '/ledger/batches',
       methods: ['POST'],
