@@ -253,9 +253,16 @@ export function chainCtesSqlV2(receivedAt: string): string {
      ${chainedSql(2, receivedAt)}`;
 }
 
-/** Version 2's column_sums (d: chain_digests, p: chain_pre): chain_pre's, unless an event was a duplicate (not inserted); then summed over the inserted ones. */
-export const columnSumsSqlV2 = `CASE WHEN d.n = p.n THEN p.column_sums ELSE (SELECT ${sumsSql(eventFieldsOf(2).map((_, i) => `t.${textName(i)}`))}
-         FROM inserted i JOIN typed t ON t.id = i.id) END`;
+/**
+ * Version 2's column_sums (d: chain_digests, p: chain_pre): chain_pre's, less the sums of the events
+ * that were duplicates (not inserted), so they cover the inserted events as version 1's do. Resent
+ * ids are common (a collector retries), so only the duplicates are hashed again under the lock.
+ */
+export const columnSumsSqlV2 = `CASE WHEN d.n = p.n THEN p.column_sums ELSE (
+         SELECT array_agg(u.total - u.duplicate ORDER BY u.k)::bigint[]
+         FROM unnest(p.column_sums, (SELECT ${sumsSql(eventFieldsOf(2).map((_, i) => `t.${textName(i)}`))} FROM typed t
+           WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.id = t.id))) WITH ORDINALITY AS u(total, duplicate, k)
+       ) END`;
 
 /** The SQL of column_sums for stored events of a `version` batch: to compare with the batch's, naming the columns that changed. */
 export const columnSumsSql = (version: ChainVersion) =>
