@@ -104,11 +104,12 @@ const TYPED_SQL = `SELECT ord, id, kind, direction::"Direction" AS direction, ac
  * no position, and while one batch holds the lock the others store their blobs on the other core.
  * The commit lock is a MATERIALIZED CTE that reads every blob row first (so it is taken after them),
  * joined to the event rows and to the final SELECT, so it is taken before the first nextval and held
- * until commit: positions become visible in commit order. Chained, the batch row also takes the next
- * link of the hash chain (src/ledger/chain.ts). Version 2 computes every event's digest before the
- * lock (`typed`, read by the lock's CTE through `chain_pre`), so under it only the positions are
- * joined to the digests and one SHA-256 taken for the batch; version 1 hashes the rows as stored,
- * under the lock.
+ * until commit: positions become visible in commit order. The events' columns are cast to their
+ * stored types before the lock too (`typed`, which the lock's CTE reads first): parsing jsonb and
+ * numerics is no work for the serialized section. Chained, the batch row also takes the next link of
+ * the hash chain (src/ledger/chain.ts). Version 2 computes every event's digest before the lock as
+ * well (in `typed`, summed in `chain_pre`), so under it only the positions are joined to the digests
+ * and one SHA-256 taken for the batch; version 1 hashes the rows as stored, under the lock.
  *
  * No deadlock: a blob insert may wait for another transaction's uncommitted blob of the same hash,
  * but only before taking the lock; under the lock a batch writes only rows no other open
@@ -136,28 +137,19 @@ const appendSql = (chain: ChainMode) => `WITH stored_blobs AS (
          payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256, ord)
        ORDER BY ord
      ),
-     ${chain === 2 ? `${chainPreLockSqlV2(TYPED_SQL)},` : ''}
+     ${chain === 2 ? chainPreLockSqlV2(TYPED_SQL) : `typed AS MATERIALIZED (${TYPED_SQL})`},
      commit_lock AS MATERIALIZED (
        SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}) AS held
-       FROM (SELECT count(*) FROM stored_blobs) AS blobs_first${chain === 2 ? ', chain_pre AS digests_first' : ''}
+       FROM (SELECT count(*) FROM stored_blobs) AS blobs_first,
+         ${chain === 2 ? 'chain_pre AS typed_first' : '(SELECT count(*) FROM typed) AS typed_first'}
      ),
      inserted AS (
        INSERT INTO ledger_event (${EVENT_COLUMNS}, recorded_at)
-       SELECT ${
-         chain === 2
-           ? `t.id, nextval('ledger_position_seq'), t.kind, t.direction, t.action_id, t.tool, t.session, t.turn, t.task, t.agent,
+       SELECT t.id, nextval('ledger_position_seq'), t.kind, t.direction, t.action_id, t.tool, t.session, t.turn, t.task, t.agent,
          t.model, t.status, t.method, t.url, t.headers, t.cost_usd, t.input_tokens, t.output_tokens, t.occurred_at, t.batch_id,
          t.payload_state, t.payload_sha256, t.payload_size, t.payload_encoding, t.artifact_uri, t.artifact_sha256,
          t.redacted_secrets, t.metadata, t.contract_form, t.contract_sha256, t.recorded_at
-       FROM commit_lock, typed t ORDER BY t.ord`
-           : `id, nextval('ledger_position_seq'), kind, direction::"Direction", action_id, tool, session, turn, task, agent,
-         model, status, method, url, headers::jsonb, cost_usd::numeric, input_tokens::int, output_tokens::int,
-         occurred_at::timestamptz, $27::uuid, payload_state::"PayloadState", payload_sha256, payload_size::bigint,
-         payload_encoding::"PayloadEncoding", artifact_uri, artifact_sha256,
-         coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata::jsonb,
-         contract_form, contract_sha256, ${RECEIVED_AT}
-       FROM commit_lock, input ORDER BY ord`
-       }
+       FROM commit_lock, typed t ORDER BY t.ord
        ON CONFLICT (id) DO NOTHING
        RETURNING id, position${chain === 1 ? `, ${returningTextsSql}` : ''}
      ),
