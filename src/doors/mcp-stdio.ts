@@ -17,6 +17,7 @@ import type { Grant, Refusal } from '../auth/authority.ts';
 import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import { isPlainName } from '../limits.ts';
 import type { McpHandlerWrap } from './mcp-server.ts';
 import { RpcCode } from './mcp-limits.ts';
 import { LimitedStdioTransport } from './mcp-stdio-transport.ts';
@@ -121,13 +122,18 @@ export async function serveStdio(config: Config, token?: string): Promise<Refusa
     grant = checked.grant;
   }
   const inFlight = new InFlight();
+  // A tool name no column can hold is not put on the events: the runner refuses it (BAD_INPUT), as on the HTTP door.
   const wrap: McpHandlerWrap = (request, run) => {
     inFlight.start();
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
     return runAsCaller({ door: 'MCP_STDIO', ...(grant && { grant }) }, () =>
       captureCall(
         services,
-        { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
+        {
+          door: 'MCP_STDIO',
+          request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body },
+          ...(request.tool && isPlainName(request.tool) ? { tool: request.tool } : {}),
+        },
         run,
         jsonAnswer,
       ),

@@ -108,7 +108,7 @@ const TYPED_SQL = `SELECT ord, id, kind, direction::"Direction" AS direction, ac
  * stored types before the lock too (`typed`, which the lock's CTE reads first): parsing jsonb and
  * numerics is no work for the serialized section. Chained, the batch row also takes the next link of
  * the hash chain (src/ledger/chain.ts). Version 2 computes every event's digest before the lock as
- * well (in `typed`, summed in `chain_pre`), so under it only the positions are joined to the digests
+ * well (`digested`, summed in `chain_pre`), so under it only the positions are joined to the digests
  * and one SHA-256 taken for the batch; version 1 hashes the rows as stored, under the lock.
  *
  * No deadlock: a blob insert may wait for another transaction's uncommitted blob of the same hash,
@@ -137,7 +137,12 @@ const appendSql = (chain: ChainMode) => `WITH stored_blobs AS (
          payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256, ord)
        ORDER BY ord
      ),
-     ${chain === 2 ? chainPreLockSqlV2(TYPED_SQL) : `typed AS MATERIALIZED (${TYPED_SQL})`},
+     typed AS MATERIALIZED (${TYPED_SQL}),${
+       chain === 2
+         ? `
+     ${chainPreLockSqlV2()},`
+         : ''
+     }
      commit_lock AS MATERIALIZED (
        SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}) AS held
        FROM (SELECT count(*) FROM stored_blobs) AS blobs_first,

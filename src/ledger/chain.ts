@@ -222,23 +222,29 @@ export function chainCtesSqlV1(receivedAt: string): string {
 }
 
 /**
- * Version 2, before the lock: `typedSql` is a SELECT of the event columns already cast to the types
- * they are stored as (so what is hashed is what is stored, with no cast left for the INSERT); this
- * adds their texts t1…tN, each event's digest, and (`chain_pre`) the batch's count and column sums.
- * The commit lock is taken after `chain_pre` is read.
+ * Version 2, before the lock, after `typed` (the event columns already cast to the types they are
+ * stored as, so what is hashed is what is stored): `digested`, each event's digest and the hashtext of
+ * each of its field texts, and `chain_pre`, the batch's count and column sums. The commit lock is
+ * taken after `chain_pre` is read.
  */
-export function chainPreLockSqlV2(typedSql: string): string {
+export function chainPreLockSqlV2(): string {
   const fields = eventFieldsOf(2);
   const texts = fields.map((_, i) => `x.${textName(i)}`);
-  // OFFSET 0 keeps each subquery from being flattened, which would compute every cast and text twice.
-  return `typed AS MATERIALIZED (
-       SELECT x.*, sha256(${canonicalSql(texts)}) AS digest
-       FROM (SELECT v.*, ${fields.map((f, i) => `${f.sql} AS ${textName(i)}`).join(', ')} FROM (${typedSql} OFFSET 0) v OFFSET 0) x
+  // OFFSET 0 keeps the subquery from being flattened, which would compute every text twice.
+  return `digested AS MATERIALIZED (
+       SELECT x.id, sha256(${canonicalSql(texts)}) AS digest, ${texts.map((t, i) => `hashtext(${t}) AS h${i + 1}`).join(', ')}
+       FROM (SELECT id, ${fields.map((f, i) => `${f.sql} AS ${textName(i)}`).join(', ')} FROM typed OFFSET 0) x
      ),
      chain_pre AS MATERIALIZED (
-       SELECT count(*)::int AS n, ${sumsSql(fields.map((_, i) => `t.${textName(i)}`))} AS column_sums FROM typed t
+       SELECT count(*)::int AS n, ${hashSumsSql('g')} AS column_sums FROM digested g
      )`;
 }
+
+/** The column sums over `digested` rows (alias `g`): sums of the hashtexts computed before the lock. */
+const hashSumsSql = (alias: string) =>
+  `ARRAY[${eventFieldsOf(2)
+    .map((_, i) => `coalesce(sum(${alias}.h${i + 1}), 0)`)
+    .join(', ')}]::bigint[]`;
 
 /**
  * Version 2, under the lock: the digests computed before it, each after the position `inserted`
@@ -247,8 +253,8 @@ export function chainPreLockSqlV2(typedSql: string): string {
 export function chainCtesSqlV2(receivedAt: string): string {
   return `chain_digests AS (
        SELECT count(*)::int AS n,
-         coalesce(string_agg(int8send(i.position) || t.digest, ''::bytea ORDER BY i.position), ''::bytea) AS event_digests
-       FROM inserted i JOIN typed t ON t.id = i.id
+         coalesce(string_agg(int8send(i.position) || g.digest, ''::bytea ORDER BY i.position), ''::bytea) AS event_digests
+       FROM inserted i JOIN digested g ON g.id = i.id
      ),
      ${chainedSql(2, receivedAt)}`;
 }
@@ -256,12 +262,12 @@ export function chainCtesSqlV2(receivedAt: string): string {
 /**
  * Version 2's column_sums (d: chain_digests, p: chain_pre): chain_pre's, less the sums of the events
  * that were duplicates (not inserted), so they cover the inserted events as version 1's do. Resent
- * ids are common (a collector retries), so only the duplicates are hashed again under the lock.
+ * ids are common (a collector retries): under the lock this only adds up hashtexts taken before it.
  */
 export const columnSumsSqlV2 = `CASE WHEN d.n = p.n THEN p.column_sums ELSE (
          SELECT array_agg(u.total - u.duplicate ORDER BY u.k)::bigint[]
-         FROM unnest(p.column_sums, (SELECT ${sumsSql(eventFieldsOf(2).map((_, i) => `t.${textName(i)}`))} FROM typed t
-           WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.id = t.id))) WITH ORDINALITY AS u(total, duplicate, k)
+         FROM unnest(p.column_sums, (SELECT ${hashSumsSql('g')} FROM digested g
+           WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.id = g.id))) WITH ORDINALITY AS u(total, duplicate, k)
        ) END`;
 
 /** The SQL of column_sums for stored events of a `version` batch: to compare with the batch's, naming the columns that changed. */
