@@ -8,6 +8,7 @@ import { listDirectory } from './directory-routes.ts';
 import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
+import { otlpTracesPath, receiveTraces } from './otlp-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
@@ -39,14 +40,17 @@ export type Route = {
 export type RouteDeps = {
   health(): Promise<unknown>;
   graphql(request: Request, url: URL): Promise<Response>;
-  graphiql(request: Request): Promise<Response> | Response;
+  /** GraphiQL's page; absent when GRAPHIQL is off. */
+  graphiql?: (request: Request) => Promise<Response> | Response;
 };
 
 export function routeTable(deps: RouteDeps): Route[] {
   return [
     { path: '/healthz', auth: 'open', recorded: 'no', handler: async () => json(await deps.health()) },
     { path: '/', auth: 'open', recorded: 'no', handler: () => new Response(null, { status: 302, headers: { location: graphqlPath } }) },
-    { path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql(request) },
+    ...(deps.graphiql
+      ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
+      : []),
     {
       path: '/ledger/batches',
       methods: ['POST'],
@@ -54,6 +58,14 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'ingest',
       recorded: 'no',
       handler: ({ request, services }) => ingestBatch(request, services),
+    },
+    {
+      path: otlpTracesPath,
+      methods: ['POST'],
+      door: 'OTLP',
+      auth: 'ingest',
+      recorded: 'no',
+      handler: ({ request, services }) => receiveTraces(request, services),
     },
     {
       path: /^\/ledger\/blob\/([^/]+)$/,
