@@ -16,6 +16,8 @@ export const Door = {
   SSE: 'SSE',
   INGEST: 'INGEST',
   BLOB: 'BLOB',
+  /** The model door: OpenAI- and Anthropic-compatible /v1/… (src/doors/model-routes.ts). */
+  MODEL: 'MODEL',
   /** Work the server starts itself; no token is presented there. */
   INTERNAL: 'INTERNAL',
 } as const;
