@@ -24,6 +24,7 @@ import { redisRateLimiter } from './auth/shared-rate.ts';
 import { bothFeeds, localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
+import { modelAuthorizer } from './auth/spend.ts';
 import type { Logger } from './logger.ts';
 import { checkpointKey, type CheckpointKey } from './ledger/checkpoint.ts';
 import { ModelCatalog } from './model/catalog.ts';
@@ -228,6 +229,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     timeoutMs: config.MODEL_TIMEOUT_MS,
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
     cutoffMs: config.STREAM_CUTOFF_MS,
+    authorize: modelAuthorizer(authority, database.sql),
     record: records,
     logger,
   });

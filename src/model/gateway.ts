@@ -4,6 +4,7 @@
 // body bytes and headers inside its invocation and gets a Response in the provider's shape.
 import { isUtf8 } from 'node:buffer';
 import type { Refusal } from '../auth/authority.ts';
+import type { ModelAuthorizer, Worst } from '../auth/spend.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { teeStream } from '../capture/tee.ts';
 import { currentInvocation } from '../context/request.ts';
@@ -15,18 +16,6 @@ import { ModelRecorder } from './record.ts';
 import { answerHeaders, isEventStream, sendUpstream, upstreamRequest } from './upstream.ts';
 import { estimateUsage, factsOfStream, usageOfJson, type Usage } from './usage.ts';
 import { wireErrorBody, type Endpoint, type WireError } from './wire.ts';
-
-/** A call's worst case, held against `tokens` and `cost` caveats before it is sent; `output` null when nothing bounds it. */
-export type Worst = { model: string; input: number; output: number | null; costUnits: bigint | null };
-export type SpendHold = { tokens: number; costUnits: bigint; settle(actual: { tokens: number; costUnits: bigint }): Promise<void> };
-
-/** The token's say on a model call (src/auth/spend.ts); absent: every call allowed. */
-export type ModelAuthorizer = {
-  /** The call power and `models` caveats. */
-  model(name: string): Refusal | null;
-  /** Holds the worst case under every budget caveat, all or none; null when the token has none. */
-  hold(worst: Worst): Promise<Refusal | SpendHold | null>;
-};
 
 export type GatewayOptions = EventRecord & {
   catalog: ModelCatalog;
@@ -127,7 +116,7 @@ export class ModelGateway {
       await recorder.refused(refusal);
       return errorAnswer(endpoint, {
         kind: 'permission',
-        code: (refusal.limit as string) === 'models' ? 'model_not_allowed' : 'budget_exceeded',
+        code: refusal.limit === 'models' ? 'model_not_allowed' : 'budget_exceeded',
         message: refusal.message,
         details: { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) },
       });
