@@ -3,7 +3,8 @@
 // Its own figures: input tokens = the bytes of the body it received, output tokens = the request's
 // output bound (else 16), cached = half the input when the prompt says FAKE_CACHED. Words in the
 // prompt steer it: FAKE_TOOL (a tool call), FAKE_ERROR_400 / FAKE_ERROR_500, FAKE_MIDSTREAM_ERROR,
-// FAKE_SLOW (a chunk every 50 ms), FAKE_NO_USAGE (no usage anywhere).
+// FAKE_SLOW (a chunk every 50 ms), FAKE_NO_USAGE (no usage anywhere), FAKE_STAMP (a streamed chat
+// answer of 20 chunks 2 ms apart, each the wall-clock time it was written, for measuring forwarding).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -176,15 +177,18 @@ function anthropicMessage(model: string, words: string[], usage: FakeCall['usage
 }
 
 /** Writes event-stream frames, slowly when asked; a client that went away ends it. */
-async function streamOut(res: ServerResponse, frames: string[], slow: boolean): Promise<void> {
+async function streamOut(res: ServerResponse, frames: (string | (() => string))[], slow: boolean, pauseMs = 50): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': 'req_fake_stream' });
   for (const frame of frames) {
     if (res.destroyed) return;
-    res.write(frame);
-    if (slow) await sleep(50);
+    res.write(typeof frame === 'string' ? frame : frame());
+    if (slow) await sleep(pauseMs);
   }
   res.end();
 }
+
+/** Milliseconds since the epoch, to the microsecond: comparable across processes on one machine. */
+export const wallClockMs = () => performance.timeOrigin + performance.now();
 
 const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 const event = (type: string, value: unknown) => `event: ${type}\ndata: ${JSON.stringify(value)}\n\n`;
@@ -193,7 +197,12 @@ const pieces = (words: string[], n = 4) => Array.from({ length: Math.ceil(words.
 function chatStream(res: ServerResponse, model: string, words: string[], usage: FakeCall['usage'], has: (w: string) => boolean) {
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_764_547_200, model };
   const chunk = (delta: unknown, finish: string | null = null) => data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-  const frames = [chunk({ role: 'assistant', content: '' })];
+  const frames: (string | (() => string))[] = [chunk({ role: 'assistant', content: '' })];
+  if (has('FAKE_STAMP')) {
+    for (let i = 0; i < 20; i++) frames.push(() => chunk({ content: `@${wallClockMs().toFixed(3)} ` }));
+    frames.push(chunk({}, 'stop'), 'data: [DONE]\n\n');
+    return streamOut(res, frames, true, 2);
+  }
   if (has('FAKE_TOOL')) {
     frames.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: 'get_weather', arguments: '' } }] }));
     frames.push(
