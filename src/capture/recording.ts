@@ -64,6 +64,8 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   row: 'DIRECTORY',
   tool: 'DIRECTORY',
   tools: 'DIRECTORY',
+  model: 'DIRECTORY',
+  models: 'DIRECTORY',
   inspectToken: 'AUTHORITY',
   // Mutation
   appendBatch: 'LEDGER_STORAGE',
