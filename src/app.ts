@@ -10,6 +10,7 @@ import type { Door } from './context/door.ts';
 import { runAsCaller } from './context/request.ts';
 import type { Database } from './db/client.ts';
 import { admitRequest } from './doors/authenticate.ts';
+import { graphiqlPage } from './doors/graphiql.ts';
 import { createGraphqlYoga, graphqlHttpDoor, graphqlPath } from './doors/graphql-http.ts';
 import { useGraphqlWs } from './doors/graphql-ws.ts';
 import { errorResponse, json } from './doors/respond.ts';
@@ -40,7 +41,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const releaseCapture = useOutboundCapture(services, config.S3_ENDPOINT ? [config.S3_ENDPOINT] : []);
   const yoga = createGraphqlYoga(config, services, logger);
   const health = healthReporter(services);
-  const table = routeTable({ health, graphql: graphqlHttpDoor(yoga, recordExchange), graphiql: (request) => yoga.fetch(request, {}) });
+  const table = routeTable({ health, graphql: graphqlHttpDoor(yoga, recordExchange), ...(config.GRAPHIQL && { graphiql: graphiqlPage }) });
   let inFlight = 0;
   let idle: (() => void) | undefined;
   let stopping = false;

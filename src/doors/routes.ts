@@ -40,14 +40,17 @@ export type Route = {
 export type RouteDeps = {
   health(): Promise<unknown>;
   graphql(request: Request, url: URL): Promise<Response>;
-  graphiql(request: Request): Promise<Response> | Response;
+  /** GraphiQL's page; absent when GRAPHIQL is off. */
+  graphiql?: (request: Request) => Promise<Response> | Response;
 };
 
 export function routeTable(deps: RouteDeps): Route[] {
   return [
     { path: '/healthz', auth: 'open', recorded: 'no', handler: async () => json(await deps.health()) },
     { path: '/', auth: 'open', recorded: 'no', handler: () => new Response(null, { status: 302, headers: { location: graphqlPath } }) },
-    { path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql(request) },
+    ...(deps.graphiql
+      ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
+      : []),
     {
       path: '/ledger/batches',
       methods: ['POST'],
