@@ -230,6 +230,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
     cutoffMs: config.STREAM_CUTOFF_MS,
     authorize: modelAuthorizer(authority, database.sql),
+    track: (recording) => writer.track(recording),
     record: records,
     logger,
   });

@@ -25,6 +25,8 @@ export type GatewayOptions = EventRecord & {
   payloadMaxBytes: number;
   cutoffMs: number;
   authorize?: ModelAuthorizer;
+  /** A streamed answer's recording, still to come: shutdown waits for it (LedgerWriter.track). */
+  track?: (recording: Promise<unknown>) => void;
 };
 
 const MODEL_NAME_MAX = 512;
@@ -152,7 +154,7 @@ export class ModelGateway {
         payloadMaxBytes: this.options.payloadMaxBytes,
         ...(clientSignal && { clientSignal }),
       });
-      void tee.recorded
+      const recording = tee.recorded
         .then(async (r) => {
           const facts = r.bytes ? factsOfStream(endpoint.wire, r.bytes) : { usage: null, error: undefined };
           const usage = endpoint.charged ? (facts.usage ?? estimateUsage(sent.body.length, r.size, { output: endpoint.outputBound.length > 0 })) : null;
@@ -166,6 +168,7 @@ export class ModelGateway {
           await recorder.answerIn({ status: String(answer.status), headers: shown, payload: r.payload, usage, meta }, 'now');
         })
         .catch((error) => this.options.logger?.error({ err: error, actionId: invocation.actionId }, 'recording a streamed model answer failed'));
+      this.options.track?.(recording);
       return new Response(tee.client, { status: answer.status, headers: out });
     }
     const bytes = await readAll(answer.body, this.options.payloadMaxBytes).catch(async (error: Error) => {
