@@ -132,7 +132,8 @@ export async function recordRefusal(
   }
 }
 
-const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
+/** The doors that answer in GraphQL's response shape. */
+export const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
 
 /** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal): Response {
