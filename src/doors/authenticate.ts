@@ -1,5 +1,5 @@
 // Every door's first step: find the credential, verify it for this door, and answer a refusal
-// (recorded as a REFUSAL event) before anything else runs. Only /healthz and GraphiQL's page are open.
+// (recorded as a REFUSAL event) before anything else runs. Only /healthz, GraphiQL's page and the console's static assets are open.
 import { randomUUID } from 'node:crypto';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
 import type { Door } from '../context/door.ts';
@@ -40,7 +40,9 @@ export async function admitRequest(
     if ('refusal' in signed) return refuse(signed.refusal);
     ({ grant, request } = signed);
   } else {
-    const checked = await admit(services, door, credentialOf(request.headers, url), request);
+    // The model door also takes Anthropic's x-api-key, where its SDK sends the key.
+    const token = credentialOf(request.headers, url) ?? (door === 'MODEL' ? (request.headers.get('x-api-key') ?? undefined) : undefined);
+    const checked = await admit(services, door, token, request);
     if (!checked.ok) return { refused: refusalResponse(checked.refusal) };
     grant = checked.grant;
   }
@@ -56,7 +58,7 @@ export async function admitRequest(
  * /api/tools/:name (LINK_URL, LINK_REST), /mcp (LINK_MCP), webhooks (/hooks/:name, whose senders
  * often cannot set a header) and the rest of the plain HTTP doors.
  */
-export const noQueryTokenDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
+export const noQueryTokenDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET', 'OTLP']);
 
 /** The refusal of a token sent in the URL of a door that does not take it there (recorded; the ledger redacts the token). */
 export function tokenInUrl(door: Door): Refusal {
@@ -132,6 +134,9 @@ export async function recordRefusal(
   }
 }
 
+/** The doors that answer in GraphQL's response shape. */
+export const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
+
 /** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal): Response {
   const code =
@@ -148,5 +153,7 @@ export function refusalResponse(refusal: Refusal): Response {
   if (refusal.status === 401) headers['www-authenticate'] = 'Bearer realm="dirledger"';
   if (refusal.retryAfterSeconds) headers['retry-after'] = String(refusal.retryAfterSeconds);
   const limit = refusal.status === 403 ? { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) } : {};
+  // A GraphQL client (GraphiQL among them) reads `errors`: the same refusal, in the GraphQL response's shape.
+  if (graphqlDoors.has(refusal.door)) return json({ errors: [{ message: refusal.message, extensions: { code, ...limit } }] }, refusal.status, headers);
   return json({ error: { code, message: refusal.message, ...limit } }, refusal.status, headers);
 }

@@ -1,9 +1,21 @@
 // The redactor: no secret value reaches a stored byte or a log line, in any encoding.
 // One rule for every string and every blob: each registered value, spelled in any of the ways
-// secret-forms.ts knows (raw, JSON escapes, percent-encoding, mixed freely; hex; base64 and base64url
-// at each byte alignment), is replaced by `[SECRET_NAME]` before hashing, and the names replaced are
+// secret-forms.ts knows (raw, JSON escapes, percent-encoding, HTML character references, mixed freely;
+// hex; base64 and base64url at each byte alignment, wrapped or not), is replaced by `[SECRET_NAME]` before hashing, and the names replaced are
 // kept with the event.
-import { allPatterns, firstChars, maxLength, mayContinue, minLength, regexSource, secretForms, type Domain, type Pattern } from './secret-forms.ts';
+import {
+  HTML_NAMES,
+  LINE_BREAKS,
+  allPatterns,
+  firstChars,
+  maxLength,
+  mayContinue,
+  minLength,
+  regexSource,
+  secretForms,
+  type Domain,
+  type Pattern,
+} from './secret-forms.ts';
 import { encodedTokenAlphabet, encodedTokenRun, mayHoldToken, partialTokenStart, plainTokenAlphabet, plainTokenRun, redactTokenText } from './tokens.ts';
 
 /** One kind of spelling of every registered value as one regex, a capture group per secret. */
@@ -34,9 +46,10 @@ class Kind {
   }
 }
 
-/** What any escaped character of these values begins with: `%`, `\u`, `\x`, a backslash run, `+` for a space, `\/`… */
+/** What any escaped character of these values begins with: `%`, `\u`, `\x`, a backslash run, `+` for a space, `\/`, `&#`, `&sol;`… */
 function escapeStarts(values: string[]): string[] {
-  const starts = new Set(['%', '\\u', '\\x', '\\\\']);
+  const starts = new Set(['%', '\\u', '\\x', '\\\\', '&#']);
+  for (const value of values) for (const c of value) for (const name of HTML_NAMES[c] ?? []) starts.add(`&${name}`);
   const short: Record<string, string> = { '"': '\\"', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
   for (const value of values) {
     if (value.includes(' ')) starts.add('+');
@@ -102,7 +115,11 @@ class Matcher {
   }
 
   private mayHoldBase64(text: string): boolean {
-    return this.anchors.some((a) => text.includes(a));
+    if (this.anchors.some((a) => text.includes(a))) return true;
+    // Wrapped base64 (MIME, PEM): the anchor may be cut by a line break; look again without them.
+    if (!text.includes('\n') && !text.includes('\\n')) return false;
+    const unwrapped = text.replace(LINE_BREAKS, '');
+    return unwrapped.length !== text.length && this.anchors.some((a) => unwrapped.includes(a));
   }
 
   replace(input: string, found: Set<string>): string {
@@ -128,9 +145,16 @@ class Matcher {
   }
 }
 
+/** A payload's redaction kept for the next pass over the same payload object: its size before, its bytes after, the names replaced. */
+export type RememberedPayload = { size: number; bytes: Buffer; found: readonly string[] };
+
+/** Payloads up to this size are remembered between two passes (a bound on the memory it holds). */
+const rememberMaxBytes = 16 * 1024;
+
 export class SecretRedactor {
   private readonly text_: Matcher;
   private readonly bytes_: Matcher;
+  private readonly payloads = new WeakMap<object, RememberedPayload>();
 
   /** The registry as names to values, or as pairs (one name may then have several values). */
   constructor(secrets: Record<string, string> | [name: string, value: string][]) {
@@ -190,6 +214,23 @@ export class SecretRedactor {
     const text = input.toString('latin1');
     const out = this.bytes_.replace(redactTokenText(text, found), found);
     return out === text ? input : Buffer.from(out, 'latin1');
+  }
+
+  /**
+   * Keeps `bytes(raw)` for the payload object `payload` (whose bytes `raw` are, and which is never
+   * changed), for `recall` to hand out once: the spool redacts a payload on the request path, and the
+   * Ledger's pass over the same object with this same redactor would be the same call on the same
+   * bytes, so it takes this result instead of scanning again. Large payloads are not kept.
+   */
+  remember(payload: object, raw: Buffer, bytes: Buffer, found: Iterable<string>): void {
+    if (raw.length <= rememberMaxBytes) this.payloads.set(payload, { size: raw.length, bytes, found: [...found] });
+  }
+
+  /** What `remember` kept for this payload object, once. */
+  recall(payload: object): RememberedPayload | undefined {
+    const known = this.payloads.get(payload);
+    if (known) this.payloads.delete(payload);
+    return known;
   }
 
   text(input: string, found: Set<string>): string {
