@@ -15,6 +15,7 @@ export type AuthDoor =
   | 'INGEST'
   | 'MCP'
   | 'MCP_STDIO'
+  | 'OTLP'
   | 'REST'
   | 'SSE'
   | 'URL'

@@ -15,6 +15,8 @@ export const Door = {
   WEBSOCKET: 'WEBSOCKET',
   SSE: 'SSE',
   INGEST: 'INGEST',
+  /** OpenTelemetry traces in (OTLP/HTTP `POST /v1/traces`). */
+  OTLP: 'OTLP',
   BLOB: 'BLOB',
   /** Work the server starts itself; no token is presented there. */
   INTERNAL: 'INTERNAL',
