@@ -1,11 +1,11 @@
 // The layering of src/ as a checked rule (docs/ARCHITECTURE.md, "Layers"): data flows one way,
 // doors → graphql → cores → db → the bottom floor. `npm run lint` runs it; no exceptions are listed.
 const floor = '^src/(context|secrets)/|^src/(errors|limits|logger|validation)\\.ts$';
-const cores = '^src/(directory|resolver|ledger|capture|dispatch|auth|live)/';
+const cores = '^src/(directory|resolver|ledger|capture|dispatch|model|auth|live)/';
 const doors = '^src/(doors|http|mcp|cli)/|^src/(app|server|services)\\.ts$';
 
 // The cores, lowest first: each may import those before it, never one after it.
-const coreOrder = ['db', 'ledger', 'auth', 'capture', 'directory', 'resolver', 'dispatch', 'live'];
+const coreOrder = ['db', 'ledger', 'auth', 'capture', 'directory', 'resolver', 'dispatch', 'model', 'live'];
 const upward = coreOrder.slice(0, -1).map((core, i) => ({
   name: `${core}-imports-no-core-above-it`,
   severity: 'error',

@@ -15,6 +15,7 @@ export type AuthDoor =
   | 'INGEST'
   | 'MCP'
   | 'MCP_STDIO'
+  | 'MODEL'
   | 'OTLP'
   | 'REST'
   | 'SSE'
@@ -104,16 +105,22 @@ export type IssueTokenInput = {
   audience?: string | null | undefined;
   /** Collector ids whose batches (and positions) the token may append; a trailing * is a prefix. */
   collectors?: Array<string> | null | undefined;
+  /** Model cost in USD at most (a decimal), shared by every token narrowed from this one. */
+  costUsd?: string | null | undefined;
   doors?: Array<AuthDoor> | null | undefined;
   expires?: string | null | undefined;
   /** File rows and path arguments only inside these folders. */
   folders?: Array<string> | null | undefined;
+  /** Model rows the model door may call; a trailing * is a prefix. */
+  models?: Array<string> | null | undefined;
   notBefore?: string | null | undefined;
   /** Omitted: every power the issuer may grant. */
   powers?: Array<Power> | null | undefined;
   read?: ReadScope | null | undefined;
   /** Every call made with the token is filed under this task. */
   task?: string | null | undefined;
+  /** Model tokens (input and output) at most, shared by every token narrowed from this one. */
+  tokens?: number | null | undefined;
   /** Tool names; a trailing * is a prefix. */
   tools?: Array<string> | null | undefined;
   /** How many calls, counted across every token narrowed from this one. */

@@ -40,7 +40,9 @@ export async function admitRequest(
     if ('refusal' in signed) return refuse(signed.refusal);
     ({ grant, request } = signed);
   } else {
-    const checked = await admit(services, door, credentialOf(request.headers, url), request);
+    // The model door also takes Anthropic's x-api-key, where its SDK sends the key.
+    const token = credentialOf(request.headers, url) ?? (door === 'MODEL' ? (request.headers.get('x-api-key') ?? undefined) : undefined);
+    const checked = await admit(services, door, token, request);
     if (!checked.ok) return { refused: refusalResponse(checked.refusal) };
     grant = checked.grant;
   }

@@ -10,6 +10,7 @@ import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
 import { otlpTracesPath, receiveTraces } from './otlp-routes.ts';
+import { endpointOf, listModels, modelPath, modelRoute, modelsListPath } from './model-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
@@ -116,6 +117,22 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'token-or-signature',
       recorded: 'door',
       handler: ({ request, match, services }) => hookRoute(request, services, match[1]!),
+    },
+    {
+      path: modelPath,
+      methods: ['POST'],
+      door: 'MODEL',
+      auth: 'token',
+      recorded: 'door',
+      handler: ({ request, match, services }) => modelRoute(request, services, endpointOf(match[1]!)),
+    },
+    {
+      path: modelsListPath,
+      methods: ['GET'],
+      door: 'MODEL',
+      auth: 'token',
+      recorded: 'boundary',
+      handler: ({ request, services }) => listModels(request, services),
     },
     {
       path: new RegExp(`^${graphqlPath}(/.*)?$`),
