@@ -373,8 +373,11 @@ describe('`dirledger mcp` over stdio', () => {
     child.stdin.end();
     await exited;
     expect(stderr).toContain('dirledger mcp: refused a message (size): Request too large: expected a JSON-RPC message of at most 8388608 bytes');
-    expect(stdout.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
-      { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600, data: { limit: 'size', max: 8_388_608 } }) },
-    ]);
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600, data: { limit: 'size', max: 8_388_608 } }) }]);
   });
 });
