@@ -94,6 +94,15 @@ export const settings = {
     schema: positiveMs.default(25_000),
     doc: 'How long the ledger keeps reading a streamed answer (and an MCP call goes on) after its client disconnects; what arrived is stored as PARTIAL.',
   },
+  MODEL_TIMEOUT_MS: {
+    schema: positiveMs.default(600_000),
+    doc: 'How long the model door waits for an upstream model (a whole streamed answer included) before abandoning the call.',
+  },
+  DIRLEDGER_FAKE_MODELS: {
+    schema: bool.default(false),
+    doc: 'Start a fake OpenAI and Anthropic upstream on 127.0.0.1:FAKE_MODELS_PORT for the demo model rows (no key needed).',
+  },
+  FAKE_MODELS_PORT: { schema: z.coerce.number().int().min(1).max(65_535).default(4011), doc: 'Port of the fake model upstream (DIRLEDGER_FAKE_MODELS).' },
   REDIS_URL: {
     schema: url(['redis:', 'rediss:']).optional(),
     doc: 'Redis for the live signal between server instances (pub/sub); unset: in-memory, one process.',
