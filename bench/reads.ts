@@ -1,7 +1,10 @@
 // Reviewer reads: dirledger's GraphQL vs PostGraphile 5 on the same database vs one SQL statement (PostgreSQL).
 //
-//   npm run bench -- reads [--events 150000] [--grow 1000000,10000000] [--rounds 3] [--seconds 2]
+//   npm run bench -- reads [--events 150000] [--load 150000] [--grow 1000000,10000000] [--rounds 3] [--seconds 2]
 //                          [--concurrency 1,16] [--only "event by id,…"] [--skip-postgraphile] [--db postgres|both]
+//
+// --events N above --load (150,000) loads --load events through the door, measures, grows the ledger to
+// N in SQL and measures again: `--events 1000000` prints how p99 grows from 150,000 to 1M. --grow adds sizes.
 //
 // --db both also runs this server on the embedded default (PGlite in a fresh data folder, loaded with
 // the same events through the same door) and times it in the same interleaved rounds as "pglite";
@@ -29,7 +32,7 @@ import { onCleanup } from './lib/cleanup.ts';
 import { processCpuSeconds } from './lib/cpu.ts';
 import { growLedger } from './lib/grow-ledger.ts';
 import { workload } from './lib/ledger-workload.ts';
-import { startWireCounter, type WireCounts } from './lib/pg-wire-counter.ts';
+import { isLedgerAppend, startWireCounter, type WireCounts } from './lib/pg-wire-counter.ts';
 import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
 import { createBenchTarget, parseDbKinds } from './lib/target-db.ts';
 import { postClient, type PostClient } from './lib/post.ts';
@@ -50,8 +53,12 @@ const systems = ['ours', 'postgraphile', 'floor', 'pglite'] as const;
 type System = (typeof systems)[number];
 /** `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process). */
 type Cell = { rps: number; p50: number; p99: number; cpuMs?: number };
-/** Per request; `readsPayload`: a statement's text names blob.data (PostGraphile encodes it in SQL, so its bytes are not typed bytea). */
-type Accounting = { statements: number; bytes: number; byteaBytes: number; readsPayload: boolean };
+/**
+ * Per request; `statements` are reads, `appends` the ledger appends of the request's own record (a
+ * Directory read is recorded: docs/ARCHITECTURE.md, "What is recorded"), batched in the background.
+ * `readsPayload`: a read's text names blob.data (PostGraphile encodes it in SQL, so its bytes are not typed bytea).
+ */
+type Accounting = { statements: number; appends: number; bytes: number; byteaBytes: number; readsPayload: boolean };
 type Sized = { events: number; cells: Map<string, Cell[]>; accounting: Map<string, Accounting> };
 
 export async function run(args: string[]): Promise<void> {
@@ -59,6 +66,7 @@ export async function run(args: string[]): Promise<void> {
     args,
     options: {
       events: { type: 'string', default: '150000' },
+      load: { type: 'string', default: '150000' },
       grow: { type: 'string', default: '' },
       rounds: { type: 'string', default: '3' },
       seconds: { type: 'string', default: '2' },
@@ -69,8 +77,8 @@ export async function run(args: string[]): Promise<void> {
     },
     strict: true,
   });
-  const events = Number(values.events);
-  const sizes = [events, ...values.grow.split(',').filter(Boolean).map(Number)];
+  const events = Math.min(Number(values.events), Number(values.load));
+  const sizes = [...new Set([events, Number(values.events), ...values.grow.split(',').filter(Boolean).map(Number)])].sort((a, b) => a - b);
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
   const levels = values.concurrency.split(',').map(Number);
@@ -291,8 +299,14 @@ async function account(
             c.byType,
             c.texts.map((t) => t.slice(0, 300)),
           );
-        const readsPayload = [...warm.texts, ...c.texts].some((t) => /\bblob\b/.test(t) && /\bdata\b/.test(t));
-        out.set(`${system}|${q.short}`, { statements: c.statements / n, bytes: c.bytesFromServer / n, byteaBytes: c.byteaBytes / n, readsPayload });
+        const readsPayload = [...warm.texts, ...c.texts].some((t) => !isLedgerAppend(t) && /\bblob\b/.test(t) && /\bdata\b/.test(t));
+        out.set(`${system}|${q.short}`, {
+          statements: (c.statements - c.appends) / n,
+          appends: c.appends / n,
+          bytes: c.bytesFromServer / n,
+          byteaBytes: c.byteaBytes / n,
+          readsPayload,
+        });
       }
       client?.close();
     }
@@ -391,6 +405,7 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
     const onPostgres = active.filter((a) => a !== 'pglite');
     const acc = (a: System) => s.accounting.get(`${a}|${q.short}`)!;
     console.log(row('  SQL statements per request', ...onPostgres.map((a) => fixed(acc(a).statements, 1))));
+    if (onPostgres.some((a) => acc(a).appends)) console.log(row('  + ledger appends (its own record)', ...onPostgres.map((a) => fixed(acc(a).appends, 2))));
     console.log(row('  bytes from PostgreSQL per request', ...onPostgres.map((a) => int(acc(a).bytes))));
     const payload = (a: Accounting) => (a.byteaBytes ? int(a.byteaBytes) : a.readsPayload ? 'read, encoded' : '0');
     console.log(row('  blob.data bytes per request', ...onPostgres.map((a) => payload(acc(a)))));

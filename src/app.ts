@@ -9,11 +9,11 @@ import type { Config } from './config.ts';
 import type { Door } from './context/door.ts';
 import { runAsCaller } from './context/request.ts';
 import type { Database } from './db/client.ts';
-import { admitRequest } from './doors/authenticate.ts';
+import { admitRequest, graphqlDoors } from './doors/authenticate.ts';
 import { graphiqlPage } from './doors/graphiql.ts';
 import { createGraphqlYoga, graphqlHttpDoor, graphqlPath } from './doors/graphql-http.ts';
 import { useGraphqlWs } from './doors/graphql-ws.ts';
-import { errorResponse, json } from './doors/respond.ts';
+import { errorResponse, graphqlErrorResponse, json } from './doors/respond.ts';
 import { doorOfRoute, findRoute, methodNotAllowed, notFound, routeTable, type Route, type RouteRequest } from './doors/routes.ts';
 import { upgradeListener } from './doors/upgrade.ts';
 import { createWsDoor, type WsDoor } from './doors/ws-door.ts';
@@ -76,7 +76,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       };
       return await captureExchange(services, exchange, handler);
     } catch (error) {
-      if (error instanceof DomainError) return errorResponse(error);
+      if (error instanceof DomainError) return graphqlDoors.has(door) ? graphqlErrorResponse(error) : errorResponse(error);
       throw error;
     }
   }

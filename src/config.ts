@@ -158,7 +158,7 @@ export const settings = {
   },
   SPOOL_WAIT_MS: {
     schema: positiveMs.default(10_000),
-    doc: 'How long a caller waits for room in a full spool before it is refused (503 + Retry-After, nothing run).',
+    doc: 'How long a caller waits for room in a full spool before it is refused (503 + Retry-After; the refusal says whether the call had run).',
   },
   SPOOL_LINGER_MS: {
     schema: positiveMs.default(2),

@@ -6,7 +6,7 @@ export const ErrorCode = {
   NOT_FOUND: 'NOT_FOUND',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
-  /** The spool could not make a record durable (disk full, write failed) or stayed full; nothing ran. `retryAfterSeconds` says when to try again. */
+  /** The spool could not make a record durable (disk full, write failed) or stayed full. `ran` says whether the call it records had run (its result could not be recorded) or nothing ran; `retryAfterSeconds` when to try again. */
   SPOOL_UNAVAILABLE: 'SPOOL_UNAVAILABLE',
   BLOB_CORRUPT: 'BLOB_CORRUPT',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',

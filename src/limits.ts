@@ -113,7 +113,7 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
   return Buffer.concat(chunks);
 }
 
-function tooLarge(limit: number, size: number): DomainError {
+export function tooLarge(limit: number, size: number): DomainError {
   return new DomainError(
     ErrorCode.PAYLOAD_TOO_LARGE,
     `Request body too large: expected at most ${limit} bytes, got ${Number.isNaN(size) ? 'more' : `at least ${size}`}.`,

@@ -7,7 +7,20 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { onCleanup } from './cleanup.ts';
 
 /** `byType`: bytes from the server per message type (a letter of the protocol), for a closer look. */
-export type WireCounts = { statements: number; bytesFromServer: number; byteaBytes: number; texts: string[]; byType: Record<string, number> };
+/** `appends`: of `statements`, those of the ledger's append (a recorded request's own record, written in the background). */
+export type WireCounts = {
+  statements: number;
+  appends: number;
+  bytesFromServer: number;
+  byteaBytes: number;
+  texts: string[];
+  byType: Record<string, number>;
+};
+
+/** The ledger append's statements (its blob lookup, then one INSERT … CTE), as test/helpers/sql.ts tells them apart. */
+export const isLedgerAppend = (text: string): boolean => /\bINSERT\s+INTO\b|^SELECT sha256 FROM blob WHERE sha256 = ANY/i.test(text);
+
+const empty = (): WireCounts => ({ statements: 0, appends: 0, bytesFromServer: 0, byteaBytes: 0, texts: [], byType: {} });
 
 const BYTEA = 17;
 
@@ -48,20 +61,32 @@ export type WireCounter = { port: number; via(url: string): string; take(): Wire
 
 /** Listens on a free loopback port and relays every connection to `target` (host:port of PostgreSQL). */
 export async function startWireCounter(target: { host: string; port: number }): Promise<WireCounter> {
-  let counts: WireCounts = { statements: 0, bytesFromServer: 0, byteaBytes: 0, texts: [], byType: {} };
+  let counts = empty();
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect(target.port, target.host);
     sockets.add(client).add(upstream);
     let bytea: number[] = [];
+    // Statement name → its text (Parse), and the statement the next Execute runs (Bind), to tell appends apart.
+    const prepared = new Map<string, string>();
+    let bound = '';
     const fromClient = new MessageReader(true, (type, body) => {
       if (type === 0x51 /* Q */) {
+        const text = body.toString('utf8', 0, body.length - 1);
         counts.statements++;
-        counts.texts.push(body.toString('utf8', 0, body.length - 1));
-      } else if (type === 0x45 /* E */) counts.statements++;
-      else if (type === 0x50 /* P */) {
+        if (isLedgerAppend(text)) counts.appends++;
+        counts.texts.push(text);
+      } else if (type === 0x45 /* E */) {
+        counts.statements++;
+        if (isLedgerAppend(prepared.get(bound) ?? '')) counts.appends++;
+      } else if (type === 0x42 /* B */) {
+        const portalEnd = body.indexOf(0);
+        bound = body.toString('utf8', portalEnd + 1, body.indexOf(0, portalEnd + 1));
+      } else if (type === 0x50 /* P */) {
         const nameEnd = body.indexOf(0);
-        counts.texts.push(body.toString('utf8', nameEnd + 1, body.indexOf(0, nameEnd + 1)));
+        const text = body.toString('utf8', nameEnd + 1, body.indexOf(0, nameEnd + 1));
+        prepared.set(body.toString('utf8', 0, nameEnd), text);
+        counts.texts.push(text);
       }
     });
     const fromServer = new MessageReader(false, (type, body) => {
@@ -121,7 +146,7 @@ export async function startWireCounter(target: { host: string; port: number }): 
     },
     take() {
       const out = counts;
-      counts = { statements: 0, bytesFromServer: 0, byteaBytes: 0, texts: [], byType: {} };
+      counts = empty();
       return out;
     },
     close,

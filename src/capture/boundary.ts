@@ -15,6 +15,7 @@ import type { Door } from '../context/door.ts';
 import { currentInvocation, eventFields, runInInvocation, type Invocation, type InvocationInput } from '../context/request.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
 import { bytesPayload } from './payload.ts';
+import { unrecorded } from './unrecorded.ts';
 import { isStreamedAnswer, teeResponse, type StreamChunk } from './tee.ts';
 import type { LedgerWriter } from './writer.ts';
 
@@ -143,7 +144,7 @@ export function captureCall<T>(
   return inInvocation(services, exchange, async (invocation) => {
     await recordRequest(services, exchange, invocation);
     const value = await handled(services, handler);
-    await recordAnswer(services, exchange, invocation, answerOf(value));
+    await afterRun(recordAnswer(services, exchange, invocation, answerOf(value)));
     return value;
   });
 }
@@ -199,7 +200,7 @@ async function recordRequest(services: BoundaryServices, exchange: BoundaryExcha
     payload: bodyPayload(exchange.request.body, maxBytes),
     metadata: { capture: 'boundary', door: exchange.door, ...(invocation.caller && { caller: invocation.caller }) },
   };
-  if (exchange.synchronous) await services.writer.writeNow([requestEvent]);
+  if (exchange.synchronous) await services.writer.writeNow([requestEvent]).catch((error) => failed(error, false));
   // Durable with the call's first durable step (its TOOL_CALL) or with the answer, whichever comes first.
   else
     void services.writer
@@ -212,9 +213,23 @@ async function handled<T>(services: BoundaryServices, handler: () => Promise<T>)
   try {
     return await handler();
   } catch (error) {
-    await services.writer.durable();
+    try {
+      await services.writer.durable();
+    } catch (unwritten) {
+      // A refusal from the handler (its TOOL_CALL could not be written) already says what it means for the call.
+      throw isRetryable(error) ? error : unwritten;
+    }
     throw error;
   }
+}
+
+/** A write refused after the handler ran: the refusal says the call ran. */
+function afterRun<T>(write: Promise<T>): Promise<T> {
+  return write.catch((error) => failed(error, true));
+}
+
+function failed(error: unknown, ran: boolean): never {
+  throw isRetryable(error) ? unrecorded(error, ran) : error;
 }
 
 async function record(services: BoundaryServices, exchange: BoundaryExchange, invocation: Invocation, handler: () => Promise<Response>): Promise<Response> {
@@ -241,11 +256,11 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
       .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
     services.writer.track(recording);
     // What the call staged (its result) is durable before the first byte of the answer leaves.
-    await services.writer.durable();
+    await afterRun(services.writer.durable());
     return teed.response;
   }
   const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
-  await recordAnswer(services, exchange, invocation, { status: answer.status, headers: answerBase.headers, body: bytes });
+  await afterRun(recordAnswer(services, exchange, invocation, { status: answer.status, headers: answerBase.headers, body: bytes }));
   // The adapter's Response with plain headers: written in one go (see src/doors/respond.ts).
   return new AdapterResponse(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
 }

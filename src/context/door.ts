@@ -15,6 +15,8 @@ export const Door = {
   WEBSOCKET: 'WEBSOCKET',
   SSE: 'SSE',
   INGEST: 'INGEST',
+  /** OpenTelemetry traces in (OTLP/HTTP `POST /v1/traces`). */
+  OTLP: 'OTLP',
   BLOB: 'BLOB',
   /** The model door: OpenAI- and Anthropic-compatible /v1/… (src/doors/model-routes.ts). */
   MODEL: 'MODEL',

@@ -33,6 +33,7 @@ import {
 } from './result.ts';
 import type { StepAnswer } from './runners.ts';
 import { sendFailure, sendStep, spoolRefusalIn, StepClock } from './send.ts';
+import { unrecorded as unrecordedCall } from '../capture/unrecorded.ts';
 import { streamAnswer } from './stream.ts';
 import { TemplateError } from './template.ts';
 
@@ -210,7 +211,7 @@ export class Dispatcher {
       if (unrecorded) {
         // The door answers 503 + Retry-After: nothing was sent.
         await events.unsent(unrecorded, extra, contract);
-        throw unrecorded;
+        throw unrecordedCall(unrecorded, false);
       }
       const failure = sendFailure(error, clock, base.tool, this.options.responseMaxBytes);
       const safe = { code: failure.code, message: this.options.redactor.text(failure.message, new Set()) };

@@ -8,6 +8,7 @@ import type { StreamCut } from '../capture/tee.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { EventInput, PayloadInput } from '../ledger/input.ts';
 import { bytesPayload } from '../capture/payload.ts';
+import { unrecorded } from '../capture/unrecorded.ts';
 import { plainTextProblem } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { describeSent, type RenderedStep, type Way } from './plan.ts';
@@ -95,36 +96,43 @@ export class CallRecorder {
     ];
   }
 
-  /** Records the events (see EventRecord.record); throws SPOOL_UNAVAILABLE when they cannot be, so nothing goes on unrecorded. */
-  private async emit(events: EventInput[], when: RecordWhen = 'beforeAnswer'): Promise<void> {
+  /**
+   * Records the events (see EventRecord.record); throws SPOOL_UNAVAILABLE when they cannot be, so
+   * nothing goes on unrecorded, saying whether the call had `ran` (a result) or not (a call, a refusal).
+   */
+  private async emit(events: EventInput[], when: RecordWhen = 'beforeAnswer', ran = true): Promise<void> {
     try {
       await this.sink.record(events, when);
     } catch (error) {
-      if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) throw error;
+      if (error instanceof DomainError && error.code === ErrorCode.SPOOL_UNAVAILABLE) throw unrecorded(error, ran);
       this.sink.logger?.error({ err: error, actionId: this.actionId }, 'recording a dispatch event failed');
     }
   }
 
   async refuse(base: ResultBase, code: DispatchErrorCode, message: string, details: Record<string, unknown>): Promise<DispatchResult> {
-    await this.emit([{ ...this.base('REFUSAL', 'OUT', { code, message, ...details }), status: 'REFUSED' }]);
+    await this.emit([{ ...this.base('REFUSAL', 'OUT', { code, message, ...details }), status: 'REFUSED' }], 'beforeAnswer', false);
     return { ...base, outcome: 'REFUSED', error: { code, message } };
   }
 
   async dryRun(base: ResultBase, requests: unknown[], way?: Way): Promise<DispatchResult> {
-    await this.emit([
-      {
-        ...this.base('DRY_RUN', 'OUT', { args: this.args, ...(way && { way: way.header }) }),
-        status: 'DRY_RUN',
-        payload: { state: 'COMPLETE', text: JSON.stringify(requests) },
-        ...(way && { contract: { form: way.header, sha256: way.sha256 } }),
-      },
-    ]);
+    await this.emit(
+      [
+        {
+          ...this.base('DRY_RUN', 'OUT', { args: this.args, ...(way && { way: way.header }) }),
+          status: 'DRY_RUN',
+          payload: { state: 'COMPLETE', text: JSON.stringify(requests) },
+          ...(way && { contract: { form: way.header, sha256: way.sha256 } }),
+        },
+      ],
+      'beforeAnswer',
+      false,
+    );
     return { ...base, outcome: 'DRY_RUN', requests };
   }
 
   /** The call OUT, durable before the first byte leaves (and before the timeout runs): a call the upstream received always has its TOOL_CALL. */
   callOut(step: RenderedStep, extra: StepExtra, contract: ContractRef | undefined): Promise<void> {
-    return this.emit([{ ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) }], 'now');
+    return this.emit([{ ...this.base('TOOL_CALL', 'OUT', extra), ...describeSent(step), ...(contract && { contract }) }], 'now', false);
   }
 
   /** A send that failed: what its pipes carried, and the result IN with the code and (redacted) message. */
@@ -143,17 +151,21 @@ export class CallRecorder {
 
   /** The MCP client's request could not be recorded, so it was not sent: its TOOL_RESULT says so. */
   unsent(refusal: DomainError, extra: StepExtra, contract: ContractRef | undefined): Promise<void> {
-    return this.emit([
-      {
-        ...this.base('TOOL_RESULT', 'IN', {
-          ...extra,
-          code: refusal.code,
-          message: `Nothing was sent: the request to the MCP server could not be recorded (${refusal.message}).`,
-        }),
-        status: 'ERROR',
-        ...(contract && { contract }),
-      },
-    ]);
+    return this.emit(
+      [
+        {
+          ...this.base('TOOL_RESULT', 'IN', {
+            ...extra,
+            code: refusal.code,
+            message: `Nothing was sent: the request to the MCP server could not be recorded (${refusal.message}).`,
+          }),
+          status: 'ERROR',
+          ...(contract && { contract }),
+        },
+      ],
+      'beforeAnswer',
+      false,
+    );
   }
 
   /** The answer IN, read whole. */

@@ -58,7 +58,7 @@ export async function admitRequest(
  * /api/tools/:name (LINK_URL, LINK_REST), /mcp (LINK_MCP), webhooks (/hooks/:name, whose senders
  * often cannot set a header) and the rest of the plain HTTP doors.
  */
-export const noQueryTokenDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET']);
+export const noQueryTokenDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE', 'GRAPHQL_WS', 'WEBSOCKET', 'OTLP']);
 
 /** The refusal of a token sent in the URL of a door that does not take it there (recorded; the ledger redacts the token). */
 export function tokenInUrl(door: Door): Refusal {
@@ -134,7 +134,8 @@ export async function recordRefusal(
   }
 }
 
-const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
+/** The doors that answer in GraphQL's response shape. */
+export const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
 
 /** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal): Response {

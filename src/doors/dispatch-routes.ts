@@ -109,13 +109,12 @@ async function door(
     });
   } catch (error) {
     if (isRetryable(error)) {
-      return json(
-        { error: { code: error.code, message: `The ledger could not record this delivery; nothing was run. Send it again. (${error.message})` } },
-        503,
-        {
-          'retry-after': String(error.details.retryAfterSeconds ?? 1),
-        },
-      );
+      // A refusal that says whether the call ran speaks for itself; otherwise the request could not be recorded before anything ran.
+      const message =
+        error.details.ran === undefined ? `The ledger could not record this delivery; nothing was run. Send it again. (${error.message})` : error.message;
+      return json({ error: { code: error.code, message, ...(error.details.ran !== undefined && { ran: error.details.ran }) } }, 503, {
+        'retry-after': String(error.details.retryAfterSeconds ?? 1),
+      });
     }
     if (error instanceof DomainError) return errorResponse(error);
     throw error;

@@ -11,7 +11,7 @@ import { currentCaller, type Caller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import type { Context } from '../graphql/context.ts';
 import { maskError } from '../graphql/errors.ts';
-import { useInputLimits } from '../graphql/input-limits.ts';
+import { useInputLimits, withParsedBody } from '../graphql/input-limits.ts';
 import { schema } from '../graphql/schema.ts';
 import { jsonTextTooDeep, tooDeep } from '../limits.ts';
 import type { Logger } from '../logger.ts';
@@ -93,8 +93,15 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
         : yoga.fetch(request, {});
     }
     const body = Buffer.from(await request.arrayBuffer());
+    let params: unknown;
+    // A body parsed here as a JSON object goes on parsed; anything else goes as the bytes, for yoga to answer as it does.
     const forward = async () =>
-      yoga.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }), {});
+      yoga.fetch(
+        params !== null && typeof params === 'object'
+          ? withParsedBody(request, params, body.length)
+          : new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }),
+        {},
+      );
     // Never decoded with U+FFFD in place of what was sent: refused, the exact bytes on the request IN.
     if (!isUtf8(body)) {
       return recordExchange(door, request, body, async () =>
@@ -106,7 +113,6 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
         json({ errors: [{ message: tooDeep('the GraphQL request body').message, extensions: { code: 'BAD_USER_INPUT' } }] }, 400),
       );
     }
-    let params: unknown;
     try {
       params = JSON.parse(body.toString('utf8'));
     } catch {

@@ -19,7 +19,7 @@ import { errorResponse, json, readJson } from './respond.ts';
  */
 const INGEST_CONCURRENCY = 3;
 
-class Gate {
+export class Gate {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
 
@@ -44,12 +44,18 @@ class Gate {
 
 const gates = new WeakMap<Services, Gate>();
 
-export async function ingestBatch(request: Request, services: Services): Promise<Response> {
+/** The app's one ingest gate, shared by every door that appends collectors' batches (ingest, OTLP). */
+export function ingestGate(services: Services): Gate {
   let gate = gates.get(services);
   if (!gate) {
     gate = new Gate(INGEST_CONCURRENCY);
     gates.set(services, gate);
   }
+  return gate;
+}
+
+export async function ingestBatch(request: Request, services: Services): Promise<Response> {
+  const gate = ingestGate(services);
   try {
     const result = await gate.run(async () => {
       const body = await readJson(request, services.config.BATCH_MAX_BYTES);

@@ -29,6 +29,14 @@ export function errorResponse(error: DomainError, headers: Record<string, string
   });
 }
 
+/** A DomainError as a GraphQL answer (`errors[0].extensions.code`): a GraphQL door failing outside its operation (its record could not be written). */
+export function graphqlErrorResponse(error: DomainError): Response {
+  const retry = error.details.retryAfterSeconds;
+  return json({ errors: [{ message: error.message, extensions: { code: error.code, ...error.details } }] }, httpStatusOf[error.code], {
+    ...(retry !== undefined && { 'retry-after': String(retry) }),
+  });
+}
+
 // Never coerce: replacing invalid bytes with U+FFFD would record bytes nobody sent.
 
 export async function readJson(request: Request, limit: number): Promise<unknown> {

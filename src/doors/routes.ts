@@ -9,6 +9,7 @@ import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
 import { endpointOf, listModels, modelPath, modelRoute, modelsListPath } from './model-routes.ts';
+import { otlpTracesPath, receiveTraces } from './otlp-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
@@ -58,6 +59,14 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'ingest',
       recorded: 'no',
       handler: ({ request, services }) => ingestBatch(request, services),
+    },
+    {
+      path: otlpTracesPath,
+      methods: ['POST'],
+      door: 'OTLP',
+      auth: 'ingest',
+      recorded: 'no',
+      handler: ({ request, services }) => receiveTraces(request, services),
     },
     {
       path: /^\/ledger\/blob\/([^/]+)$/,

@@ -4,7 +4,8 @@
 // then one `result` (the DispatchResult), then the stream ends. Bad input is answered before any
 // stream, as JSON with its HTTP status, like POST /api/dispatch.
 import { isUtf8 } from 'node:buffer';
-import { captureExchange, invocationFromHeaders, type BoundaryRequest } from '../capture/boundary.ts';
+import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryRequest } from '../capture/boundary.ts';
+import { unrecorded } from '../capture/unrecorded.ts';
 import { currentInvocation } from '../context/request.ts';
 import type { StreamChunk } from '../capture/tee.ts';
 import type { DispatchResult } from '../dispatch/result.ts';
@@ -75,7 +76,9 @@ export async function sseDispatch(request: Request, services: Services): Promise
           try {
             const value = await result;
             // The call's result was staged to share the answer's disk write; this answer streams, so it is made durable here, before the caller reads it.
-            await services.writer.durable();
+            await services.writer.durable().catch((error) => {
+              throw isRetryable(error) ? unrecorded(error, true) : error;
+            });
             send(controller, 'result', value);
           } catch (error) {
             if (error instanceof DomainError) send(controller, 'error', { code: error.code, message: error.message });

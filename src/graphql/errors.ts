@@ -18,7 +18,7 @@ export function maskError(logger: Logger, redact: (text: string) => string): Yog
         path: g?.path,
         extensions: {
           ...JSON.parse(redact(JSON.stringify({ code: original.code, ...original.details }))),
-          // Nothing ran because nothing could be recorded: the HTTP answer says retry, as the other doors' do.
+          // A call that could not be recorded (`ran` says whether it had run): the HTTP answer says retry, as the other doors' do.
           ...(original.code === ErrorCode.SPOOL_UNAVAILABLE && {
             http: { status: 503, headers: { 'retry-after': String(original.details.retryAfterSeconds ?? 1) } },
           }),

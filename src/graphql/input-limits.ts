@@ -20,7 +20,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { DomainError } from '../errors.ts';
-import { JSON_MAX_DEPTH, jsonTextTooDeep, readBody, plainTextExpected, plainTextProblem, tooDeep, valueTooDeep } from '../limits.ts';
+import { JSON_MAX_DEPTH, jsonTextTooDeep, readBody, plainTextExpected, plainTextProblem, tooDeep, tooLarge, valueTooDeep } from '../limits.ts';
 
 /** Input fields that carry content, not names: `Type.field`. */
 const contentFields = new Set(['PayloadInput.text']);
@@ -99,17 +99,37 @@ const isJsonPost = (request: Request) => request.method === 'POST' && /^applicat
 export const documentTooDeep = (query: string) => jsonTextTooDeep(query);
 export const tooDeepDocument = `Expected a GraphQL document nested at most ${JSON_MAX_DEPTH} levels deep, got one nested deeper.`;
 
+const tooLargeError = (error: DomainError) => new GraphQLError(error.message, { extensions: { code: error.code, http: { status: 413 } } });
+
+const parsedBodies = new WeakMap<Request, { params: object; size: number }>();
+
+/**
+ * A bodyless copy of `request` whose JSON body the door has already read and checked (UTF-8, depth,
+ * parsed): yoga takes `params` as its parse, so the body is not copied, streamed and parsed twice.
+ */
+export function withParsedBody(request: Request, params: object, size: number): Request {
+  const forwarded = new Request(request.url, { method: 'POST', headers: request.headers, signal: request.signal });
+  parsedBodies.set(forwarded, { params, size });
+  return forwarded;
+}
+
 /** The yoga plugin: body limits at parse, the literal rule at validation, variables before execution. */
 export function useInputLimits(maxBytes: number): Plugin {
   return {
     onRequestParse({ request, setRequestParser }) {
       if (!isJsonPost(request)) return;
+      const parsed = parsedBodies.get(request);
+      if (parsed)
+        return setRequestParser(() => {
+          if (parsed.size > maxBytes) throw tooLargeError(tooLarge(maxBytes, parsed.size));
+          return parsed.params as never;
+        });
       setRequestParser(async (req) => {
         let body: Buffer;
         try {
           body = await readBody(req, maxBytes);
         } catch (error) {
-          if (error instanceof DomainError) throw new GraphQLError(error.message, { extensions: { code: error.code, http: { status: 413 } } });
+          if (error instanceof DomainError) throw tooLargeError(error);
           throw error;
         }
         if (!isUtf8(body)) throw badUserInput('Expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');

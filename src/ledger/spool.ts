@@ -3,29 +3,24 @@
 // waited for it: group commit); the background writer then moves them to the Ledger, whose
 // append is idempotent by event id, and release() lets a segment go once all its events committed.
 //
-// Record framing: u32 LE length, u32 LE crc32 of the body, the body (the event as JSON). A record
-// that is short or fails its checksum ends its segment on replay (a torn last write), never a crash.
-import { open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
-import { constants, mkdirSync } from 'node:fs';
+// Segments are zero-filled ahead of need and written over in place (spool-files.ts), so a durable
+// write commits data only, never a new file size. Framing and replay: spool-frame.ts.
+import { readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { parseEvent, type EventInput } from './input.ts';
+import type { EventInput } from './input.ts';
 import type { SecretRedactor } from '../secrets/redact.ts';
-
-/** The file operations the spool makes; a test replaces them to inject a full disk or a failing sync. */
-export type SpoolIo = {
-  write(file: FileHandle, bytes: Buffer): Promise<void>;
-  sync(file: FileHandle): Promise<void>;
-};
+import { frame, redactEvent, unframe } from './spool-frame.ts';
+import { defaultIo, prepareSegment, releaseLock, segmentName, segmentPattern, takeLock, type PreparedSegment, type SpoolIo } from './spool-files.ts';
 
 export type SpoolOptions = {
   dir: string;
   /** Bytes and events spooled and not yet committed, at most; past either, append waits. */
   maxBytes: number;
   maxEvents: number;
-  /** A segment is closed (and a new one begun) once it holds this many bytes. */
+  /** A segment's size, zero-filled ahead of need: a write that does not fit in what is left of it begins the next (one larger than a whole segment goes alone). */
   segmentBytes?: number;
   /** An append that waits this long for room is refused (SPOOL_UNAVAILABLE) instead. */
   waitMs?: number;
@@ -52,77 +47,11 @@ export type SpoolStats = {
   waiting: number;
 };
 
-type Segment = { name: string; file: FileHandle | undefined; bytes: number; firstSeq: number; endSeq: number };
+/** `bytes`: written so far (where the next write goes); `capacity`: zero-filled size (0 for one replayed). */
+type Segment = { name: string; file: FileHandle | undefined; bytes: number; capacity: number; firstSeq: number; endSeq: number };
 type Group = { endSeq: number; bytes: number; at: number };
 type Pending = { records: Buffer[]; events: EventInput[]; bytes: number; resolve: () => void; reject: (error: unknown) => void; done: Promise<void> };
 type Waiter = { pending: Pending; timer: NodeJS.Timeout | undefined };
-
-const HEADER = 8;
-const segmentPattern = /^segment-(\d{12})\.spool$/;
-const segmentName = (n: number) => `segment-${String(n).padStart(12, '0')}.spool`;
-const lockName = 'spool.lock';
-
-// Segments are opened O_DSYNC: a write returns once its bytes are durable, one trip to the thread
-// pool instead of a write and an fdatasync (measured here: p50 0.15 ms against 0.19 ms).
-const segmentFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_DSYNC;
-
-const defaultIo: SpoolIo = {
-  async write(file, bytes) {
-    let offset = 0;
-    while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
-  },
-  sync: async () => {},
-};
-
-/** One event as a framed record. */
-export function frame(event: EventInput): Buffer {
-  const body = Buffer.from(JSON.stringify(event), 'utf8');
-  const record = Buffer.allocUnsafe(HEADER + body.length);
-  record.writeUInt32LE(body.length, 0);
-  record.writeUInt32LE(crc32(body), 4);
-  body.copy(record, HEADER);
-  return record;
-}
-
-/** The event with every registered secret value replaced by its name, in the fields the Ledger redacts. */
-export function redactEvent(event: EventInput, redactor: SecretRedactor): EventInput {
-  const found = new Set<string>();
-  const out: EventInput = { ...event };
-  if (event.url !== undefined) out.url = redactor.text(event.url, found);
-  if (event.headers !== undefined) out.headers = redactor.json(event.headers, found);
-  if (event.metadata !== undefined) out.metadata = redactor.json(event.metadata, found);
-  const p = event.payload;
-  if (p.text !== undefined || p.base64 !== undefined) {
-    const raw = p.text !== undefined ? Buffer.from(p.text, 'utf8') : Buffer.from(p.base64!, 'base64');
-    const bytes = redactor.bytes(raw, found);
-    if (bytes !== raw) out.payload = { ...p, text: undefined, base64: bytes.toString('base64') };
-  }
-  if (p.artifactUri !== undefined) out.payload = { ...out.payload, artifactUri: redactor.text(p.artifactUri, found) };
-  return found.size ? out : event;
-}
-
-/** The events of a segment's bytes, up to the first record that is torn or fails its checksum. */
-export function unframe(bytes: Buffer): { events: EventInput[]; validBytes: number; tornBytes: number } {
-  const events: EventInput[] = [];
-  let offset = 0;
-  while (offset + HEADER <= bytes.length) {
-    const length = bytes.readUInt32LE(offset);
-    const end = offset + HEADER + length;
-    if (length === 0 || end > bytes.length) break;
-    const body = bytes.subarray(offset + HEADER, end);
-    if (crc32(body) !== bytes.readUInt32LE(offset + 4)) break;
-    let parsed: ReturnType<typeof parseEvent>;
-    try {
-      parsed = parseEvent(JSON.parse(body.toString('utf8')));
-    } catch {
-      break;
-    }
-    if (!parsed.success) break;
-    events.push(parsed.data);
-    offset = end;
-  }
-  return { events, validBytes: offset, tornBytes: bytes.length - offset };
-}
 
 export const spoolUnavailable = (message: string) => new DomainError(ErrorCode.SPOOL_UNAVAILABLE, message, { retryAfterSeconds: 1 });
 
@@ -140,6 +69,8 @@ export class Spool {
   private nextSeq = 0;
   private releasedSeq = 0;
   private nextSegment = 1;
+  /** The next segment, being zero-filled while the current one is written. */
+  private prepared: Promise<PreparedSegment> | undefined;
   /** Counted at admission, so queued appends hold their room. */
   private heldEvents = 0;
   private heldBytes = 0;
@@ -173,7 +104,14 @@ export class Spool {
     const now = Date.now();
     for (const name of names) {
       const bytes = await readFile(path.join(options.dir, name));
+      // A zero tail is space never written (the clean end); anything else after the records is a torn or corrupt write.
       const { events, validBytes, tornBytes } = unframe(bytes);
+      spool.nextSegment = Number(segmentPattern.exec(name)![1]) + 1;
+      if (events.length === 0 && tornBytes === 0) {
+        // Prepared and never written.
+        await unlink(path.join(options.dir, name));
+        continue;
+      }
       if (tornBytes > 0)
         options.logger?.warn(
           { segment: name, validBytes, tornBytes, events: events.length },
@@ -181,15 +119,15 @@ export class Spool {
         );
       const firstSeq = spool.nextSeq;
       spool.nextSeq += events.length;
-      spool.segments.push({ name, file: undefined, bytes: validBytes, firstSeq, endSeq: spool.nextSeq });
+      spool.segments.push({ name, file: undefined, bytes: validBytes, capacity: 0, firstSeq, endSeq: spool.nextSeq });
       if (events.length) spool.groups.push({ endSeq: spool.nextSeq, bytes: validBytes, at: now });
       spool.heldEvents += events.length;
       spool.heldBytes += validBytes;
-      spool.nextSegment = Number(segmentPattern.exec(name)![1]) + 1;
       recovered.push(...events);
     }
     // Segments with nothing to replay go now; the others once their events are released.
     await spool.deleteReleased();
+    spool.prepareNext();
     return { spool, recovered };
   }
 
@@ -286,9 +224,7 @@ export class Spool {
       this.waiters.splice(i, 1);
       this.counters.refused++;
       pending.reject(
-        spoolUnavailable(
-          `The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms; nothing was recorded or run.`,
-        ),
+        spoolUnavailable(`The spool stayed full (${this.heldEvents} events, ${this.heldBytes} bytes not yet in the Ledger) for ${this.waitMs} ms.`),
       );
       this.admitWaiters();
     }, this.waitMs);
@@ -313,15 +249,15 @@ export class Spool {
         const count = batch.reduce((n, p) => n + p.events.length, 0);
         let segment: Segment | undefined;
         try {
-          segment = await this.activeSegment();
-          await this.io.write(segment.file!, Buffer.concat(records, bytes));
+          segment = await this.activeSegment(bytes);
+          await this.io.write(segment.file!, Buffer.concat(records, bytes), segment.bytes);
           await this.io.sync(segment.file!);
         } catch (error) {
           await this.abandonWrite(segment, error);
           this.heldEvents -= count;
           this.heldBytes -= bytes;
           this.counters.refused += batch.length;
-          const refusal = spoolUnavailable(`The spool could not make the record durable (${(error as Error).message}); nothing was recorded or run.`);
+          const refusal = spoolUnavailable(`The spool could not make the record durable (${(error as Error).message}).`);
           for (const p of batch) p.reject(refusal);
           this.admitWaiters();
           continue;
@@ -341,26 +277,42 @@ export class Spool {
     }
   }
 
-  /** The segment appends go to: a new one at start, after a failure and once the current is full. */
-  private async activeSegment(): Promise<Segment> {
+  /**
+   * The segment a write of `bytes` goes to: the current one while it fits in its zero-filled space
+   * (or the segment is empty), else the prepared next one, whose successor is then prepared.
+   */
+  private async activeSegment(bytes: number): Promise<Segment> {
     const last = this.segments.at(-1);
-    if (last?.file && last.bytes < this.segmentBytes) return last;
+    if (last?.file && (last.bytes === 0 || last.bytes + bytes <= last.capacity)) return last;
     if (last?.file) {
-      await last.file.close();
+      const full = last.file;
       last.file = undefined;
+      void full.close().catch((error) => this.options.logger?.error({ err: error, segment: last.name }, 'closing a full spool segment failed'));
     }
-    const name = segmentName(this.nextSegment++);
-    const file = await open(path.join(this.options.dir, name), segmentFlags);
-    const segment: Segment = { name, file, bytes: 0, firstSeq: this.nextSeq, endSeq: this.nextSeq };
-    this.segments.push(segment);
-    // The new name must survive a crash too.
-    const dir = await open(this.options.dir, 'r');
+    const next = this.prepared ?? this.prepare();
+    this.prepared = undefined;
+    let ready: PreparedSegment;
     try {
-      await dir.sync();
+      ready = await next;
     } finally {
-      await dir.close();
+      this.prepareNext();
     }
+    const segment: Segment = { name: ready.name, file: ready.file, bytes: 0, capacity: ready.capacity, firstSeq: this.nextSeq, endSeq: this.nextSeq };
+    this.segments.push(segment);
     return segment;
+  }
+
+  /** Begins zero-filling the next segment in the background, unless one is ready or under way. */
+  private prepareNext(): void {
+    if (this.prepared || this.closed) return;
+    const next = this.prepare();
+    // A failure is met (and reported) by the write that needs the segment.
+    next.catch(() => {});
+    this.prepared = next;
+  }
+
+  private prepare(): Promise<PreparedSegment> {
+    return prepareSegment(this.options.dir, segmentName(this.nextSegment++), this.segmentBytes, this.io);
   }
 
   /** After a failed write or sync the file's tail is unknown: cut it back to what was durable and begin a new segment. */
@@ -420,39 +372,14 @@ export class Spool {
       await segment.file?.close();
       segment.file = undefined;
     }
+    // The next segment, never written, goes.
+    const unused = await this.prepared?.catch(() => undefined);
+    this.prepared = undefined;
+    if (unused) {
+      await unused.file.close();
+      await unlink(path.join(this.options.dir, unused.name));
+    }
     await this.deleteReleased();
-    await unlink(path.join(this.options.dir, lockName)).catch(() => {});
-  }
-}
-
-/** The folder belongs to one process: a lock file names it; a lock left by a dead process is taken over. */
-async function takeLock(dir: string): Promise<void> {
-  const file = path.join(dir, lockName);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(file, `${process.pid}\n${process.argv.join(' ')}\n`, { flag: 'wx' });
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const [pidLine = '', command = ''] = (await readFile(file, 'utf8').catch(() => '')).split('\n');
-    const pid = Number(pidLine);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-      throw new DomainError(
-        ErrorCode.SPOOL_UNAVAILABLE,
-        `The spool folder ${dir} is in use by process ${pid} (${command.slice(0, 200)}); one process per spool folder.`,
-      );
-    }
-    await unlink(file).catch(() => {});
-  }
-  throw new DomainError(ErrorCode.SPOOL_UNAVAILABLE, `Could not take the spool folder ${dir}: another process keeps taking it.`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    await releaseLock(this.options.dir);
   }
 }

@@ -128,9 +128,16 @@ class Matcher {
   }
 }
 
+/** A payload's redaction kept for the next pass over the same payload object: its size before, its bytes after, the names replaced. */
+export type RememberedPayload = { size: number; bytes: Buffer; found: readonly string[] };
+
+/** Payloads up to this size are remembered between two passes (a bound on the memory it holds). */
+const rememberMaxBytes = 16 * 1024;
+
 export class SecretRedactor {
   private readonly text_: Matcher;
   private readonly bytes_: Matcher;
+  private readonly payloads = new WeakMap<object, RememberedPayload>();
 
   /** The registry as names to values, or as pairs (one name may then have several values). */
   constructor(secrets: Record<string, string> | [name: string, value: string][]) {
@@ -190,6 +197,23 @@ export class SecretRedactor {
     const text = input.toString('latin1');
     const out = this.bytes_.replace(redactTokenText(text, found), found);
     return out === text ? input : Buffer.from(out, 'latin1');
+  }
+
+  /**
+   * Keeps `bytes(raw)` for the payload object `payload` (whose bytes `raw` are, and which is never
+   * changed), for `recall` to hand out once: the spool redacts a payload on the request path, and the
+   * Ledger's pass over the same object with this same redactor would be the same call on the same
+   * bytes, so it takes this result instead of scanning again. Large payloads are not kept.
+   */
+  remember(payload: object, raw: Buffer, bytes: Buffer, found: Iterable<string>): void {
+    if (raw.length <= rememberMaxBytes) this.payloads.set(payload, { size: raw.length, bytes, found: [...found] });
+  }
+
+  /** What `remember` kept for this payload object, once. */
+  recall(payload: object): RememberedPayload | undefined {
+    const known = this.payloads.get(payload);
+    if (known) this.payloads.delete(payload);
+    return known;
   }
 
   text(input: string, found: Set<string>): string {

@@ -3,7 +3,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInput } from '../../src/ledger/input.ts';
-import { unframe, type SpoolIo } from '../../src/ledger/spool.ts';
+import type { SpoolIo } from '../../src/ledger/spool-files.ts';
+import { unframe } from '../../src/ledger/spool-frame.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { startDispatchApp, type DispatchApp } from '../dispatch/helpers.ts';
 import { startMcpUpstream, type McpUpstream } from '../dispatch/mcp-upstream.ts';
@@ -18,12 +19,12 @@ function faultyIo() {
   const synced: EventInput[] = [];
   const written = new Map<FileHandle, Buffer[]>();
   const io: SpoolIo = {
-    async write(file: FileHandle, bytes: Buffer) {
+    async write(file: FileHandle, bytes: Buffer, position: number) {
       if (state.full || (state.failKind && bytes.includes(`"kind":"${state.failKind}"`)) || (state.failWhen && bytes.includes(state.failWhen))) {
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       }
       let offset = 0;
-      while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
+      while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten;
       written.set(file, [...(written.get(file) ?? []), Buffer.from(bytes)]);
     },
     async sync(file) {
@@ -129,19 +130,23 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
       const http = await viaHttp();
       expect(http.status).toBe(503);
       expect(http.headers.get('retry-after')).toBe('1');
-      expect(http.body.error.code).toBe('SPOOL_UNAVAILABLE');
-      expect(http.body.error.message).toMatch(/nothing was run/);
+      expect(http.body.error).toMatchObject({
+        code: 'SPOOL_UNAVAILABLE',
+        ran: false,
+        message: expect.stringMatching(/Nothing was sent or run: send it again\.$/),
+      });
 
       const gql = await viaGraphql();
       expect(gql.status).toBe(503);
       expect(gql.headers.get('retry-after')).toBe('1');
-      expect(gql.body.errors[0].extensions).toMatchObject({ code: 'SPOOL_UNAVAILABLE', retryAfterSeconds: 1 });
+      expect(gql.body.errors[0].extensions).toMatchObject({ code: 'SPOOL_UNAVAILABLE', retryAfterSeconds: 1, ran: false });
+      expect(gql.body.errors[0].message).toMatch(/Nothing was sent or run/);
       expect(gql.body.errors[0].extensions.http).toBeUndefined();
 
       const mcp = await viaMcp();
       expect(mcp.status).toBe(503);
       expect(mcp.headers.get('retry-after')).toBe('1');
-      expect(mcp.body.error.code).toBe('SPOOL_UNAVAILABLE');
+      expect(mcp.body.error).toMatchObject({ code: 'SPOOL_UNAVAILABLE', ran: false, message: expect.stringMatching(/Nothing was sent or run/) });
     } finally {
       faults.state.failKind = undefined;
     }
@@ -150,6 +155,33 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     await app.app.services.writer.flush();
     const calls = await app.app.services.db.prisma.ledgerEvent.count({ where: { kind: 'TOOL_CALL', tool: 'UP' } });
     expect(calls).toBe(0);
+  });
+
+  it('refuses 503 saying the call ran, never that nothing ran, on every door when its result cannot be made durable', async () => {
+    seen.length = 0;
+    faults.state.failKind = 'TOOL_RESULT';
+    const ran = expect.stringMatching(/The call ran, but its result could not be recorded, so it is not returned/);
+    try {
+      const http = await viaHttp();
+      expect(http.status).toBe(503);
+      expect(http.headers.get('retry-after')).toBe('1');
+      expect(http.body.error).toMatchObject({ code: 'SPOOL_UNAVAILABLE', ran: true, message: ran });
+      expect(http.body.error.message).not.toMatch(/nothing was/i);
+
+      const gql = await viaGraphql();
+      expect(gql.status).toBe(503);
+      expect(gql.headers.get('retry-after')).toBe('1');
+      expect(gql.body.errors[0].extensions).toMatchObject({ code: 'SPOOL_UNAVAILABLE', ran: true });
+      expect(gql.body.errors[0].message).toEqual(ran);
+
+      const mcp = await viaMcp();
+      expect(mcp.status).toBe(503);
+      expect(mcp.body.error).toMatchObject({ code: 'SPOOL_UNAVAILABLE', ran: true, message: ran });
+    } finally {
+      faults.state.failKind = undefined;
+    }
+    // It did run: the upstream received each call, and each call's TOOL_CALL is on the record.
+    expect(seen.map((b) => JSON.parse(b).q)).toEqual(['http', 'gql', 'mcp']);
   });
 
   it("an MCP step over HTTP: each of the client's requests is durable before it reaches the server; a spool that cannot take one sends nothing", async () => {
@@ -237,6 +269,7 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     expect(text).not.toMatch(/^event: result$/m);
     expect(text).toMatch(/^event: error$/m);
     expect(text).toContain('SPOOL_UNAVAILABLE');
+    expect(text).toMatch(/The call ran, but its result could not be recorded/);
     // The door's answer is recorded as its stream ends: let it land before the next test counts writes.
     const actionId = JSON.parse(/^event: accepted\ndata: (.*)$/m.exec(text)![1]!).actionId as string;
     for (let i = 0; i < 100 && !(await app.events(actionId)).some((e) => e.kind === 'RESPONSE' && e.direction === 'OUT'); i++) {

@@ -8,7 +8,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/logger.ts';
-import type { SpoolIo } from '../../src/ledger/spool.ts';
+import type { SpoolIo } from '../../src/ledger/spool-files.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './database.ts';
 
 export type TestApp = {

@@ -182,6 +182,25 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
     expect(statements).toHaveLength(3);
   });
 
+  it.runIf(kind === 'postgres')('names the statement of every reviewer read shape, so PostgreSQL plans each once per connection', async () => {
+    const shapes = [
+      `{ event(id: "rs-5") { id kind position payload { size sha256 } } }`,
+      `{ events(filter: { tool: ["ECHO"] }, first: 50, order: DESC) { edges { node { id position payload { size sha256 } } } } }`,
+      `{ tool(name: "CLOCK") { name events(first: 20) { edges { node { id payload { size sha256 } } } } } }`,
+      `{ tools(names: ["ECHO", "CLOCK"]) { name events(first: 10) { edges { node { id payload { size sha256 } } } } } }`,
+      `{ ledgerCounts(by: TOOL, filter: { tool: ["ECHO"] }) { key events } }`,
+      `{ event(id: "rs-8") { id contract { form sha256 } } }`,
+      `{ action(id: "rs-act-1") { id events { id payload { text } } } }`,
+      `{ task(id: "rs-task") { id calls(first: 20) { edges { node { id toolName outcome } } } } }`,
+    ];
+    for (const query of shapes) {
+      await counted(query); // a contract read once is served from memory after
+      const { statements } = await counted(query);
+      expect(statements.length, query).toBeGreaterThan(0);
+      for (const s of statements) expect(s.name, `${query}\n${s.text}`).toMatch(/^dl_read_/);
+    }
+  });
+
   it.runIf(kind === 'postgres')('names every ledger statement, so its plan is reused', async () => {
     const { statements } = await counted(`{ events(filter: { tool: ["ECHO"] }, first: 3) { edges { node { id payload { sha256 } batch { collector } } } } }`);
     expect(statements).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { appendFile, mkdtemp, readdir, readFile, readlink, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,9 @@ import { LedgerWriter } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
 import { SecretRedactor } from '../../src/secrets/redact.ts';
-import { frame, Spool, unframe, type SpoolIo, type SpoolOptions } from '../../src/ledger/spool.ts';
+import { Spool, type SpoolOptions } from '../../src/ledger/spool.ts';
+import type { SpoolIo } from '../../src/ledger/spool-files.ts';
+import { allZero, frame, unframe } from '../../src/ledger/spool-frame.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';
 import { rawSql } from '../helpers/sql.ts';
@@ -16,10 +18,16 @@ import { parsedEvent, until } from '../capture/helpers.ts';
 
 const events = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => parsedEvent(`${prefix}-${i}`));
 const segmentsIn = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith('.spool')).sort();
+/** Segments holding records (not the next one, zero-filled and waiting). */
+const writtenSegments = async (dir: string) => {
+  const names: string[] = [];
+  for (const name of await segmentsIn(dir)) if (!allZero(await readFile(path.join(dir, name)))) names.push(name);
+  return names;
+};
 const realIo: SpoolIo = {
-  async write(file, bytes) {
+  async write(file, bytes, position) {
     let offset = 0;
-    while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset)).bytesWritten;
+    while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten;
   },
   sync: (file) => file.datasync(),
 };
@@ -30,6 +38,15 @@ async function openSpool(options: Partial<SpoolOptions> = {}) {
   const result = await Spool.open({ dir, maxBytes: 1 << 30, maxEvents: 1_000_000, ...options });
   opened.push(result.spool);
   return result;
+}
+/** Writes `bytes` into `file` at `position`, as a write the crash cut short would have. */
+async function overwrite(file: string, position: number, bytes: Buffer): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    await handle.write(bytes, 0, bytes.length, position);
+  } finally {
+    await handle.close();
+  }
 }
 /** What a SIGKILL leaves: the files as they are, the lock naming a process that is gone. */
 async function crash(): Promise<void> {
@@ -137,12 +154,13 @@ describe('Spool', () => {
     await crash();
     const [segment] = await segmentsIn(dir);
     const file = path.join(dir, segment!);
-    await truncate(file, (await readFile(file)).length - 5);
-    await appendFile(file, Buffer.from([1, 2, 3]));
+    // The last record's last bytes are not what was written: its checksum fails.
+    const end = unframe(await readFile(file)).validBytes;
+    await overwrite(file, end - 5, Buffer.from([1, 2, 3, 0, 0]));
     const again = await openSpool();
     expect(again.recovered.map((e) => e.id)).toEqual(['t-0', 't-1', 't-2']);
     await again.spool.append(events('after', 1), () => {});
-    const segments = await segmentsIn(dir);
+    const segments = await writtenSegments(dir);
     expect(segments).toHaveLength(2);
     expect(unframe(await readFile(path.join(dir, segments[1]!))).events.map((e) => e.id)).toEqual(['after-0']);
   });
@@ -151,11 +169,11 @@ describe('Spool', () => {
     const one = frame(parsedEvent('d-0')).length;
     const { spool } = await openSpool({ segmentBytes: one * 2 });
     for (let i = 0; i < 6; i++) await spool.append([parsedEvent(`d-${i}`)], () => {});
-    const before = await segmentsIn(dir);
+    const before = await writtenSegments(dir);
     expect(before).toHaveLength(3);
     spool.release(3);
-    await until(async () => (await segmentsIn(dir)).length === 2, 'the first segment deleted');
-    expect(await segmentsIn(dir)).toEqual(before.slice(1));
+    await until(async () => (await writtenSegments(dir)).length === 2, 'the first segment deleted');
+    expect(await writtenSegments(dir)).toEqual(before.slice(1));
     expect(spool.stats()).toMatchObject({ events: 3 });
     await spool.close();
     // Not released: they stay for the next start.
@@ -200,13 +218,13 @@ describe('Spool', () => {
   it('refuses the appends of a failed write or sync, admits none of them, leaves nothing to replay, and recovers', async () => {
     let fail: 'write' | 'sync' | undefined = 'sync';
     const io: SpoolIo = {
-      async write(file: FileHandle, bytes: Buffer) {
+      async write(file: FileHandle, bytes: Buffer, position: number) {
         if (fail === 'write') {
           // A full disk after half the bytes.
-          await realIo.write(file, bytes.subarray(0, bytes.length >> 1));
+          await realIo.write(file, bytes.subarray(0, bytes.length >> 1), position);
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
         }
-        await realIo.write(file, bytes);
+        await realIo.write(file, bytes, position);
       },
       async sync(file: FileHandle) {
         if (fail === 'sync') throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
@@ -232,27 +250,34 @@ describe('Spool', () => {
     expect(again.recovered.map((e) => e.id)).toEqual(['ok1-0', 'ok2-0']);
   });
 
-  it('opens its segments O_DSYNC, so a write returns only once its bytes are durable', async () => {
-    const { spool } = await openSpool();
+  it('opens its segments O_DSYNC and writes over zero-filled space in place, so a write returns only once its bytes are durable', async () => {
+    const { spool } = await openSpool({ segmentBytes: 64 * 1024 });
     await spool.append(events('d', 1), () => {});
-    const flags: number[] = [];
-    for (const fd of await readdir('/proc/self/fd')) {
-      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
-      if (!target.startsWith(dir) || !target.endsWith('.spool')) continue;
-      const info = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8');
-      flags.push(parseInt(/^flags:\s+([0-7]+)/m.exec(info)![1]!, 8));
+    const spoolFds = async () => {
+      const flags: number[] = [];
+      for (const fd of await readdir('/proc/self/fd')) {
+        const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+        if (!target.startsWith(dir) || !target.endsWith('.spool')) continue;
+        const info = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8');
+        flags.push(parseInt(/^flags:\s+([0-7]+)/m.exec(info)![1]!, 8));
+      }
+      return flags;
+    };
+    // The segment written, and the next one once it is prepared.
+    await until(async () => (await spoolFds()).filter((f) => f & constants.O_DSYNC).length === 2, 'the next segment prepared');
+    for (const f of await spoolFds()) {
+      expect(f & constants.O_DSYNC).toBe(constants.O_DSYNC);
+      expect(f & constants.O_APPEND).toBe(0);
     }
-    expect(flags).toHaveLength(1);
-    expect(flags[0]! & constants.O_DSYNC).toBe(constants.O_DSYNC);
-    expect(flags[0]! & constants.O_APPEND).toBe(constants.O_APPEND);
+    for (const name of await segmentsIn(dir)) expect((await stat(path.join(dir, name))).size).toBe(64 * 1024);
   });
 
   it('writes a lingering append with the next durable one, in one write and in order', async () => {
     let writes = 0;
     const io: SpoolIo = {
-      write: (file, bytes) => {
+      write: (file, bytes, position) => {
         writes++;
-        return realIo.write(file, bytes);
+        return realIo.write(file, bytes, position);
       },
       sync: realIo.sync,
     };
@@ -303,9 +328,9 @@ describe('Spool', () => {
   it('durable() rejects with SPOOL_UNAVAILABLE when what lingered could not be made durable, and admits none of it', async () => {
     let fail = true;
     const io: SpoolIo = {
-      async write(file, bytes) {
+      async write(file, bytes, position) {
         if (fail) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-        await realIo.write(file, bytes);
+        await realIo.write(file, bytes, position);
       },
       sync: realIo.sync,
     };

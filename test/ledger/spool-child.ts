@@ -1,0 +1,31 @@
+// A process that appends to a spool until it is killed (test/ledger/spool-prealloc.test.ts): several
+// appends in flight at once, payloads from a few bytes to more than a segment, and one stdout line per
+// append once it resolved (durable). stdout is a pipe, written synchronously: a printed id was acknowledged.
+//
+//   node test/ledger/spool-child.ts DIR PREFIX SEGMENT_BYTES
+import { EventInput } from '../../src/ledger/input.ts';
+import { Spool } from '../../src/ledger/spool.ts';
+
+const [dir, prefix, segmentBytes] = process.argv.slice(2);
+const { spool, recovered } = await Spool.open({ dir: dir!, maxBytes: 1 << 30, maxEvents: 1_000_000, segmentBytes: Number(segmentBytes) });
+process.stdout.write(`ready ${recovered.length}\n`);
+
+let n = 0;
+async function worker(): Promise<never> {
+  for (;;) {
+    const id = `${prefix}-${n++}`;
+    // Mostly small, some spanning many pages, now and then larger than a whole segment.
+    const size = n % 17 === 0 ? Number(segmentBytes) + 1000 : n % 5 === 0 ? 20_000 + (n % 7) * 3_000 : 100 + (n % 13) * 37;
+    const event = EventInput.parse({
+      id,
+      kind: 'TOOL_CALL',
+      direction: 'OUT',
+      actionId: `act-${id}`,
+      occurredAt: new Date().toISOString(),
+      payload: { state: 'COMPLETE', text: `${id}:`.padEnd(size, 'x') },
+    });
+    await spool.append([event], () => {});
+    process.stdout.write(`${id}\n`);
+  }
+}
+await Promise.all(Array.from({ length: 4 }, worker));
