@@ -24,6 +24,8 @@ module.exports = {
     { name: 'cores-reach-graphql-only-from-schema-files', severity: 'error', comment: "Only a domain's schema.ts (Pothos co-location) uses the GraphQL layer.", from: { path: cores, pathNot: '(^|/)[a-z-]*schema\\.ts$' }, to: { path: '^src/graphql/', dependencyTypesNot: ['type-only'] } },
     { name: 'resolver-is-pure', severity: 'error', comment: 'Lexical ranking knows no database and no GraphQL.', from: { path: '^src/resolver/', pathNot: '(schema|directory-source)\\.ts$' }, to: { path: '^src/(db|graphql)/|@prisma|^node_modules/(graphql|@pothos)' } },
     { name: 'graphql-never-imports-doors', severity: 'error', from: { path: '^src/graphql/' }, to: { path: doors, dependencyTypesNot: ['type-only'] } },
+    { name: 'console-is-browser-code', severity: 'error', comment: 'The console reaches the server only over GraphQL: it imports nothing of src/.', from: { path: '^console/' }, to: { path: '^(src|test|bench)/' } },
+    { name: 'server-never-imports-console', severity: 'error', comment: 'The server serves console/dist as files; it imports no browser code.', from: { path: '^src/' }, to: { path: '^console/' } },
     { name: 'no-test-code-in-src', severity: 'error', from: { path: '^src/' }, to: { path: '^(test|bench)/' } },
   ],
   options: {
@@ -31,6 +33,6 @@ module.exports = {
     exclude: { path: '^src/generated/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js', '.mjs', '.cjs'] },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs'] },
   },
 };

@@ -170,10 +170,10 @@ export const settings = {
   },
   LEDGER_CHAIN: {
     schema: z
-      .enum(['on', 'off'])
+      .enum(['on', 'v1', 'off'])
       .default('on')
-      .transform((v) => v === 'on'),
-    doc: 'on: every appended batch takes the next link of the hash chain. off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
+      .transform((v) => (v === 'on' ? 2 : v === 'v1' ? 1 : 'off') as 1 | 2 | 'off'),
+    doc: 'on: every appended batch takes the next link of the hash chain (version 2). v1: the older encoding, hashed under the commit lock (to compare; verify reads both). off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
   },
   AUTH_AUDIENCE: {
     schema: z

@@ -52,7 +52,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     const { privilegeWarnings } = await import('./db/roles.ts');
     for (const warning of await privilegeWarnings(app.services.db.sql)) logger.warn(warning);
   }
-  if (!config.LEDGER_CHAIN) logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
+  if (config.LEDGER_CHAIN === 'off') logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping');
     await app.stop();

@@ -3,6 +3,7 @@
 // MODEL_CALL/MODEL_RESULT pair, a tool execution a TOOL_CALL/TOOL_RESULT pair, any other span one SPAN
 // event. A span that cannot be stored as sent is rejected (counted for OTLP's partial success), never
 // stored altered.
+import { BIGINT_MAX } from '../limits.ts';
 import { type BatchInput, type EventInput, type PayloadInput, parseEvent } from '../ledger/input.ts';
 import { agentOf, type Content, holdsNotUtf8, requestModelOf, responseModelOf, roleOf, sessionOf, takeContent, toolCallIdOf, usageOf } from './otel-genai.ts';
 import {
@@ -80,7 +81,7 @@ export async function eventsOfSpans(request: readonly OtelResourceSpans[], mappi
             byCollector.set(collector, delivered);
           }
           delivered.events.push(...events);
-          if (laterNs(span.end.ns, delivered.latest)) delivered.latest = span.end.ns;
+          if (laterNs(span.end.ns, delivered.latest) && !laterNs(span.end.ns, BIGINT_MAX_TEXT)) delivered.latest = span.end.ns;
         } catch (error) {
           if (!(error instanceof SpanProblem)) throw error;
           out.rejected++;
@@ -96,6 +97,9 @@ export async function eventsOfSpans(request: readonly OtelResourceSpans[], mappi
   }
   return out;
 }
+
+/** A span ending past PostgreSQL's bigint (after the year 2262) moves no position. */
+const BIGINT_MAX_TEXT = BIGINT_MAX.toString();
 
 /** Decimal texts without leading zeros compare by length, then digit by digit. */
 const laterNs = (a: string, b: string) => a.length > b.length || (a.length === b.length && a > b);

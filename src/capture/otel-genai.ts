@@ -25,7 +25,12 @@ export function roleOf(span: OtelSpan): SpanRole {
   const legacyType = text(a, 'llm.request.type');
   const inference = text(a, 'openinference.span.kind');
   const traceloop = text(a, 'traceloop.span.kind');
-  if (operation === 'execute_tool' || inference === 'TOOL' || traceloop === 'tool' || (!operation && a.has('gen_ai.tool.name'))) {
+  if (
+    operation === 'execute_tool' ||
+    inference === 'TOOL' ||
+    traceloop === 'tool' ||
+    (!operation && (a.has('gen_ai.tool.name') || a.has('ai.toolCall.name')))
+  ) {
     return { kind: 'tool', name: text(a, 'gen_ai.tool.name', 'tool.name', 'traceloop.entity.name', 'ai.toolCall.name') ?? span.name };
   }
   if (operation && modelOperations.has(operation)) return { kind: 'model', operation };

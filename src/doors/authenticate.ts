@@ -1,5 +1,5 @@
 // Every door's first step: find the credential, verify it for this door, and answer a refusal
-// (recorded as a REFUSAL event) before anything else runs. Only /healthz and GraphiQL's page are open.
+// (recorded as a REFUSAL event) before anything else runs. Only /healthz, GraphiQL's page and the console's static assets are open.
 import { randomUUID } from 'node:crypto';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
 import type { Door } from '../context/door.ts';
