@@ -159,7 +159,8 @@ export async function run(args: string[]): Promise<void> {
   await new Promise((r) => setTimeout(r, floorSeconds * 1000 + 200));
   const idle = await readTasks();
   await resetTasks();
-  const cdp = profile ? await context.newCDPSession(page) : undefined;
+  if (profile === 'trace') await browser.startTracing(page, { categories: ['devtools.timeline', 'v8', 'blink'] });
+  const cdp = profile && profile !== 'trace' ? await context.newCDPSession(page) : undefined;
   if (cdp) {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.start');
@@ -187,6 +188,7 @@ export async function run(args: string[]): Promise<void> {
   const seen = (await shown()) - before;
   const { longest, count } = await readTasks();
   if (cdp) printProfile((await cdp.send('Profiler.stop')).profile);
+  if (profile === 'trace') printLongTasks(JSON.parse((await browser.stopTracing()).toString('utf8')).traceEvents);
   const status = await statusText();
   const domRows = await page.getByTestId('live-row').count();
 
@@ -217,4 +219,23 @@ function printProfile(profile: CpuProfile): void {
     self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas?.[i] ?? 0) / 1000);
   }
   for (const [name, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20)) process.stdout.write(`${row(name.slice(0, 60), `${fixed(ms, 0)} ms`)}\n`);
+}
+
+type TraceEvent = { name: string; ph: string; ts: number; dur?: number; tid: number; pid: number };
+
+/** BENCH_CONSOLE_PROFILE=trace: what each main-thread task over 50 ms spent its time on. */
+function printLongTasks(events: TraceEvent[]): void {
+  const tasks = events.filter((e) => e.ph === 'X' && (e.dur ?? 0) > 50_000 && /RunTask|ThreadControllerImpl/.test(e.name));
+  const slow = new Map<string, number>();
+  for (const e of events) if (e.ph === 'X' && (e.dur ?? 0) > 30_000) slow.set(e.name, (slow.get(e.name) ?? 0) + 1);
+  process.stdout.write(`trace: ${events.length} events; over 30 ms: ${[...slow].map(([n, c]) => `${n}×${c}`).join(', ')}\n`);
+  for (const task of tasks.slice(0, 12)) {
+    const inside = new Map<string, number>();
+    for (const e of events) {
+      if (e.ph !== 'X' || e.tid !== task.tid || e.pid !== task.pid || e === task || e.ts < task.ts || e.ts > task.ts + task.dur!) continue;
+      inside.set(e.name, (inside.get(e.name) ?? 0) + (e.dur ?? 0) / 1000);
+    }
+    const top = [...inside].sort((a, b) => b[1] - a[1]).slice(0, 6);
+    process.stdout.write(`task ${fixed(task.dur! / 1000, 0)} ms: ${top.map(([n, ms]) => `${n} ${fixed(ms, 0)}`).join(', ')}\n`);
+  }
 }

@@ -1,6 +1,9 @@
 // Model door: added latency of POST /v1/chat/completions through dirledger (full capture) against calling the fake upstream directly: non-streaming, time to first token, each chunk forwarded.
 //
-//   npm run bench -- model-door [--sequential 2000] [--streams 200] [--db postgres|pglite]
+//   npm run bench -- model-door [--sequential 2000] [--streams 200] [--gap-ms 0] [--db postgres|pglite]
+//
+// --gap-ms pauses between streamed calls, so a stream's trailing records (written when it ends) and the
+// ledger's next batch are not measured as the next call's time to first token.
 //
 // The fake model upstream (src/model/fake-upstream.ts) runs in its own process, the dirledger server
 // (the esbuild bundle, AUTHORITY=off, the durable spool) in another; one client measures both paths
@@ -74,7 +77,12 @@ async function stream(url: string, stamp: boolean): Promise<{ ttft: number; dela
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { sequential: { type: 'string', default: '2000' }, streams: { type: 'string', default: '200' }, db: { type: 'string', default: 'postgres' } },
+    options: {
+      sequential: { type: 'string', default: '2000' },
+      streams: { type: 'string', default: '200' },
+      'gap-ms': { type: 'string', default: '0' },
+      db: { type: 'string', default: 'postgres' },
+    },
   });
   const n = Number(values.sequential);
   const streams = Number(values.streams);
@@ -110,8 +118,11 @@ export async function run(args: string[]): Promise<void> {
   const ttftThrough: number[] = [];
   const chunkDirect: number[] = [];
   const chunkThrough: number[] = [];
+  const gap = () => new Promise((r) => setTimeout(r, Number(values['gap-ms'])));
   for (let i = 0; i < streams; i++) {
+    await gap();
     ttftDirect.push((await stream(direct, false)).ttft);
+    await gap();
     ttftThrough.push((await stream(through, false)).ttft);
     if (i % 4 === 0) {
       chunkDirect.push(...(await stream(direct, true)).delays);
@@ -129,7 +140,7 @@ export async function run(args: string[]): Promise<void> {
   const ms = (v: number) => `${fixed(v, 3)} ms`;
   const added = (a: number[], b: number[], q: number) => p(a, q) - p(b, q);
   const lines = [
-    `model-door benchmark on ${dbLabel(db.kind)}: ${int(n)} sequential chat completions, ${int(streams)} streams (${os.cpus().length} cores, load ${os
+    `model-door benchmark on ${dbLabel(db.kind)}: ${int(n)} sequential chat completions, ${int(streams)} streams ${values['gap-ms']} ms apart (${os.cpus().length} cores, load ${os
       .loadavg()
       .map((l) => fixed(l, 2))
       .join(' ')})`,

@@ -52,6 +52,8 @@ export type Services = {
   dispatcher: Dispatcher;
   /** Model rows of the Directory, routed by name (src/model/catalog.ts). */
   models: ModelCatalog;
+  /** Model prices, each stored once under its SHA-256 (model_price) before an event names it. */
+  prices: PriceBook;
   /** The model door's core: provider-shaped calls to the model rows' upstreams, recorded. */
   gateway: ModelGateway;
   /** The live ledger: one shared tail reader that fans events out to subscriptions (src/live/tail.ts). */
@@ -223,9 +225,10 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     logger,
   });
   const models = new ModelCatalog(database.prisma, directory, resolver);
+  const prices = new PriceBook(database.sql);
   const gateway = new ModelGateway({
     catalog: models,
-    prices: new PriceBook(database.sql),
+    prices,
     secrets: config.secrets,
     timeoutMs: config.MODEL_TIMEOUT_MS,
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
@@ -258,6 +261,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     spoolState,
     dispatcher,
     models,
+    prices,
     gateway,
     authority,
     checkpointKey: checkpointKey(rootKey),

@@ -72,7 +72,14 @@ const outputTokenKeys = [
   'llm.token_count.completion',
   'ai.usage.completionTokens',
 ];
-export const usageOf = (a: OtelAttributes) => ({ input: count(a, inputTokenKeys), output: count(a, outputTokenKeys) });
+/** Input tokens read from a cache (part of the input count, charged at the cached price). */
+const cachedTokenKeys = [
+  'gen_ai.usage.cache_read.input_tokens',
+  'gen_ai.usage.cache_read_input_tokens',
+  'llm.token_count.prompt_details.cache_read',
+  'ai.usage.cachedInputTokens',
+];
+export const usageOf = (a: OtelAttributes) => ({ input: count(a, inputTokenKeys), output: count(a, outputTokenKeys), cached: count(a, cachedTokenKeys) });
 
 /** Which content a payload carries. */
 export type ContentSide = 'modelInput' | 'modelOutput' | 'toolArguments' | 'toolResult';

@@ -13,13 +13,15 @@ export type FakeUpstream = { origin: string; port: number; calls: FakeCall[]; cl
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startFakeUpstream(port = 0, host = '127.0.0.1'): Promise<FakeUpstream> {
+/** `onRequest`: sees each request's body as it arrives, before it is answered (a test's probe). */
+export async function startFakeUpstream(port = 0, host = '127.0.0.1', options: { onRequest?: (body: Buffer) => void } = {}): Promise<FakeUpstream> {
   const calls: FakeCall[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      options.onRequest?.(body);
       answer(req, res, body, calls).catch(() => res.destroy());
     });
   });

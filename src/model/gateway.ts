@@ -57,9 +57,10 @@ export class ModelGateway {
     }
   }
 
-  /** GET /v1/models: every usable model row, in OpenAI's list shape or Anthropic's. */
+  /** GET /v1/models: every model row the caller may call, in OpenAI's list shape or Anthropic's. */
   async list(anthropic: boolean): Promise<Response> {
-    const rows = (await this.options.catalog.rows()).filter((r) => r.unbound.length === 0);
+    // Only what this caller may call: bound rows its token's `models` caveats (and call power) allow.
+    const rows = (await this.options.catalog.rows()).filter((r) => r.unbound.length === 0 && !this.options.authorize?.model(r.name));
     const created = (r: ModelRow) => r.price.date || '1970-01-01';
     const body = anthropic
       ? {

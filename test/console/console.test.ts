@@ -126,11 +126,14 @@ describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
     const before = await live.getByTestId('live-row').count();
     await live.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => app.app.services.live.stats().subscribers).toBe(0);
-    expect((await app.post('/api/tools/HELLO', {})).status).toBe(200);
+    const meanwhile = await app.post('/api/tools/HELLO', {});
+    expect(meanwhile.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await live.getByTestId('live-row').count()).toBe(before);
+    const missed = (await app.events(meanwhile.body.actionId)).filter((e) => e.tool === 'HELLO').length;
+    expect(missed).toBeGreaterThan(0);
     await live.getByRole('button', { name: 'Resume' }).click();
-    await expect.poll(() => live.getByTestId('live-row').count(), { timeout: 20_000 }).toBe(before * 2);
+    await expect.poll(() => live.getByTestId('live-row').count(), { timeout: 20_000 }).toBe(before + missed);
     await live.getByTestId('live-row').first().getByRole('link').last().click();
     await live.getByRole('heading', { name: /^Action / }).waitFor();
     await expect.poll(() => live.getByTestId('action-event').count()).toBeGreaterThan(2);
@@ -255,6 +258,36 @@ describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
       )
       .toMatch(/The chain holds/);
     await accessible(p, 'integrity');
+  });
+
+  it('hostile bytes on an action page: NUL, invalid UTF-8, 10,000-deep JSON and markup render as data, nothing runs', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const payloads = [
+      { text: `NUL \u0000 here <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2">` },
+      { base64: Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0x00, 0x41]).toString('base64') },
+      { text: deep },
+    ];
+    const events = payloads.map((payload, i) => ({
+      id: `console-hostile-${i}`,
+      actionId: 'console-hostile',
+      kind: 'RESPONSE',
+      direction: 'IN',
+      tool: 'HELLO',
+      occurredAt: new Date().toISOString(),
+      payload: { state: 'COMPLETE', ...payload },
+    }));
+    const appended = await app.gql('mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }', {
+      input: { collector: 'console-hostile', events },
+    });
+    expect(appended.errors).toBeUndefined();
+    const p = await page(app.token, '/console/action/console-hostile');
+    await expect.poll(() => p.getByTestId('action-event').count(), { timeout: 20_000 }).toBe(3);
+    const cards = p.getByTestId('action-event');
+    expect(await cards.nth(0).getByTestId('payload-bytes').innerText()).toContain('<script>window.__pwned = 1</script>');
+    expect(await cards.nth(1).getByTestId('payload-bytes').innerText()).toMatch(/^00000000 {2}ff fe c3 28 00 41/);
+    expect(await cards.nth(2).getByTestId('payload-bytes').innerText()).toContain('[[[[');
+    expect(await p.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    await accessible(p, 'hostile');
   });
 
   it('loaded nothing from beyond this machine, and no page threw', () => {

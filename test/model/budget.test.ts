@@ -87,6 +87,9 @@ describe.each(databaseKinds)('model budgets on %s', (kind) => {
     expect(e).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(e.code).toBe('model_not_allowed');
     expect(e.error.caveat).toBe('models = fake-c*');
+    const listed = [];
+    for await (const m of clientOf(only).models.list()) listed.push(m.id);
+    expect(listed).toEqual(['fake-claude-sonnet']);
     const budget = t.mint('cost <= 1');
     const unbounded = await clientOf(budget)
       .chat.completions.create({ model: 'fake-unbounded', messages: [{ role: 'user', content: 'x' }] })
