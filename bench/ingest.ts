@@ -1,10 +1,10 @@
 // Ledger ingest: POST /ledger/batches on a server child process vs a bare INSERT ceiling (PostgreSQL and PGlite).
 //
-//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite] [--chain-ab]
+//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite] [--chain-ab [--chain on|v1]]
 //
 // --chain-ab: what the hash chain costs. Each repetition ingests the same rows twice, into two fresh
 // databases, through a server with LEDGER_CHAIN=off and one with it on, the order alternating
-// between repetitions; prints each pair's throughput and the ratio on/off (no ceiling), and the CPU
+// between repetitions (--chain v1: the version-1 encoding as the chained side); prints each pair's throughput and the ratio on/off (no ceiling), and the CPU
 // an event cost the server and its own PostgreSQL backends (other databases' load left out). PostgreSQL only.
 //
 // Each repetition, for each database (--db, default both, interleaved), creates a fresh database
@@ -83,6 +83,7 @@ export async function run(args: string[]): Promise<void> {
       seed: { type: 'string', default: '1' },
       db: { type: 'string', default: 'both' },
       'chain-ab': { type: 'boolean', default: false },
+      chain: { type: 'string', default: 'on' },
     },
     strict: true,
   });
@@ -120,7 +121,10 @@ export async function run(args: string[]): Promise<void> {
   const root = process.env.BENCH_SERVER_ROOT || repoRoot;
   const entry = await benchServerEntry(root, 'ingest');
   console.log(`server: ${entry ? `${root}/src bundled by esbuild, run by node` : `${root}/src/server.ts run by node`}`);
-  if (values['chain-ab']) return chainAb(root, entry, options, prepared, senders, repeat);
+  if (values['chain-ab']) {
+    if (values.chain !== 'on' && values.chain !== 'v1') throw new Error(`--chain: expected on or v1, got ${JSON.stringify(values.chain)}`);
+    return chainAb(root, entry, options, prepared, senders, repeat, values.chain);
+  }
   const reps: Repetition[] = [];
   for (let i = 0; i < repeat; i++) {
     for (const kind of kinds) {
@@ -162,7 +166,7 @@ export async function run(args: string[]): Promise<void> {
 async function ingestOnce(
   root: string,
   entry: Awaited<ReturnType<typeof benchServerEntry>>,
-  chain: boolean,
+  chain: 'on' | 'v1' | 'off',
   o: WorkloadOptions,
   p: Prepared,
   senders: number,
@@ -177,7 +181,7 @@ async function ingestOnce(
         DATABASE_URL: db.url,
         DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'),
         AUTH_RATE_PER_SECOND: '0',
-        LEDGER_CHAIN: chain ? 'on' : 'off',
+        LEDGER_CHAIN: chain,
       },
       { nodeArgs, root, entry },
     );
@@ -202,7 +206,9 @@ async function chainAb(
   p: Prepared,
   senders: number,
   repeat: number,
+  chainOn: 'on' | 'v1',
 ): Promise<void> {
+  console.log(`chain on: LEDGER_CHAIN=${chainOn}`);
   const ratios: number[] = [];
   const on: number[] = [];
   const off: number[] = [];
@@ -214,7 +220,7 @@ async function chainAb(
   for (let i = 0; i < repeat; i++) {
     const order = i % 2 === 0 ? [false, true] : [true, false];
     const pair: Record<string, Ingest & { backends: number }> = {};
-    for (const chain of order) pair[chain ? 'on' : 'off'] = await ingestOnce(root, entry, chain, o, p, senders);
+    for (const chain of order) pair[chain ? 'on' : 'off'] = await ingestOnce(root, entry, chain ? chainOn : 'off', o, p, senders);
     const ratio = pair.on!.eventsPerSecond / pair.off!.eventsPerSecond;
     ratios.push(ratio);
     on.push(pair.on!.eventsPerSecond);

@@ -94,6 +94,15 @@ export const settings = {
     schema: positiveMs.default(25_000),
     doc: 'How long the ledger keeps reading a streamed answer (and an MCP call goes on) after its client disconnects; what arrived is stored as PARTIAL.',
   },
+  MODEL_TIMEOUT_MS: {
+    schema: positiveMs.default(600_000),
+    doc: 'How long the model door waits for an upstream model (a whole streamed answer included) before abandoning the call.',
+  },
+  DIRLEDGER_FAKE_MODELS: {
+    schema: bool.default(false),
+    doc: 'Start a fake OpenAI and Anthropic upstream on 127.0.0.1:FAKE_MODELS_PORT for the demo model rows (no key needed).',
+  },
+  FAKE_MODELS_PORT: { schema: z.coerce.number().int().min(1).max(65_535).default(4011), doc: 'Port of the fake model upstream (DIRLEDGER_FAKE_MODELS).' },
   REDIS_URL: {
     schema: url(['redis:', 'rediss:']).optional(),
     doc: 'Redis for the live signal between server instances (pub/sub); unset: in-memory, one process.',
@@ -161,10 +170,10 @@ export const settings = {
   },
   LEDGER_CHAIN: {
     schema: z
-      .enum(['on', 'off'])
+      .enum(['on', 'v1', 'off'])
       .default('on')
-      .transform((v) => v === 'on'),
-    doc: 'on: every appended batch takes the next link of the hash chain. off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
+      .transform((v) => (v === 'on' ? 2 : v === 'v1' ? 1 : 'off') as 1 | 2 | 'off'),
+    doc: 'on: every appended batch takes the next link of the hash chain (version 2). v1: the older encoding, hashed under the commit lock (to compare; verify reads both). off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
   },
   AUTH_AUDIENCE: {
     schema: z

@@ -34,6 +34,9 @@ export async function serve(env: Record<string, string | undefined> = process.en
     }
     throw error;
   }
+  // The demo Directory's model rows point at a fake upstream on this machine, started only when asked.
+  const fake = config.DIRLEDGER_FAKE_MODELS ? await (await import('./model/fake-upstream.ts')).startFakeUpstream(config.FAKE_MODELS_PORT) : undefined;
+  if (fake) logger.info({ origin: fake.origin }, 'fake model upstream (demo-gpt, demo-claude) is listening');
   const { url } = await app.start();
   logger.info({ url, database: app.services.db.kind, node: process.version }, 'dirledger is listening');
   process.stdout.write(`dirledger: GraphQL and GraphiQL at ${url}\n`);
@@ -49,10 +52,11 @@ export async function serve(env: Record<string, string | undefined> = process.en
     const { privilegeWarnings } = await import('./db/roles.ts');
     for (const warning of await privilegeWarnings(app.services.db.sql)) logger.warn(warning);
   }
-  if (!config.LEDGER_CHAIN) logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
+  if (config.LEDGER_CHAIN === 'off') logger.warn('LEDGER_CHAIN=off: appended batches are not chained, and `dirledger verify` will report them');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping');
     await app.stop();
+    await fake?.close();
     logger.info('stopped');
     process.exit(0);
   };

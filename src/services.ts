@@ -18,13 +18,19 @@ import { currentInvocation } from './context/request.ts';
 import { Spool } from './ledger/spool.ts';
 import type { SpoolIo } from './ledger/spool-files.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
+import type { RecordWhen } from './dispatch/record.ts';
+import type { EventInput } from './ledger/input.ts';
 import { Authority } from './auth/authority.ts';
 import { redisRateLimiter } from './auth/shared-rate.ts';
 import { bothFeeds, localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
+import { modelAuthorizer } from './auth/spend.ts';
 import type { Logger } from './logger.ts';
 import { checkpointKey, type CheckpointKey } from './ledger/checkpoint.ts';
+import { ModelCatalog } from './model/catalog.ts';
+import { ModelGateway } from './model/gateway.ts';
+import { PriceBook } from './model/price.ts';
 
 export type Services = {
   config: Config;
@@ -44,6 +50,12 @@ export type Services = {
   spoolState(): SpoolState;
   /** The runner: a Directory row's contract → the outgoing call, recorded. */
   dispatcher: Dispatcher;
+  /** Model rows of the Directory, routed by name (src/model/catalog.ts). */
+  models: ModelCatalog;
+  /** Model prices, each stored once under its SHA-256 (model_price) before an event names it. */
+  prices: PriceBook;
+  /** The model door's core: provider-shaped calls to the model rows' upstreams, recorded. */
+  gateway: ModelGateway;
   /** The live ledger: one shared tail reader that fans events out to subscriptions (src/live/tail.ts). */
   live: LedgerTail;
   /** Wakes the live tails of every instance after a commit: in-memory, or Redis pub/sub with REDIS_URL. */
@@ -192,22 +204,38 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     revocations,
     ...(sharedRate && { sharedRate }),
   });
+  /** The runner's and the model door's own events: `now` durable before it resolves, else staged for the door's answer. */
+  const records = (events: EventInput[], when: RecordWhen) => {
+    if (when === 'now' || !currentInvocation()?.answerWaitsForRecord) return writer.enqueue(events);
+    // The door awaits writer.durable() before it answers; a failure to make them durable surfaces there.
+    void writer.stage(events).catch((error) => logger.error({ err: error }, 'staged events could not be made durable'));
+    return Promise.resolve();
+  };
   const dispatcher = new Dispatcher({
     authorize: callAuthorizer(authority),
     selfOrigin: () => services.publicUrl,
     directory,
-    record: (events, when) => {
-      if (when === 'now' || !currentInvocation()?.answerWaitsForRecord) return writer.enqueue(events);
-      // The door awaits writer.durable() before it answers; a failure to make them durable surfaces there.
-      void writer.stage(events).catch((error) => logger.error({ err: error }, 'staged dispatch events could not be made durable'));
-      return Promise.resolve();
-    },
+    record: records,
     redactor,
     secrets: config.secrets,
     retired: parseRetiredTargets(config.RETIRED_HOSTS),
     timeoutMs: config.DISPATCH_TIMEOUT_MS,
     responseMaxBytes: config.DISPATCH_RESPONSE_MAX_BYTES,
     streamCutoffMs: config.STREAM_CUTOFF_MS,
+    logger,
+  });
+  const models = new ModelCatalog(database.prisma, directory, resolver);
+  const prices = new PriceBook(database.sql);
+  const gateway = new ModelGateway({
+    catalog: models,
+    prices,
+    secrets: config.secrets,
+    timeoutMs: config.MODEL_TIMEOUT_MS,
+    payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
+    cutoffMs: config.STREAM_CUTOFF_MS,
+    authorize: modelAuthorizer(authority, database.sql),
+    track: (recording) => writer.track(recording),
+    record: records,
     logger,
   });
   const close = async () => {
@@ -232,6 +260,9 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     spool,
     spoolState,
     dispatcher,
+    models,
+    prices,
+    gateway,
     authority,
     checkpointKey: checkpointKey(rootKey),
     revocations,

@@ -46,6 +46,8 @@ export type Grant = Readonly<{
   token?: Macaroon;
   /** One database counter per `uses` caveat: sha256 of the chain signature after it. */
   counters: readonly { key: string; max: number; caveat: string }[];
+  /** One database counter per `tokens <= N` and `cost <= X` caveat, keyed like `counters` (src/auth/spend.ts). */
+  budgets: readonly Budget[];
   task?: string;
   agent?: string;
   read: ReadScope;
@@ -53,6 +55,8 @@ export type Grant = Readonly<{
 }>;
 
 type AuthGrant = Grant;
+
+export type Budget = Readonly<{ key: string; unit: 'tokens' | 'cost'; max: string; caveat: string }>;
 
 declare module '../context/request.ts' {
   /** The request context carries this Grant (src/context/request.ts). */
@@ -162,6 +166,7 @@ export class Authority {
       caveats,
       texts,
       counters: [],
+      budgets: [],
       read: 'none',
       powers: new Set<Power>(['call']),
     });
@@ -194,6 +199,7 @@ export class Authority {
     let read: ReadScope = 'all';
     let powers: Set<Power> | undefined;
     const counters: { key: string; max: number; caveat: string }[] = [];
+    const budgets: Budget[] = [];
     const now = this.now();
     const refuse = (i: number, reason: string, message: string): Checked => ({
       ok: false,
@@ -240,6 +246,11 @@ export class Authority {
         case 'uses':
           counters.push({ key: counterKeys.get(i)!, max: caveat.max, caveat: token.caveats[i]! });
           break;
+        case 'tokens':
+        case 'cost':
+          budgets.push({ key: counterKeys.get(i)!, unit: caveat.kind, max: String(caveat.max), caveat: token.caveats[i]! });
+          break;
+        case 'models':
         case 'tools':
         case 'folders':
         case 'collector':
@@ -256,6 +267,7 @@ export class Authority {
       texts: token.caveats,
       token,
       counters,
+      budgets,
       ...(task !== undefined && { task }),
       ...(agent !== undefined && { agent }),
       read,
@@ -317,7 +329,8 @@ export class Authority {
       } catch (error) {
         return { reason: `the token carries a caveat this server cannot check: ${(error as Error).message}`, tokenId };
       }
-      if (caveats[i]!.kind === 'uses')
+      const kind = caveats[i]!.kind;
+      if (kind === 'uses' || kind === 'tokens' || kind === 'cost')
         counterKeys.set(
           i,
           createHash('sha256')
@@ -572,6 +585,21 @@ export class Authority {
     const asked = (input && typeof input === 'object' ? input : {}) as { uses?: unknown; powers?: unknown };
     if (Array.isArray(asked.powers) && asked.powers.includes('revoke') && !grant.powers.has('revoke')) {
       return { ok: false, refusal: { ...this.requirePower(grant, 'revoke', door)!, reason: 'the token lacks the revoke power it asked to pass on' } };
+    }
+    if (grant.budgets.length > 0) {
+      const budget = grant.budgets[0]!;
+      return {
+        ok: false,
+        refusal: {
+          limit: budget.unit,
+          caveat: budget.caveat,
+          door,
+          reason: 'a token with a model budget may not issue tokens (a new token would start a budget of its own)',
+          message: 'This token has a model budget and may not issue tokens: narrow it instead, so the budget is shared.',
+          status: 403,
+          tokenId: grant.tokenId,
+        },
+      };
     }
     if (grant.counters.length === 0) return this.issue(grant, door, input);
     const left = Math.min(...(await this.usesOf(grant)).map((u) => u.max - u.used));

@@ -14,6 +14,9 @@
 //   powers = call,ingest,issue,revoke  what else the holder may do (absent: call, ingest, issue; an
 //                                 admin token, with no caveats at all, also revoke)
 //   collector = agent-7           which collectors' batches (and positions) it may append
+//   models = gpt-4o-mini,claude-*  which model rows the model door may call (names; a trailing * is a prefix)
+//   tokens <= 100000              model tokens (input + output), counted like uses, shared by narrowed tokens
+//   cost <= 2.50                  model cost in USD, counted like uses (src/auth/spend.ts)
 import path from 'node:path';
 import { z } from 'zod';
 import { TokenDoors, type Door } from '../context/door.ts';
@@ -35,10 +38,15 @@ export type Caveat =
   | { kind: 'audience'; audience: string }
   | { kind: 'read'; scope: ReadScope }
   | { kind: 'powers'; powers: Power[] }
-  | { kind: 'collector'; names: string[] };
+  | { kind: 'collector'; names: string[] }
+  | { kind: 'models'; names: string[] }
+  | { kind: 'tokens'; max: number }
+  | { kind: 'cost'; max: string };
 export type CaveatKind = Caveat['kind'];
 
 const label = /^[^\s,=<>]{1,200}$/;
+/** The caveats written `key <= value`: each counted in the database under its chain prefix. */
+const Counted = new Set(['uses', 'tokens', 'cost']);
 const list = (value: string) => value.split(',').map((v) => v.trim());
 
 /** A caveat string → its meaning; throws an Error naming what was expected and what arrived. */
@@ -46,7 +54,8 @@ export function parseCaveat(text: string): Caveat {
   const m = /^([a-z_]+) (=|<=) (.+)$/.exec(text);
   if (!m) throw new Error(`expected a caveat "key = value" or "uses <= N", got ${JSON.stringify(text.slice(0, 80))}`);
   const [, key, op, value] = m as unknown as [string, string, string, string];
-  if ((key === 'uses') !== (op === '<=')) throw new Error(`expected "uses <= N" or "${key} = value", got ${JSON.stringify(text.slice(0, 80))}`);
+  if (Counted.has(key) !== (op === '<='))
+    throw new Error(`expected "uses <= N", "tokens <= N", "cost <= X" or "${key} = value", got ${JSON.stringify(text.slice(0, 80))}`);
   const labels = (what: string) => {
     const items = list(value);
     const bad = items.find((item) => !label.test(item));
@@ -93,9 +102,19 @@ export function parseCaveat(text: string): Caveat {
       return { kind: 'powers', powers: oneOf(Powers, 'powers') };
     case 'collector':
       return { kind: 'collector', names: labels('collector ids') };
+    case 'models':
+      return { kind: 'models', names: labels('model names') };
+    case 'tokens': {
+      if (!/^\d{1,15}$/.test(value)) throw new Error(`expected a whole number of tokens, got ${JSON.stringify(value)}`);
+      return { kind: 'tokens', max: Number(value) };
+    }
+    case 'cost': {
+      if (!/^\d{1,12}(\.\d{1,10})?$/.test(value)) throw new Error(`expected a cost in USD (a decimal with at most 10 places), got ${JSON.stringify(value)}`);
+      return { kind: 'cost', max: value };
+    }
     default:
       throw new Error(
-        `expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers, collector), got ${JSON.stringify(key)}`,
+        `expected a known caveat (tools, doors, uses, not_before, expires, task, agent, folders, audience, read, powers, collector, models, tokens, cost), got ${JSON.stringify(key)}`,
       );
   }
 }
@@ -133,6 +152,12 @@ export function caveatText(caveat: Caveat): string {
       return `powers = ${caveat.powers.join(',')}`;
     case 'collector':
       return `collector = ${caveat.names.join(',')}`;
+    case 'models':
+      return `models = ${caveat.names.join(',')}`;
+    case 'tokens':
+      return `tokens <= ${caveat.max}`;
+    case 'cost':
+      return `cost <= ${caveat.max}`;
   }
 }
 
@@ -181,6 +206,12 @@ export function describeCaveat(caveat: Caveat): string {
       ];
       return `Appends ledger batches (and moves the position) only of ${parts.filter(Boolean).join(', and ')}.`;
     }
+    case 'models':
+      return `Only the model${caveat.names.length > 1 ? 's' : ''} ${caveat.names.join(', ')} (a trailing * is a prefix).`;
+    case 'tokens':
+      return `At most ${caveat.max} model tokens (input and output), counted across every token narrowed from this one.`;
+    case 'cost':
+      return `At most ${caveat.max} USD of model cost, counted across every token narrowed from this one.`;
   }
 }
 
@@ -215,6 +246,9 @@ export const CaveatInput = z
     read: z.enum(ReadScopes).optional(),
     powers: z.array(z.enum(Powers)).min(1).optional(),
     collectors: z.array(z.string().min(1)).min(1).optional(),
+    models: z.array(z.string().min(1)).min(1).optional(),
+    tokens: z.number().int().min(1).max(999_999_999_999_999).optional(),
+    costUsd: z.string().min(1).optional(),
   })
   .strict();
 export type CaveatInput = z.input<typeof CaveatInput>;
@@ -235,5 +269,8 @@ export function caveatsFromInput(input: z.output<typeof CaveatInput>): string[] 
   if (input.read) add(`read = ${input.read}`);
   if (input.powers) add(`powers = ${input.powers.join(',')}`);
   if (input.collectors) add(`collector = ${input.collectors.join(',')}`);
+  if (input.models) add(`models = ${input.models.join(',')}`);
+  if (input.tokens !== undefined) add(`tokens <= ${input.tokens}`);
+  if (input.costUsd !== undefined) add(`cost <= ${input.costUsd}`);
   return out;
 }

@@ -1,5 +1,6 @@
 // GraphQL: issuing and reading tokens. issueToken needs the issue power (an admin token has it);
 // inspectToken reads what anyone holding a token can read: its id and its limits in words.
+import { spentOf, type BudgetState } from './spend.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
@@ -39,6 +40,9 @@ const IssueTokenInput = builder.inputType('IssueTokenInput', {
     read: t.field({ type: ReadScopeEnum, required: false }),
     powers: t.field({ type: [PowerEnum], required: false, description: 'Omitted: every power the issuer may grant.' }),
     collectors: t.stringList({ required: false, description: 'Collector ids whose batches (and positions) the token may append; a trailing * is a prefix.' }),
+    models: t.stringList({ required: false, description: 'Model rows the model door may call; a trailing * is a prefix.' }),
+    tokens: t.int({ required: false, description: 'Model tokens (input and output) at most, shared by every token narrowed from this one.' }),
+    costUsd: t.string({ required: false, description: 'Model cost in USD at most (a decimal), shared by every token narrowed from this one.' }),
   }),
 });
 
@@ -75,8 +79,20 @@ type Inspection = {
   limits: string[];
   valid: boolean;
   uses: { caveat: string; used: number; max: number }[] | null;
+  budgets?: BudgetState[] | null;
   revocation: Revocation | null;
 };
+const TokenBudgetRef = builder.objectRef<BudgetState>('TokenBudget').implement({
+  description: 'One `tokens <= N` or `cost <= X` caveat: spent, held by calls in flight, and left (exact decimals as text; cost in USD).',
+  fields: (t) => ({
+    caveat: t.exposeString('caveat'),
+    unit: t.exposeString('unit', { description: '`tokens` or `cost` (USD).' }),
+    max: t.exposeString('max'),
+    spent: t.exposeString('spent'),
+    held: t.exposeString('held', { description: 'Held by calls not yet answered: their worst case.' }),
+    left: t.exposeString('left'),
+  }),
+});
 const TokenUseRef = builder.objectRef<{ caveat: string; used: number; max: number }>('TokenUse').implement({
   description: 'Uses taken under one `uses <= N` caveat.',
   fields: (t) => ({ caveat: t.exposeString('caveat'), used: t.exposeInt('used'), max: t.exposeInt('max') }),
@@ -90,6 +106,12 @@ const TokenInspectionRef = builder.objectRef<Inspection>('TokenInspection').impl
     limits: t.exposeStringList('limits'),
     valid: t.exposeBoolean('valid', { description: 'This server signed it and it is usable now (not expired, not for another audience).' }),
     uses: t.field({ type: [TokenUseRef], nullable: true, description: 'Per `uses` caveat, the uses spent so far (when valid).', resolve: (i) => i.uses }),
+    budgets: t.field({
+      type: [TokenBudgetRef],
+      nullable: true,
+      description: 'Per `tokens` / `cost` caveat, what is spent, held and left (when valid).',
+      resolve: (i) => i.budgets ?? null,
+    }),
     revoked: t.boolean({ description: 'It, or a token it was issued under, was revoked.', resolve: (i) => i.revocation !== null }),
     revocation: t.field({
       type: TokenRevocationRef,
@@ -186,10 +208,11 @@ builder.queryField('inspectToken', (t) =>
       // Signed here and inside its time window and audience; a door or tool caveat does not make it invalid.
       const valid = checked.ok || !['credential', 'not_before', 'expires', 'revoked'].includes(checked.refusal.limit);
       const uses = checked.ok ? await ctx.services.authority.usesOf(checked.grant) : null;
+      const budgets = checked.ok ? await spentOf(ctx.services.db.sql, checked.grant.budgets) : null;
       // Only a token this server signed names a lineage worth looking up.
       const signed = checked.ok || checked.refusal.limit !== 'credential' || checked.refusal.reason.startsWith('the token is for audience');
       const revocation = signed && read.tokenId ? await ctx.services.revocations.find([read.tokenId, ...read.issuedBy]) : null;
-      return { ...read, valid, uses, revocation };
+      return { ...read, valid, uses, budgets, revocation };
     },
   }),
 );

@@ -244,7 +244,7 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
       publish: (chunk) => services.streams?.publish(invocation.actionId, chunk),
       ...(exchange.clientSignal && { clientSignal: exchange.clientSignal }),
     });
-    void teed.recorded
+    const recording = teed.recorded
       .then((result) =>
         services.writer.enqueue({
           ...answerBase,
@@ -254,6 +254,7 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
         }),
       )
       .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
+    services.writer.track(recording);
     // What the call staged (its result) is durable before the first byte of the answer leaves.
     await afterRun(services.writer.durable());
     return teed.response;

@@ -3,6 +3,7 @@
 // MODEL_CALL/MODEL_RESULT pair, a tool execution a TOOL_CALL/TOOL_RESULT pair, any other span one SPAN
 // event. A span that cannot be stored as sent is rejected (counted for OTLP's partial success), never
 // stored altered.
+import { BIGINT_MAX } from '../limits.ts';
 import { type BatchInput, type EventInput, type PayloadInput, parseEvent } from '../ledger/input.ts';
 import { agentOf, type Content, holdsNotUtf8, requestModelOf, responseModelOf, roleOf, sessionOf, takeContent, toolCallIdOf, usageOf } from './otel-genai.ts';
 import {
@@ -25,14 +26,18 @@ export const OtelEventKind = {
   TOOL_RESULT: 'TOOL_RESULT',
 } as const;
 
+export type SpanUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined };
+export type SpanCharge = { costUsd: string; price: { id: string; date: string }; row: string };
+
 export type SpanMapping = {
   /** The Directory row a tool name means, when one does. */
   toolRow(name: string): Promise<{ type: string; name: string } | null>;
   /**
-   * A model call's cost in USD (exact decimal text), when a model row with prices exists. The hook for
-   * the model rows of #19; without it no cost is recorded.
+   * A model call's charge at the price of the model row its name means (src/model/charge.ts): the cost
+   * in USD as exact decimal text, the price row charged and the row. Without it, or without such a row,
+   * no cost is recorded.
    */
-  costOf?(model: string, usage: { input?: number | undefined; output?: number | undefined }): string | undefined;
+  chargeOf?(model: string, usage: SpanUsage): Promise<SpanCharge | undefined>;
   /** The task and agent the ingesting token is bound to: they win over what the spans say. */
   task?: string | undefined;
   agent?: string | undefined;
@@ -80,7 +85,7 @@ export async function eventsOfSpans(request: readonly OtelResourceSpans[], mappi
             byCollector.set(collector, delivered);
           }
           delivered.events.push(...events);
-          if (laterNs(span.end.ns, delivered.latest)) delivered.latest = span.end.ns;
+          if (laterNs(span.end.ns, delivered.latest) && !laterNs(span.end.ns, BIGINT_MAX_TEXT)) delivered.latest = span.end.ns;
         } catch (error) {
           if (!(error instanceof SpanProblem)) throw error;
           out.rejected++;
@@ -96,6 +101,9 @@ export async function eventsOfSpans(request: readonly OtelResourceSpans[], mappi
   }
   return out;
 }
+
+/** A span ending past PostgreSQL's bigint (after the year 2262) moves no position. */
+const BIGINT_MAX_TEXT = BIGINT_MAX.toString();
 
 /** Decimal texts without leading zeros compare by length, then digit by digit. */
 const laterNs = (a: string, b: string) => a.length > b.length || (a.length === b.length && a > b);
@@ -143,7 +151,7 @@ async function eventsOfSpan(span: OtelSpan, ctx: SpanContext): Promise<EventInpu
   const role = roleOf(span);
   const { events, contents, extra } =
     role.kind === 'model'
-      ? modelEvents(span, parts, role.operation, mapping)
+      ? await modelEvents(span, parts, role.operation, mapping)
       : role.kind === 'tool'
         ? await toolEvents(span, parts, role.name, mapping)
         : otherEvents(parts, role.operation);
@@ -155,13 +163,13 @@ async function eventsOfSpan(span: OtelSpan, ctx: SpanContext): Promise<EventInpu
   return events.map(validated);
 }
 
-function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, mapping: SpanMapping): Mapped {
+async function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, mapping: SpanMapping): Promise<Mapped> {
   const input = takeContent('modelInput', parts.attributes, parts.events);
   const output = operation === 'embeddings' || operation === 'embedding' ? undefined : takeContent('modelOutput', parts.attributes, parts.events);
   const requested = requestModelOf(span.attributes);
   const answered = responseModelOf(span.attributes) ?? requested;
   const usage = usageOf(span.attributes);
-  const cost = answered && mapping.costOf?.(answered, usage);
+  const charge = answered ? await mapping.chargeOf?.(answered, usage) : undefined;
   const call: EventInput = {
     ...parts.common,
     id: `${parts.id}:call`,
@@ -181,10 +189,15 @@ function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, mappin
     ...optional('status', parts.status),
     ...optional('inputTokens', usage.input),
     ...optional('outputTokens', usage.output),
-    ...optional('costUsd', cost),
+    ...optional('costUsd', charge?.costUsd),
     payload: payloadOf(output),
   };
-  return { events: [call, result], contents: [input, output], extra: { operation } };
+  const charged = charge && { price: { ...charge.price, row: charge.row } };
+  return {
+    events: [call, result],
+    contents: [input, output],
+    extra: { operation, ...(usage.cached !== undefined && { cachedTokens: usage.cached }), ...charged },
+  };
 }
 
 async function toolEvents(span: OtelSpan, parts: SpanParts, name: string, mapping: SpanMapping): Promise<Mapped> {

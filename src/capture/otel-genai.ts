@@ -25,7 +25,12 @@ export function roleOf(span: OtelSpan): SpanRole {
   const legacyType = text(a, 'llm.request.type');
   const inference = text(a, 'openinference.span.kind');
   const traceloop = text(a, 'traceloop.span.kind');
-  if (operation === 'execute_tool' || inference === 'TOOL' || traceloop === 'tool' || (!operation && a.has('gen_ai.tool.name'))) {
+  if (
+    operation === 'execute_tool' ||
+    inference === 'TOOL' ||
+    traceloop === 'tool' ||
+    (!operation && (a.has('gen_ai.tool.name') || a.has('ai.toolCall.name')))
+  ) {
     return { kind: 'tool', name: text(a, 'gen_ai.tool.name', 'tool.name', 'traceloop.entity.name', 'ai.toolCall.name') ?? span.name };
   }
   if (operation && modelOperations.has(operation)) return { kind: 'model', operation };
@@ -67,7 +72,14 @@ const outputTokenKeys = [
   'llm.token_count.completion',
   'ai.usage.completionTokens',
 ];
-export const usageOf = (a: OtelAttributes) => ({ input: count(a, inputTokenKeys), output: count(a, outputTokenKeys) });
+/** Input tokens read from a cache (part of the input count, charged at the cached price). */
+const cachedTokenKeys = [
+  'gen_ai.usage.cache_read.input_tokens',
+  'gen_ai.usage.cache_read_input_tokens',
+  'llm.token_count.prompt_details.cache_read',
+  'ai.usage.cachedInputTokens',
+];
+export const usageOf = (a: OtelAttributes) => ({ input: count(a, inputTokenKeys), output: count(a, outputTokenKeys), cached: count(a, cachedTokenKeys) });
 
 /** Which content a payload carries. */
 export type ContentSide = 'modelInput' | 'modelOutput' | 'toolArguments' | 'toolResult';

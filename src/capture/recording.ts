@@ -38,6 +38,8 @@ export const httpRouteTouches = {
   'POST /api/dispatch': 'RUNNER',
   'POST|GET /api/tools/:name': 'RUNNER',
   'POST /hooks/:name': 'RUNNER',
+  'POST /v1/chat/completions|responses|embeddings|messages|messages/count_tokens': 'RUNNER',
+  'GET /v1/models': 'DIRECTORY',
   'GET /healthz': 'SCHEMA',
 } as const satisfies Record<string, Touches>;
 
@@ -62,6 +64,8 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   row: 'DIRECTORY',
   tool: 'DIRECTORY',
   tools: 'DIRECTORY',
+  model: 'DIRECTORY',
+  models: 'DIRECTORY',
   inspectToken: 'AUTHORITY',
   // Mutation
   appendBatch: 'LEDGER_STORAGE',

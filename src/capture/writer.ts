@@ -103,6 +103,7 @@ export class LedgerWriter {
   private wakeSleeper: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private readonly recordings = new Set<Promise<unknown>>();
   private abandoned = false;
   private readonly counters: Omit<LedgerWriterStats, 'queued' | 'waiting' | 'position'> = {
     maxQueued: 0,
@@ -328,9 +329,22 @@ export class LedgerWriter {
    * Stops accepting and flushes for at most `graceMs`. What is still in memory after that is
    * abandoned, counted in `dropped` and returned (a batch in flight may still commit).
    */
+  /** A recording still to come (a streamed answer's events, written when its stream ends): stop() waits for it within its grace. */
+  track(recording: Promise<unknown>): void {
+    this.recordings.add(recording);
+    void recording.then(
+      () => this.recordings.delete(recording),
+      () => this.recordings.delete(recording),
+    );
+  }
+
   async stop(graceMs = 10_000): Promise<number> {
-    this.stopped = true;
     let timer: NodeJS.Timeout | undefined;
+    if (this.recordings.size) {
+      await Promise.race([Promise.allSettled([...this.recordings]), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+    }
+    this.stopped = true;
     const expired = await Promise.race([this.flush().then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs)))]);
     clearTimeout(timer);
     if (!expired) return 0;

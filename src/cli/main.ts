@@ -142,7 +142,7 @@ program
     }
     if (url) {
       const { proxyStdio } = await import('../doors/mcp-stdio.ts');
-      await proxyStdio(url, token);
+      await proxyStdio(url, token, config().PAYLOAD_MAX_BYTES);
     } else {
       const { serveStdio } = await import('../doors/mcp-stdio.ts');
       const refused = await serveStdio(config(), token);

@@ -18,6 +18,8 @@ export const Door = {
   /** OpenTelemetry traces in (OTLP/HTTP `POST /v1/traces`). */
   OTLP: 'OTLP',
   BLOB: 'BLOB',
+  /** The model door: OpenAI- and Anthropic-compatible /v1/… (src/doors/model-routes.ts). */
+  MODEL: 'MODEL',
   /** Work the server starts itself; no token is presented there. */
   INTERNAL: 'INTERNAL',
 } as const;

@@ -29,6 +29,8 @@ export const serverGrants: readonly { table: string; privileges: string; update?
   { table: 'ledger_tool_count', privileges: 'SELECT, INSERT', update: 'events', why: 'kept by trigger as events are appended' },
   { table: 'ledger_chain', privileges: 'SELECT', update: 'seq, link', why: 'the chain head moves forward on append' },
   { table: 'token_uses', privileges: 'SELECT, INSERT', update: 'uses, last_used_at', why: 'use counts move forward' },
+  { table: 'model_price', privileges: 'SELECT, INSERT', why: 'append-only: the price an event was charged with' },
+  { table: 'token_spend', privileges: 'SELECT, INSERT', update: 'spent, reserved, updated_at', why: 'a call holds its worst case, then settles' },
   { table: 'directory_section', privileges: 'SELECT, INSERT, UPDATE, DELETE', why: 'derived from the section files, rebuilt when they change' },
   { table: 'directory_row', privileges: 'SELECT, INSERT, UPDATE, DELETE', why: 'derived from the section files, rebuilt when they change' },
   { table: '_prisma_migrations', privileges: 'SELECT', why: 'the start checks that nothing is pending' },

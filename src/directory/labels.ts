@@ -8,6 +8,9 @@ export type CoreLabel = (typeof CoreLabels)[number];
 export const TextLabels = ['body', 'path', 'value', 'url', 'tags', 'secret', 'owner', 'notes', 'status', 'email', 'title'] as const;
 export type TextLabel = (typeof TextLabels)[number];
 
+/** A `model` row's columns (src/model/catalog.ts reads them; kept with the row like text). Prices are USD per million tokens. */
+export const ModelLabels = ['provider', 'upstream model', 'context window', 'max output', 'input price', 'output price', 'cached price', 'price date'] as const;
+
 export type ColumnRole = 'core' | 'text' | 'way' | 'unknown';
 
 /** One header of a section, classified. `key` is the canonical label (for a way: `way` or `way:<name>`). */
@@ -30,7 +33,8 @@ const wayPattern = /^way(?:(?::\s*|\s+)(.*))?$/;
 export function classifyHeader(header: string, position: number): Column {
   const label = normaliseLabel(header);
   if ((CoreLabels as readonly string[]).includes(label)) return { header, position, role: 'core', key: label };
-  if ((TextLabels as readonly string[]).includes(label)) return { header, position, role: 'text', key: label };
+  if ((TextLabels as readonly string[]).includes(label) || (ModelLabels as readonly string[]).includes(label))
+    return { header, position, role: 'text', key: label };
   const way = wayPattern.exec(label);
   if (way) {
     const name = (way[1] ?? '').replace(/:\s*/g, ' ').trim();

@@ -1,5 +1,5 @@
 // Every door's first step: find the credential, verify it for this door, and answer a refusal
-// (recorded as a REFUSAL event) before anything else runs. Only /healthz and GraphiQL's page are open.
+// (recorded as a REFUSAL event) before anything else runs. Only /healthz, GraphiQL's page and the console's static assets are open.
 import { randomUUID } from 'node:crypto';
 import type { Checked, Grant, Refusal } from '../auth/authority.ts';
 import type { Door } from '../context/door.ts';
@@ -40,7 +40,9 @@ export async function admitRequest(
     if ('refusal' in signed) return refuse(signed.refusal);
     ({ grant, request } = signed);
   } else {
-    const checked = await admit(services, door, credentialOf(request.headers, url), request);
+    // The model door also takes Anthropic's x-api-key, where its SDK sends the key.
+    const token = credentialOf(request.headers, url) ?? (door === 'MODEL' ? (request.headers.get('x-api-key') ?? undefined) : undefined);
+    const checked = await admit(services, door, token, request);
     if (!checked.ok) return { refused: refusalResponse(checked.refusal) };
     grant = checked.grant;
   }

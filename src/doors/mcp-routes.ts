@@ -5,15 +5,13 @@
 // (ending a session) have nothing to do without sessions: 405.
 import { isUtf8 } from 'node:buffer';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
 import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/plan.ts';
 import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
+import { invalidParams, rpcErrorMessage } from './mcp-limits.ts';
 import { createMcpServer } from './mcp-server.ts';
 import type { Services } from '../services.ts';
-import { describeIssues } from '../validation.ts';
 import { errorResponse, readBody } from './respond.ts';
 
 /** The path MCP contracts call this server by (`/mcp`, see isSelfMcp). */
@@ -41,32 +39,16 @@ function toolOf(body: Uint8Array): string | undefined {
   return undefined;
 }
 
-const paramSchemas: Record<string, z.ZodType> = { 'tools/call': CallToolRequestSchema, 'tools/list': ListToolsRequestSchema };
-
-/**
- * A tools/call or tools/list whose params break the SDK's own schema, answered -32602 naming the
- * field (the SDK answers such a request -32603, an internal error).
- */
-function invalidParams(body: Buffer): Response | undefined {
+/** A tools/call or tools/list whose params break the SDK's own schema: -32602 naming the field (mcp-limits.ts). */
+function invalidParamsAnswer(body: Buffer): Response | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
     return undefined;
   }
-  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-    const m = message as { method?: unknown; id?: unknown } | null;
-    const schema = m && typeof m === 'object' && typeof m.method === 'string' ? paramSchemas[m.method] : undefined;
-    const checked = schema?.safeParse(m);
-    if (!checked || checked.success) continue;
-    const id = typeof m!.id === 'string' || typeof m!.id === 'number' ? m!.id : null;
-    const text = `Invalid params of ${String(m!.method)}: ${describeIssues(checked.error, m).join('; ')}.`;
-    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: text } }), {
-      status: 400,
-      headers: { 'content-type': 'application/json' },
-    });
-  }
-  return undefined;
+  const problem = invalidParams(parsed);
+  return problem && new Response(JSON.stringify(rpcErrorMessage(problem)), { status: 400, headers: { 'content-type': 'application/json' } });
 }
 
 export async function mcpRoute(request: Request, services: Services): Promise<Response> {
@@ -99,7 +81,7 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
       if (body && !('missing' in body) && !isUtf8(body))
         return rpcError(400, -32700, 'Parse error: expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
       if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
-      const invalid = invalidParams(body as Buffer);
+      const invalid = invalidParamsAnswer(body as Buffer);
       if (invalid) return invalid;
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // The SDK turns a handler's throw into a JSON-RPC answer; a call the spool could not record is the HTTP 503 instead.

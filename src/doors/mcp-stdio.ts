@@ -6,17 +6,21 @@
 //   recorded at the boundary as door MCP_STDIO, and the writer is flushed when stdin closes.
 // Either way the token (--token, DIRLEDGER_TOKEN or the config file) is the credential: relayed as
 // Authorization, or verified here at start and every call runs under its grant.
-// stdout carries only the protocol; logs go to stderr. A message is one line of at most 10 MiB (the
-// SDK's bound on what it buffers): a longer one ends the session, and stderr says why.
+// stdout carries only the protocol; logs go to stderr. A message is one line, held to the limits of the
+// HTTP door (mcp-limits.ts: PAYLOAD_MAX_BYTES, JSON depth, UTF-8, the message's shape and params) and,
+// in process, the token's rate: what breaks one is answered with a JSON-RPC error naming the limit
+// (`error.data.limit`), a rate refusal is recorded, and the session goes on.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Grant, Refusal } from '../auth/authority.ts';
 import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import { isPlainName } from '../limits.ts';
 import type { McpHandlerWrap } from './mcp-server.ts';
+import { RpcCode } from './mcp-limits.ts';
+import { LimitedStdioTransport } from './mcp-stdio-transport.ts';
 
 /** A transport's or the protocol's error, on stderr (stdout carries only the protocol). */
 const printError = (error: Error): void => void process.stderr.write(`dirledger mcp: ${error.message}\n`);
@@ -36,13 +40,18 @@ class InFlight {
   }
 }
 
-/** Closes once stdin has ended (or SIGTERM/SIGINT arrived) and nothing is in flight. */
-function onInputEnd(inFlight: InFlight, close: () => Promise<void>): void {
+/** Closes once stdin has ended (or SIGTERM/SIGINT arrived), every line read is handled, and nothing is in flight. */
+function onInputEnd(transport: LimitedStdioTransport, inFlight: InFlight, close: () => Promise<void>): void {
   let closing = false;
   const finish = () => {
     if (closing) return;
     closing = true;
-    void inFlight.idle().then(close);
+    // A message passed on starts its handler a turn later: wait that turn before counting what is in flight.
+    void transport
+      .settled()
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => inFlight.idle())
+      .then(close);
   };
   process.stdin.once('end', finish);
   process.once('SIGTERM', finish);
@@ -50,9 +59,9 @@ function onInputEnd(inFlight: InFlight, close: () => Promise<void>): void {
 }
 
 /** Relays stdio to `<url>/mcp` until stdin closes, sending the token as `authorization: Bearer …`. */
-export async function proxyStdio(url: string, token?: string): Promise<void> {
+export async function proxyStdio(url: string, token: string | undefined, maxBytes: number): Promise<void> {
   const endpoint = new URL('/mcp', url);
-  const local = new StdioServerTransport();
+  const local = new LimitedStdioTransport({ maxBytes });
   const headers = { 'x-dirledger-caller': 'dirledger mcp', ...(token && { authorization: `Bearer ${token}` }) };
   const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } });
   const done = new Promise<void>((resolve) => {
@@ -85,7 +94,7 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
   local.onerror = printError;
   await remote.start();
   await local.start();
-  onInputEnd(inFlight, () => local.close());
+  onInputEnd(local, inFlight, () => local.close());
   await done;
   await remote.close();
 }
@@ -113,13 +122,18 @@ export async function serveStdio(config: Config, token?: string): Promise<Refusa
     grant = checked.grant;
   }
   const inFlight = new InFlight();
+  // A tool name no column can hold is not put on the events: the runner refuses it (BAD_INPUT), as on the HTTP door.
   const wrap: McpHandlerWrap = (request, run) => {
     inFlight.start();
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: request.method, params: request.params ?? {} }));
     return runAsCaller({ door: 'MCP_STDIO', ...(grant && { grant }) }, () =>
       captureCall(
         services,
-        { door: 'MCP_STDIO', request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body }, ...(request.tool ? { tool: request.tool } : {}) },
+        {
+          door: 'MCP_STDIO',
+          request: { method: 'MCP', url: 'stdio:dirledger mcp', headers: {}, body },
+          ...(request.tool && isPlainName(request.tool) ? { tool: request.tool } : {}),
+        },
         run,
         jsonAnswer,
       ),
@@ -127,13 +141,23 @@ export async function serveStdio(config: Config, token?: string): Promise<Refusa
   };
   const server = createMcpServer(services, 'MCP_STDIO', wrap);
   server.onerror = printError;
-  const transport = new StdioServerTransport();
+  const { recordRefusal } = await import('./authenticate.ts');
+  const transport = new LimitedStdioTransport({
+    maxBytes: config.PAYLOAD_MAX_BYTES,
+    // Every message counts against the token's rate, as every request does on the HTTP door.
+    admit: async () => {
+      const refusal = grant ? await services.authority.rate(grant, 'MCP_STDIO') : null;
+      if (!refusal) return undefined;
+      await recordRefusal(services, refusal, grant);
+      return { id: null, code: RpcCode.REFUSED, message: refusal.message, data: { limit: 'rate', retryAfterSeconds: refusal.retryAfterSeconds } };
+    },
+  });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
   await server.connect(transport);
   // The answer is written when the handler returns; give it that turn before closing.
-  onInputEnd(inFlight, () => new Promise((resolve) => setImmediate(() => void server.close().then(resolve))));
+  onInputEnd(transport, inFlight, () => new Promise((resolve) => setImmediate(() => void server.close().then(resolve))));
   await closed;
   await app.stop();
   return undefined;

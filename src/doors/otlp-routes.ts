@@ -13,6 +13,7 @@ import { eventsOfSpans } from '../capture/otel-events.ts';
 import type { OtelResourceSpans } from '../capture/otel-spans.ts';
 import { DomainError, ErrorCode, httpStatusOf } from '../errors.ts';
 import { jsonTextTooDeep, JSON_MAX_DEPTH, readBody } from '../limits.ts';
+import { chargeOf } from '../model/charge.ts';
 import type { Services } from '../services.ts';
 import { recordRefusal, refusalResponse } from './authenticate.ts';
 import { ingestGate } from './ledger-routes.ts';
@@ -107,7 +108,7 @@ async function record(request: Request, services: Services, encoding: Encoding, 
       const row = await services.directory.runnableRow(name);
       return row && { type: row.type, name: row.name };
     },
-    // costOf: the priced model rows of #19 plug in here; until then no cost is recorded.
+    chargeOf: (model, usage) => chargeOf(services.models, services.prices, model, usage),
     task: grant?.task,
     agent: grant?.agent,
   });

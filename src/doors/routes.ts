@@ -3,12 +3,14 @@
 import type { Door } from '../context/door.ts';
 import type { Services } from '../services.ts';
 import type { RouteAuth } from './authenticate.ts';
+import { consolePath, serveConsole } from './console.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './dispatch-routes.ts';
 import { listDirectory } from './directory-routes.ts';
 import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
 import { otlpTracesPath, receiveTraces } from './otlp-routes.ts';
+import { endpointOf, listModels, modelPath, modelRoute, modelsListPath } from './model-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
@@ -51,6 +53,7 @@ export function routeTable(deps: RouteDeps): Route[] {
     ...(deps.graphiql
       ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
       : []),
+    { path: consolePath, methods: ['GET', 'HEAD'], auth: 'open', recorded: 'no', handler: ({ request, url }) => serveConsole(request, url) },
     {
       path: '/ledger/batches',
       methods: ['POST'],
@@ -114,6 +117,22 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'token-or-signature',
       recorded: 'door',
       handler: ({ request, match, services }) => hookRoute(request, services, match[1]!),
+    },
+    {
+      path: modelPath,
+      methods: ['POST'],
+      door: 'MODEL',
+      auth: 'token',
+      recorded: 'door',
+      handler: ({ request, match, services }) => modelRoute(request, services, endpointOf(match[1]!)),
+    },
+    {
+      path: modelsListPath,
+      methods: ['GET'],
+      door: 'MODEL',
+      auth: 'token',
+      recorded: 'boundary',
+      handler: ({ request, services }) => listModels(request, services),
     },
     {
       path: new RegExp(`^${graphqlPath}(/.*)?$`),

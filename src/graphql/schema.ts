@@ -11,6 +11,7 @@ import '../ledger/task-schema.ts';
 import '../ledger/spool-schema.ts';
 import '../ledger/verify-schema.ts';
 import '../auth/schema.ts';
+import '../model/schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
 

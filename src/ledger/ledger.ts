@@ -3,21 +3,22 @@ import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { sqlExecutorOf } from '../db/client.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
-import { ByteaArray, TextArray, type SqlExecutor, type SqlQueryable } from '../db/sql.ts';
+import { TextArray, type SqlExecutor } from '../db/sql.ts';
 import { DomainError, ErrorCode, badInput } from '../errors.ts';
 import type { BatchInput, EventInput, PayloadState } from './input.ts';
 import { objectKey, type ObjectStore } from './object-store.ts';
 import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, labelEncoding, sha256Hex, type PayloadEncoding } from './payload.ts';
 import type { SecretRedactor } from '../secrets/redact.ts';
-import { chainCtesSql, returningTextsSql } from './chain.ts';
+import { type BatchHead, type BlobRow, type ChainMode, type PreparedBlob, type PreparedEvent, appendStatement, blobRow } from './append.ts';
+import { CURRENT_CHAIN_VERSION } from './chain.ts';
 import { encodeJson, encodeText } from './storable.ts';
 import { LRUCache } from 'lru-cache';
 
 export type LedgerLimits = {
   inlineMaxBytes: number;
   payloadMaxBytes: number;
-  /** Chain each batch (default). Off only to measure what the chain costs (bench); such batches fail verification. */
-  chain?: boolean;
+  /** The chain version each batch is appended with (default: the current one). 'off' only to measure what the chain costs (bench); such batches fail verification. */
+  chain?: ChainMode;
 };
 
 export type AppendResult = {
@@ -31,52 +32,12 @@ export type AppendResult = {
   appended: { id: string; position: bigint }[];
 };
 
-/** One event as the columns append writes: built once per event as a flat literal, so it has one shape. */
-type PreparedEvent = {
-  id: string;
-  kind: string;
-  direction: string;
-  actionId: string;
-  tool: string | null;
-  session: string | null;
-  turn: string | null;
-  task: string | null;
-  agent: string | null;
-  model: string | null;
-  status: string | null;
-  method: string | null;
-  url: string | null;
-  headers: string | null;
-  costUsd: string | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  occurredAt: Date;
-  state: PayloadState;
-  sha256: string | null;
-  size: bigint | null;
-  encoding: PayloadEncoding | null;
-  artifactUri: string | null;
-  artifactSha256: string | null;
-  redacted: string;
-  metadata: string | null;
-  contractForm: string | null;
-  contractSha256: string | null;
-};
-
-type PreparedBlob = { sha256: string; bytes: Buffer; encoding: PayloadEncoding };
-
-/** What the batch row needs of the batch itself. */
-type BatchHead = { collector: string; position: bigint | null; received: number; bytes: number };
-
 /**
  * Which of these hashes are stored. The hashes arrive as a binary text[] (TextArray) and are cast to
  * bpchar[] because blob.sha256 is char(64): against text[] PostgreSQL compares sha256::text and cannot
  * use the primary key, so every batch scanned the whole blob table (ingest slowed as the ledger grew).
  */
 export const knownBlobsSql = 'SELECT sha256 FROM blob WHERE sha256 = ANY($1::text[]::bpchar[])';
-
-/** Transaction-scoped advisory lock that orders commits; its key is an arbitrary constant. */
-const COMMIT_LOCK_KEY = 7_431_280_911;
 
 export class Ledger {
   private readonly listeners = new Set<(result: AppendResult) => void>();
@@ -144,7 +105,7 @@ export class Ledger {
       const blobRows = await this.storeBlobs([...blobs.values()]);
       // One statement, so one transaction and one round trip: the commit lock, the blobs, the events,
       // the batch row and the collector's position. The lock is held only while it executes.
-      const appended = await appendStatement(this.sql, this.limits.chain !== false, batchId, head, blobRows, events);
+      const appended = await appendStatement(this.sql, this.limits.chain ?? CURRENT_CHAIN_VERSION, batchId, head, blobRows, events);
       for (const row of blobRows) this.rememberBlob(row.sha256);
       const result: AppendResult = {
         batchId,
@@ -319,183 +280,3 @@ export class Ledger {
 
 /** The columns of a blob row that locate and verify its bytes. */
 export type StoredBlob = { sha256: string; storage: 'INLINE' | 'OBJECT'; codec: string; data: Uint8Array | null; objectKey: string | null };
-
-type BlobRow = {
-  sha256: string;
-  size: number;
-  encoding: PayloadEncoding;
-  storage: 'INLINE' | 'OBJECT';
-  codec: string;
-  data: Buffer | null;
-  objectKey: string | null;
-  storedSize: number;
-};
-
-/** A flat literal (one shape), holding the data to store but not the original bytes. */
-const blobRow = (
-  blob: PreparedBlob,
-  storage: BlobRow['storage'],
-  codec: string,
-  data: Buffer | null,
-  objectKey: string | null,
-  storedSize: number,
-): BlobRow => ({
-  sha256: blob.sha256,
-  size: blob.bytes.length,
-  encoding: blob.encoding,
-  storage,
-  codec,
-  data,
-  objectKey,
-  storedSize,
-});
-
-/** One element of a text[] parameter: strings as they are, numbers and bigints in decimal, Dates in ISO 8601. */
-const asText = (v: unknown): string | null =>
-  v === null || v === undefined ? null : typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : String(v);
-
-/** The batch row's received_at, named once: the chain hashes exactly the value stored. */
-const RECEIVED_AT = 'now()::timestamptz(3)';
-
-/**
- * The whole batch as one statement. The blobs are written first, outside the commit lock: they carry
- * no position, and while one batch holds the lock the others store their blobs on the other core.
- * The commit lock is a MATERIALIZED CTE that reads every blob row first (so it is taken after them),
- * joined to the event rows and to the final SELECT, so it is taken before the first nextval and held
- * until commit: positions become visible in commit order. Chained, the batch row also takes the next
- * link of the hash chain (src/ledger/chain.ts), computed from the event rows as stored.
- *
- * No deadlock: a blob insert may wait for another transaction's uncommitted blob of the same hash,
- * but only before taking the lock; under the lock a batch writes only rows no other open
- * transaction can hold (new events, its batch row, its collector, the chain head), and its events
- * reference blobs that are committed or its own. Blobs go in hash order, so two batches never wait on each other.
- */
-const appendSql = (chain: boolean) => `WITH stored_blobs AS (
-       INSERT INTO blob (sha256, size, encoding, storage, codec, stored_size, data, object_key)
-       SELECT b.sha256, b.size::bigint, b.encoding::"PayloadEncoding", b.storage::"BlobStorage", b.codec, b.stored_size::bigint,
-         b.data, b.object_key
-       FROM unnest($34::text[], $35::text[], $36::text[], $37::text[], $38::text[], $39::text[], $40::bytea[], $41::text[])
-         WITH ORDINALITY AS b(sha256, size, encoding, storage, codec, stored_size, data, object_key, ord)
-       ORDER BY ord
-       ON CONFLICT (sha256) DO NOTHING
-       RETURNING 1
-     ),
-     commit_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(${COMMIT_LOCK_KEY}) AS held FROM (SELECT count(*) FROM stored_blobs) AS blobs_first),
-     input AS (
-       SELECT * FROM unnest(
-         $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
-         $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[],
-         $32::text[], $33::text[]
-       ) WITH ORDINALITY AS e(id, kind, direction, action_id, tool, session, turn, task, agent, model, status, method, url,
-         headers, cost_usd, input_tokens, output_tokens, occurred_at, payload_state, payload_sha256, payload_size,
-         payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256, ord)
-       ORDER BY ord
-     ),
-     inserted AS (
-       INSERT INTO ledger_event (id, position, kind, direction, action_id, tool, session, turn, task, agent, model, status,
-         method, url, headers, cost_usd, input_tokens, output_tokens, occurred_at, batch_id, payload_state, payload_sha256,
-         payload_size, payload_encoding, artifact_uri, artifact_sha256, redacted_secrets, metadata, contract_form, contract_sha256)
-       SELECT id, nextval('ledger_position_seq'), kind, direction::"Direction", action_id, tool, session, turn, task, agent,
-         model, status, method, url, headers::jsonb, cost_usd::numeric, input_tokens::int, output_tokens::int,
-         occurred_at::timestamptz, $27::uuid, payload_state::"PayloadState", payload_sha256, payload_size::bigint,
-         payload_encoding::"PayloadEncoding", artifact_uri, artifact_sha256,
-         coalesce(string_to_array(nullif(redacted_secrets, ''), ','), '{}'), metadata::jsonb,
-         contract_form, contract_sha256
-       FROM commit_lock, input ORDER BY ord
-       ON CONFLICT (id) DO NOTHING
-       RETURNING id, position${chain ? `, ${returningTextsSql}` : ''}
-     ),
-     ${chain ? `${chainCtesSql(RECEIVED_AT)},` : ''}
-     accounted AS (${
-       chain
-         ? `
-       INSERT INTO ledger_batch (id, collector, position, received, inserted, duplicates, bytes, received_at, chain_seq, chain_link,
-         event_digests, column_sums)
-       SELECT $27::uuid, $28, $29::bigint, $30::int, d.n, $30::int - d.n, $31::bigint, ${RECEIVED_AT}, c.seq, c.link,
-         d.event_digests, d.column_sums
-       FROM chain_digests d, chained c`
-         : `
-       INSERT INTO ledger_batch (id, collector, position, received, inserted, duplicates, bytes)
-       SELECT $27::uuid, $28, $29::bigint, $30::int, count(*), $30::int - count(*), $31::bigint FROM inserted`
-     }
-     ),
-     delivered AS (
-       INSERT INTO collector AS c (id, delivered_position)
-       SELECT $28, $29::bigint WHERE $29::bigint IS NOT NULL
-       ON CONFLICT (id) DO UPDATE SET delivered_position = GREATEST(c.delivered_position, EXCLUDED.delivered_position),
-         updated_at = now()
-       RETURNING delivered_position
-     )
-     SELECT i.id, i.position, (SELECT delivered_position FROM delivered) AS collector_position
-     FROM commit_lock LEFT JOIN inserted i ON true
-     ORDER BY i.position`;
-
-const appendChainedSql = appendSql(true);
-const appendUnchainedSql = appendSql(false);
-
-/** Runs the append statement; every column travels as a binary text[] (TextArray). */
-async function appendStatement(
-  sql: SqlQueryable,
-  chain: boolean,
-  batchId: string,
-  head: BatchHead,
-  blobs: BlobRow[],
-  events: PreparedEvent[],
-): Promise<{ events: { id: string; position: bigint }[]; collectorPosition: bigint | null }> {
-  // Every column travels as a binary text[] (TextArray); the statement casts what is not text.
-  const col = (f: (e: PreparedEvent) => unknown) => new TextArray(events.map((e) => asText(f(e))));
-  const blobCol = (f: (b: BlobRow) => unknown) => new TextArray(blobs.map((b) => asText(f(b))));
-  const rows = await sql.query<{ id: string | null; position: bigint | null; collector_position: bigint | null }>(
-    chain ? appendChainedSql : appendUnchainedSql,
-    [
-      col((e) => e.id),
-      col((e) => e.kind),
-      col((e) => e.direction),
-      col((e) => e.actionId),
-      col((e) => e.tool),
-      col((e) => e.session),
-      col((e) => e.turn),
-      col((e) => e.task),
-      col((e) => e.agent),
-      col((e) => e.model),
-      col((e) => e.status),
-      col((e) => e.method),
-      col((e) => e.url),
-      col((e) => e.headers),
-      col((e) => e.costUsd),
-      col((e) => e.inputTokens),
-      col((e) => e.outputTokens),
-      col((e) => e.occurredAt),
-      col((e) => e.state),
-      col((e) => e.sha256),
-      col((e) => e.size),
-      col((e) => e.encoding),
-      col((e) => e.artifactUri),
-      col((e) => e.artifactSha256),
-      col((e) => e.redacted),
-      col((e) => e.metadata),
-      batchId,
-      head.collector,
-      head.position,
-      head.received,
-      head.bytes,
-      col((e) => e.contractForm),
-      col((e) => e.contractSha256),
-      blobCol((r) => r.sha256),
-      blobCol((r) => r.size),
-      blobCol((r) => r.encoding),
-      blobCol((r) => r.storage),
-      blobCol((r) => r.codec),
-      blobCol((r) => r.storedSize),
-      new ByteaArray(blobs.map((r) => (r.storage === 'INLINE' ? r.data : null))),
-      blobCol((r) => r.objectKey),
-    ],
-    { prepared: chain ? 'ledger_append_chained' : 'ledger_append' },
-  );
-  return {
-    events: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, position: r.position! })),
-    // The upsert always returns the row when a position was sent (a rewind raises instead).
-    collectorPosition: rows[0]?.collector_position ?? null,
-  };
-}

@@ -2,7 +2,19 @@
 // longer matches: a changed event and its columns, a deleted event or batch, a changed batch row, a
 // chain head that disagrees with the last batch, a collector whose position was rewound.
 import type { SqlExecutor, SqlQueryable } from '../db/sql.ts';
-import { BATCH_FIELDS, EVENT_FIELDS, GENESIS_LINK, batchFieldsSql, batchLink, columnSumsSql, eventDigest, parseDigests } from './chain.ts';
+import {
+  BATCH_FIELDS,
+  EVENT_FIELDS,
+  type ChainVersion,
+  ChainVersions,
+  GENESIS_LINK,
+  batchFieldsSql,
+  batchLink,
+  columnSumsSql,
+  eventDigest,
+  eventFieldsOf,
+  parseDigests,
+} from './chain.ts';
 
 export const ChainProblemKinds = [
   'EVENT_CHANGED',
@@ -64,6 +76,8 @@ const EVENT_PAGE = 5_000;
 
 type StoredBatch = {
   fields: (string | null)[];
+  /** Its chain_version; null when it is not one this verifier knows. */
+  version: ChainVersion | null;
   seq: bigint;
   id: string;
   link: Buffer | null;
@@ -195,6 +209,7 @@ async function verifyIn(sql: SqlQueryable, range: VerifyRange): Promise<LedgerVe
     const page = (await sql.query<Record<string, unknown>>(batchSelectSql, [expectedSeq, lastSeq])).map(
       (row): StoredBatch => ({
         fields: BATCH_FIELDS.map((_, i) => (row[`f${i}`] as string | null) ?? null),
+        version: ChainVersions.find((v) => String(v) === row[`f${BATCH_FIELDS.length - 1}`]) ?? null,
         seq: row.chain_seq as bigint,
         id: row.f0 as string,
         link: row.chain_link ? Buffer.from(row.chain_link as Uint8Array) : null,
@@ -292,6 +307,16 @@ async function verifyBatch(
     report({ kind: 'BATCH_CHANGED', chainSeq: batch.seq, batchId: batch.id, message: `The chain columns of ${where} are missing or malformed.` });
     return;
   }
+  const version = batch.version;
+  if (version === null) {
+    const stored = batch.fields[BATCH_FIELDS.length - 1];
+    report({
+      kind: 'BATCH_CHANGED',
+      chainSeq: batch.seq,
+      batchId: batch.id,
+      message: `The chain_version of ${where} is ${stored ?? 'NULL'}, not a version of the chain (${ChainVersions.join(', ')}): it was changed, so neither it nor its events can be recomputed.`,
+    });
+  }
   const changed: StoredEvent[] = [];
   const matched: bigint[] = [];
   let missing = 0;
@@ -314,41 +339,47 @@ async function verifyBatch(
       continue;
     }
     cursor.take();
-    const digest = eventDigest(event.fields);
+    if (version === null) continue;
     matched.push(event.position);
-    if (!digest.equals(entry.digest)) changed.push(event);
+    if (!eventDigest(version, event.fields).equals(entry.digest)) changed.push(event);
   }
-  if (changed.length) {
-    const columns = missing === 0 ? await changedColumns(sql, batch, matched) : undefined;
+  if (changed.length && version !== null) {
+    const columns = missing === 0 ? await changedColumns(sql, version, batch, matched) : undefined;
+    // Version 2's digest leaves the position out: an event whose digest is another entry's was moved there.
+    const appendedAt = new Map(version === 2 ? entries.map((e) => [e.digest.toString('hex'), e.position]) : []);
     for (const event of changed) {
+      const movedFrom = appendedAt.get(eventDigest(version, event.fields).toString('hex'));
+      const named = movedFrom === undefined ? columns : ['position'];
+      const what = movedFrom === undefined ? (columns?.length ? `: changed ${columns.join(', ')}` : '') : `: changed position (appended at ${movedFrom})`;
       report({
         kind: 'EVENT_CHANGED',
         chainSeq: batch.seq,
         batchId: batch.id,
         position: event.position,
         eventId: event.id,
-        ...(columns && { columns }),
-        message: `Event ${event.id} at position ${event.position} no longer matches what ${where} appended${columns?.length ? `: changed ${columns.join(', ')}` : ''}.`,
+        ...(named && { columns: named }),
+        message: `Event ${event.id} at position ${event.position} no longer matches what ${where} appended${what}.`,
       });
     }
   }
   // The batch row itself: its columns and stored digests must hash to its stored link.
-  if (previous && !batchLink(previous, batch.fields, batch.digests!).equals(batch.link)) {
+  if (previous && version !== null && !batchLink(version, previous, batch.fields, batch.digests!).equals(batch.link)) {
     report({
       kind: 'BATCH_CHANGED',
       chainSeq: batch.seq,
       batchId: batch.id,
-      message: `The row of ${where} no longer hashes to its link: its columns (collector, position, counts, received_at) or stored digests were changed.`,
+      message: `The row of ${where} no longer hashes to its link: its columns (collector, position, counts, received_at, chain_version) or stored digests were changed.`,
     });
   }
 }
 
 /** The columns whose per-batch sums differ from those stored when the batch was appended. */
-async function changedColumns(sql: SqlQueryable, batch: StoredBatch, positions: bigint[]): Promise<string[] | undefined> {
-  if (!batch.sums || batch.sums.length !== EVENT_FIELDS.length) return undefined;
-  const [row] = await sql.query<{ sums: string[] }>(columnSumsSql, [positions.map(String)]);
+async function changedColumns(sql: SqlQueryable, version: ChainVersion, batch: StoredBatch, positions: bigint[]): Promise<string[] | undefined> {
+  const fields = eventFieldsOf(version);
+  if (!batch.sums || batch.sums.length !== fields.length) return undefined;
+  const [row] = await sql.query<{ sums: string[] }>(columnSumsSql(version), [positions.map(String)]);
   if (!row) return undefined;
-  return EVENT_FIELDS.filter((_, i) => row.sums[i] !== batch.sums![i]).map((f) => f.column);
+  return fields.filter((_, i) => row.sums[i] !== batch.sums![i]).map((f) => f.column);
 }
 
 async function verifyCollectors(sql: SqlQueryable, report: (problem: ChainProblem) => void): Promise<void> {

@@ -1,9 +1,21 @@
 // The redactor: no secret value reaches a stored byte or a log line, in any encoding.
 // One rule for every string and every blob: each registered value, spelled in any of the ways
-// secret-forms.ts knows (raw, JSON escapes, percent-encoding, mixed freely; hex; base64 and base64url
-// at each byte alignment), is replaced by `[SECRET_NAME]` before hashing, and the names replaced are
+// secret-forms.ts knows (raw, JSON escapes, percent-encoding, HTML character references, mixed freely;
+// hex; base64 and base64url at each byte alignment, wrapped or not), is replaced by `[SECRET_NAME]` before hashing, and the names replaced are
 // kept with the event.
-import { allPatterns, firstChars, maxLength, mayContinue, minLength, regexSource, secretForms, type Domain, type Pattern } from './secret-forms.ts';
+import {
+  HTML_NAMES,
+  LINE_BREAKS,
+  allPatterns,
+  firstChars,
+  maxLength,
+  mayContinue,
+  minLength,
+  regexSource,
+  secretForms,
+  type Domain,
+  type Pattern,
+} from './secret-forms.ts';
 import { encodedTokenAlphabet, encodedTokenRun, mayHoldToken, partialTokenStart, plainTokenAlphabet, plainTokenRun, redactTokenText } from './tokens.ts';
 
 /** One kind of spelling of every registered value as one regex, a capture group per secret. */
@@ -34,9 +46,10 @@ class Kind {
   }
 }
 
-/** What any escaped character of these values begins with: `%`, `\u`, `\x`, a backslash run, `+` for a space, `\/`… */
+/** What any escaped character of these values begins with: `%`, `\u`, `\x`, a backslash run, `+` for a space, `\/`, `&#`, `&sol;`… */
 function escapeStarts(values: string[]): string[] {
-  const starts = new Set(['%', '\\u', '\\x', '\\\\']);
+  const starts = new Set(['%', '\\u', '\\x', '\\\\', '&#']);
+  for (const value of values) for (const c of value) for (const name of HTML_NAMES[c] ?? []) starts.add(`&${name}`);
   const short: Record<string, string> = { '"': '\\"', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
   for (const value of values) {
     if (value.includes(' ')) starts.add('+');
@@ -102,7 +115,11 @@ class Matcher {
   }
 
   private mayHoldBase64(text: string): boolean {
-    return this.anchors.some((a) => text.includes(a));
+    if (this.anchors.some((a) => text.includes(a))) return true;
+    // Wrapped base64 (MIME, PEM): the anchor may be cut by a line break; look again without them.
+    if (!text.includes('\n') && !text.includes('\\n')) return false;
+    const unwrapped = text.replace(LINE_BREAKS, '');
+    return unwrapped.length !== text.length && this.anchors.some((a) => unwrapped.includes(a));
   }
 
   replace(input: string, found: Set<string>): string {

@@ -34,16 +34,87 @@ const BACKSLASHES: Atom[][] = [['\\'], ['%', '5', 'cC'], ['%', '2', '5', '5', 'c
 
 const percent = (level: number, byte: number): Atom[] => ['%', ...Array.from({ length: level }, () => ['2', '5']).flat(), ...hexAtoms(byte)];
 
+/** HTML's names for ASCII characters (HTML5; the four legacy ones also upper case and without `;`). */
+export const HTML_NAMES: Record<string, string[]> = {
+  '\t': ['Tab'],
+  '\n': ['NewLine'],
+  '!': ['excl'],
+  '"': ['quot', 'QUOT'],
+  '#': ['num'],
+  $: ['dollar'],
+  '%': ['percnt'],
+  '&': ['amp', 'AMP'],
+  "'": ['apos'],
+  '(': ['lpar'],
+  ')': ['rpar'],
+  '*': ['ast', 'midast'],
+  '+': ['plus'],
+  ',': ['comma'],
+  '.': ['period'],
+  '/': ['sol'],
+  ':': ['colon'],
+  ';': ['semi'],
+  '<': ['lt', 'LT'],
+  '=': ['equals'],
+  '>': ['gt', 'GT'],
+  '?': ['quest'],
+  '@': ['commat'],
+  '[': ['lsqb', 'lbrack'],
+  '\\': ['bsol'],
+  ']': ['rsqb', 'rbrack'],
+  '^': ['Hat'],
+  _: ['lowbar', 'UnderBar'],
+  '`': ['grave', 'DiacriticalGrave'],
+  '{': ['lcub', 'lbrace'],
+  '|': ['verbar', 'vert', 'VerticalLine'],
+  '}': ['rcub', 'rbrace'],
+};
+const LEGACY_HTML_NAMES = new Set(['quot', 'QUOT', 'amp', 'AMP', 'lt', 'LT', 'gt', 'GT']);
+/** Leading zeros a numeric character reference may carry (`&#067;`, `&#x0043;`): up to four. */
+const HTML_ZEROS = ['', '0', '00', '000', '0000'];
+
+/**
+ * An HTML character reference for one character: decimal `&#67;` or hex `&#x43;` / `&#X43;` (digits in
+ * any case) of its code point, with up to four leading zeros and the `;` left out (browsers accept
+ * both), or its name (`&sol;`); raw or percent-encoded.
+ */
+function htmlSpellings(c: string): Spelling[] {
+  const raw = htmlReferences(c);
+  // A reference put in a URL: its `&`, `#` and `;` percent-encoded (once, twice or three times), as encodeURIComponent does.
+  const encoded = PERCENT_LEVELS.flatMap((level) =>
+    raw.map((spelling) => spelling.flatMap((atom) => (atom === '&' || atom === '#' || atom === ';' ? percent(level, atom.charCodeAt(0)) : [atom]))),
+  );
+  return [...raw, ...encoded];
+}
+
+function htmlReferences(c: string): Spelling[] {
+  const point = c.codePointAt(0)!;
+  const out: Spelling[] = [];
+  for (const semi of [[';'], []]) {
+    for (const zeros of HTML_ZEROS) {
+      out.push(['&', '#', ...units(zeros + point.toString(10)), ...semi]);
+      out.push(['&', '#', 'xX', ...units(zeros), ...[...point.toString(16)].map(bothCases), ...semi]);
+    }
+  }
+  for (const name of HTML_NAMES[c] ?? []) {
+    out.push(['&', ...units(name), ';']);
+    if (LEGACY_HTML_NAMES.has(name)) out.push(['&', ...units(name)]);
+  }
+  return out;
+}
+
 /**
  * The spellings of one character, any of which may be used for each character independently:
  * raw, percent-encoded (each UTF-8 byte, any hex case, nested up to three times, `+` for a space),
- * a JSON escape (`\uXXXX` any case, `\/`, `\"`, `\n`…) or `\xXX`, nested in JSON up to three levels.
+ * a JSON escape (`\uXXXX` any case, `\/`, `\"`, `\n`…) or `\xXX`, nested in JSON up to three levels,
+ * or an HTML character reference (htmlSpellings).
  */
 function charSpellings(c: string, domain: Domain): Step {
   const utf8 = [...Buffer.from(c, 'utf8')];
   const spellings: Spelling[] = [domain === 'text' ? units(c) : utf8.map((b) => String.fromCharCode(b))];
   for (const level of PERCENT_LEVELS) spellings.push(utf8.flatMap((b) => percent(level, b)));
   if (c === ' ') spellings.push(['+']);
+  spellings.push(...htmlSpellings(c));
   for (const run of BACKSLASH_RUNS) {
     for (const [b, backslash] of BACKSLASHES.entries()) {
       const esc = (rest: Atom[]) => [...Array.from({ length: run }, () => backslash).flat(), ...rest];
@@ -69,6 +140,14 @@ function base64Step(c: string): Step {
 }
 
 /**
+ * A line break base64 may hold anywhere (MIME wraps it at 76 columns, PEM at 64): CRLF or LF, as bytes
+ * or JSON-escaped (`\r\n`, `\n`, as it reads in a JSON document holding the wrapped text).
+ */
+const LINE_BREAK: Step = [['\n'], ['\r', '\n'], ['\\', 'n'], ['\\', 'r', '\\', 'n'], []];
+/** The line breaks LINE_BREAK spells, as one regex: what is taken out of a text before looking for a base64 anchor in it. */
+export const LINE_BREAKS = /\r?\n|\\r\\n|\\n/g;
+
+/**
  * The characters of base64(prefix of `k` bytes + value) that the value alone decides: a base64
  * character holds 6 bits, so it is the value's when its bits all lie within the value's bytes. The
  * character each side that mixes the value's bits with its neighbours' is taken too when present.
@@ -87,7 +166,8 @@ function base64Patterns(bytes: Buffer): Pattern[] {
       const pattern: Pattern = [...text.slice(start, end)].map((c) => (alphabet === BASE64 ? base64Step(c) : [[c]]));
       if (startBits % 6 !== 0) pattern.unshift(edge);
       if (endBits % 6 !== 0) pattern.push(edge);
-      patterns.push(pattern);
+      // A line break may fall between any two characters (wrapped base64, at any offset).
+      patterns.push(pattern.flatMap((step, i) => (i === 0 ? [step] : [LINE_BREAK, step])));
     }
   }
   return patterns;
@@ -98,7 +178,7 @@ export type SecretForms = {
   /** Character by character: raw, JSON escapes, percent-encoding, mixed freely. */
   charwise: Pattern;
   hex: Pattern;
-  /** base64 and base64url at the three byte alignments. */
+  /** base64 and base64url at the three byte alignments, with line breaks anywhere (MIME). */
   base64: Pattern[];
   /** Plain stretches every base64 or base64url spelling at an alignment holds (its `+`, `/` may be spelled otherwise). */
   base64Anchors: string[];
@@ -184,7 +264,8 @@ export function firstChars(pattern: Pattern): Set<string> {
  */
 export function mayContinue(pattern: Pattern, s: string, from: number): boolean {
   const DONE = -1;
-  const key = (step: number, spelling: number, atom: number) => (step * 64 + spelling) * 64 + atom;
+  // A step has fewer than 1,024 spellings, a spelling fewer than 64 atoms.
+  const key = (step: number, spelling: number, atom: number) => (step * 1024 + spelling) * 64 + atom;
   const add = (set: Set<number>, step: number, spelling: number, atom: number): void => {
     if (step === pattern.length) {
       set.add(DONE);
@@ -205,8 +286,8 @@ export function mayContinue(pattern: Pattern, s: string, from: number): boolean 
     for (const state of states) {
       if (state === DONE) continue;
       const atom = state % 64;
-      const spelling = Math.floor(state / 64) % 64;
-      const step = Math.floor(state / 4096);
+      const spelling = Math.floor(state / 64) % 1024;
+      const step = Math.floor(state / 65_536);
       if (pattern[step]![spelling]![atom]!.includes(c)) add(next, step, spelling, atom + 1);
     }
     if (next.size === 0 || (next.size === 1 && next.has(DONE))) return false;

@@ -353,7 +353,7 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
 });
 
 describe('`dirledger mcp` over stdio', () => {
-  it('ends the session at 10 MiB without a newline, instead of buffering without bound, and says why on stderr', async () => {
+  it('answers a line past PAYLOAD_MAX_BYTES without buffering it (a JSON-RPC error naming the size limit) and says why on stderr', async () => {
     // Relaying to a port nothing listens on: the bound is the stdio side's, reached before anything is sent.
     const child = spawn(process.execPath, [cliBin, 'mcp'], {
       cwd: repoRoot,
@@ -370,8 +370,14 @@ describe('`dirledger mcp` over stdio', () => {
     for (let i = 0; i < 12 && child.exitCode === null; i++) {
       if (!child.stdin.write(mib)) await Promise.race([new Promise((resolve) => child.stdin.once('drain', resolve)), exited]);
     }
+    child.stdin.end();
     await exited;
-    expect(stderr).toContain('dirledger mcp: ReadBuffer exceeded maximum size of 10485760 bytes');
-    expect(stdout).toBe('');
+    expect(stderr).toContain('dirledger mcp: refused a message (size): Request too large: expected a JSON-RPC message of at most 8388608 bytes');
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600, data: { limit: 'size', max: 8_388_608 } }) }]);
   });
 });

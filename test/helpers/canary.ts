@@ -56,6 +56,21 @@ export function canarySpellings(value: string): { name: string; text: string }[]
     { name: 'hex-lower', text: Buffer.from(value).toString('hex') },
     { name: 'hex-upper', text: Buffer.from(value).toString('hex').toUpperCase() },
     { name: 'hex-mixed', text: [...Buffer.from(value).toString('hex')].map((c, i) => flip(c, i)).join('') },
+    { name: 'html-decimal', text: chars.map((c) => `&#${c.codePointAt(0)};`).join('') },
+    { name: 'html-in-url', text: encodeURIComponent(chars.map((c, i) => (i % 2 ? `&#${c.codePointAt(0)};` : c)).join('')) },
+    { name: 'html-hex', text: chars.map((c, i) => `&#${i % 2 ? 'X' : 'x'}${flip(c.codePointAt(0)!.toString(16), i)};`).join('') },
+    {
+      name: 'html-mixed',
+      // Raw, zero-padded decimal without its `;`, hex, a named reference for what has a name (`&sol;`).
+      text: chars
+        .map((c, i) => {
+          const next = chars[i + 1];
+          if (c === '/') return '&sol;';
+          if (i % 3 === 0) return `&#00${c.codePointAt(0)}${next && /[0-9;]/.test(next) ? ';' : ''}`;
+          return i % 3 === 1 ? `&#x${c.codePointAt(0)!.toString(16).toUpperCase()};` : c;
+        })
+        .join(''),
+    },
     ...[0, 1, 2].flatMap((k) => [
       { name: `base64-${k}`, text: base64At(value, k, false) },
       { name: `base64url-${k}`, text: base64At(value, k, true) },
@@ -63,11 +78,35 @@ export function canarySpellings(value: string): { name: string; text: string }[]
   ];
 }
 
+/**
+ * base64 of a document holding the value at byte offset `offset`, wrapped as MIME does (76 columns) with
+ * CRLF or LF: spellings with line breaks, not safe in a header; the offsets put a break inside the value's
+ * characters at different places.
+ */
+export function canaryWrappedSpellings(value: string): { name: string; text: string }[] {
+  return [40, 47, 51, 53, 54, 55].flatMap((offset) =>
+    (['\r\n', '\n'] as const).map((eol) => {
+      const doc = Buffer.concat([Buffer.from('m'.repeat(offset)), Buffer.from(value), Buffer.from(' and the rest of the mail body')]);
+      const text = (doc.toString('base64').match(/.{1,76}/g) ?? []).join(eol);
+      return { name: `mime-base64-${offset}-${eol === '\n' ? 'lf' : 'crlf'}`, text };
+    }),
+  );
+}
+
+/** Undoes HTML character references: numeric, and the names of ASCII characters. */
+function decodeHtml(text: string): string {
+  const names: Record<string, string> = { sol: '/', amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", hyphen: '-', colon: ':', num: '#', semi: ';' };
+  return text
+    .replace(/&#[xX]([0-9a-fA-F]+);?/g, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
+    .replace(/&#([0-9]+);?/g, (_, d: string) => String.fromCodePoint(parseInt(d, 10)))
+    .replace(/&([A-Za-z]+);/g, (all, n: string) => names[n.toLowerCase()] ?? all);
+}
+
 /** Undoes percent-encoding and JSON/C escapes, as often as they were applied (up to four levels). */
 function decodeEscapes(text: string): string {
   let out = text;
   for (let round = 0; round < 4; round++) {
-    const next = out
+    const next = decodeHtml(out)
       .replace(/\\+u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
       .replace(/\\+x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
       .replace(/\\+([/"\\])/g, '$1')
@@ -107,6 +146,8 @@ export function canaryLeaks(haystack: string | Buffer | Uint8Array, value: strin
     if (form === 'bytes' && decodeEscapes(text).includes(Buffer.from(value).toString('latin1'))) found.push('decoded bytes (utf-8)');
   }
   if (latin1.toLowerCase().includes(Buffer.from(value).toString('hex'))) found.push('hex');
-  for (const core of base64Cores(value)) if (latin1.includes(core)) found.push(`base64 ${core}`);
+  // Wrapped base64 (MIME): the same cores once the line breaks, as bytes or JSON escapes, are taken out.
+  const unwrapped = latin1.replace(/\r?\n|\\r\\n|\\n/g, '');
+  for (const core of base64Cores(value)) if (latin1.includes(core) || unwrapped.includes(core)) found.push(`base64 ${core}`);
   return [...new Set(found)];
 }

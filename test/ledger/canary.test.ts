@@ -1,5 +1,6 @@
 // The canary: one registered secret sent through every door and field, in every spelling the
-// redactor must catch (test/helpers/canary.ts), then every column of every table (on PostgreSQL
+// redactor must catch (test/helpers/canary.ts; base64 wrapped with line breaks through the fields that
+// take them), then every column of every table (on PostgreSQL
 // also a pg_dump of the database), every blob, every object file and every server log line is
 // scanned for it by a decoding oracle: no hit anywhere.
 import { execFile } from 'node:child_process';
@@ -11,7 +12,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeInline } from '../../src/ledger/payload.ts';
-import { canaryLeaks, canarySpellings } from '../helpers/canary.ts';
+import { canaryLeaks, canarySpellings, canaryWrappedSpellings } from '../helpers/canary.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { event } from '../helpers/ledger.ts';
 import { rawSql } from '../helpers/sql.ts';
@@ -19,6 +20,8 @@ import { startDispatchApp, type DispatchApp } from '../dispatch/helpers.ts';
 
 const CANARY = 'CnRy/7f3Q9z-canary';
 const spellings = canarySpellings(CANARY);
+/** base64 wrapped with CR/LF: through ingest (every field) and a dispatched call's arguments, not headers. */
+const wrapped = canaryWrappedSpellings(CANARY);
 
 /** An upstream that streams a spelling cut in two chunks (`/split?i=`), echoes (`/echo`), or fails quoting it (`/fail?i=`). */
 function upstream(): Promise<{ url: string; server: Server }> {
@@ -92,39 +95,47 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
     body: JSON.stringify(body),
   });
 
+  /** Ingest: every field of an event, and the batch's collector. */
+  async function ingest(n: number | string, name: string, text: string) {
+    const short = (max: number) => (text.length <= max ? text : undefined);
+    await send(
+      `batch ${name}`,
+      '/ledger/batches',
+      json({
+        collector: `c-${text}`,
+        position: 1,
+        events: [
+          event(`${n}-${text}`, {
+            kind: short(128) ?? 'TOOL_CALL',
+            actionId: `act-${text}`,
+            tool: text,
+            session: text,
+            turn: text,
+            task: text,
+            agent: text,
+            model: text,
+            status: short(128) ?? '200',
+            ...(short(32) && { method: short(32) }),
+            url: `https://api.example.com/${text}?key=${text}`,
+            headers: { authorization: `Bearer ${text}`, [`x-${text}`]: [text] },
+            metadata: { [text]: { deep: [text] } },
+            contract: { form: short(128) ?? 'curl', sha256: 'a'.repeat(64) },
+            payload: { state: 'COMPLETE', text: `{"key":"${text}"}` },
+          }),
+          event(`${n}-b64-${text}`, { payload: { state: 'COMPLETE', base64: Buffer.from(`bytes ${text} \u0000`).toString('base64') } }),
+          event(`${n}-artifact`, { payload: { state: 'ARTIFACT', artifactUri: `file:///deploy/${text}/x.js` } }),
+        ],
+      }),
+    );
+  }
+
   async function sendEverywhere() {
+    for (const [n, { name, text }] of wrapped.entries()) {
+      await ingest(`w${n}`, name, text);
+      await send(`dispatch echo ${name}`, '/api/dispatch', json({ tool: 'ECHO_UP', args: { i: 0, x: text } }));
+    }
     for (const [n, { name, text }] of spellings.entries()) {
-      // Ingest: every field of an event, and the batch's collector.
-      const short = (max: number) => (text.length <= max ? text : undefined);
-      await send(
-        `batch ${name}`,
-        '/ledger/batches',
-        json({
-          collector: `c-${text}`,
-          position: 1,
-          events: [
-            event(`${n}-${text}`, {
-              kind: short(128) ?? 'TOOL_CALL',
-              actionId: `act-${text}`,
-              tool: text,
-              session: text,
-              turn: text,
-              task: text,
-              agent: text,
-              model: text,
-              status: short(128) ?? '200',
-              ...(short(32) && { method: short(32) }),
-              url: `https://api.example.com/${text}?key=${text}`,
-              headers: { authorization: `Bearer ${text}`, [`x-${text}`]: [text] },
-              metadata: { [text]: { deep: [text] } },
-              contract: { form: short(128) ?? 'curl', sha256: 'a'.repeat(64) },
-              payload: { state: 'COMPLETE', text: `{"key":"${text}"}` },
-            }),
-            event(`${n}-b64-${text}`, { payload: { state: 'COMPLETE', base64: Buffer.from(`bytes ${text} \u0000`).toString('base64') } }),
-            event(`${n}-artifact`, { payload: { state: 'ARTIFACT', artifactUri: `file:///deploy/${text}/x.js` } }),
-          ],
-        }),
-      );
+      await ingest(n, name, text);
       // Dispatch: an unknown tool named by it, args holding it, and every invocation header.
       const invocation = {
         'x-dirledger-session': text,
@@ -167,7 +178,7 @@ describe.each(databaseKinds)('canary secret through every door on %s', (kind) =>
   }
 
   it('every door answered without a 5xx, and recorded the canary as [CANARY]', async () => {
-    expect(statuses.length).toBe(spellings.length * 9);
+    expect(statuses.length).toBe(spellings.length * 9 + wrapped.length * 2);
     expect(
       statuses.filter(([, status]) => status >= 500 && status !== 502),
       JSON.stringify(statuses.filter(([, s]) => s >= 500)),

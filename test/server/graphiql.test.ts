@@ -116,6 +116,7 @@ describe('GraphiQL', () => {
           await page.keyboard.insertText(text);
         };
         // Monaco renders spaces as U+00A0.
+        // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; Monaco's lines need innerText.
         const result = async () => (await page.locator('.monaco-editor[data-uri$="-response.json"]').innerText()).replace(/\u00a0/g, ' ');
         const run = () => page.getByRole('button', { name: /execute query/i }).click();
 

@@ -162,6 +162,22 @@ describe.each(databaseKinds)('hostile input at POST /v1/traces on %s', (kind) =>
     expect(sent.body.partialSuccess.errorMessage).toMatch(/expected a trace id of 32 hex digits.*expected a span id of 16 hex digits, not all zero/);
   });
 
+  it('a span ending past 2^63 ns is stored but moves no collector position past a bigint', async () => {
+    const { traceId, span } = ids();
+    const resource = { 'service.name': 's', 'service.instance.id': `far-future-${traceId}` };
+    const sent = await postJson(
+      [
+        { traceId, spanId: span(1), endTimeUnixNano: '18446744073709551615' },
+        { traceId, spanId: span(2) },
+      ],
+      resource,
+    );
+    expect(sent).toEqual({ status: 200, body: {} });
+    expect(await rows(traceId)).toHaveLength(2);
+    const [collector] = await sql.query<{ p: string }>('SELECT delivered_position::text AS p FROM collector WHERE id = $1', [`far-future-${traceId}`]);
+    expect(collector!.p).toBe('1764547201500000000');
+  });
+
   it('10,000-deep AnyValue nesting: 400 in protobuf and in JSON; 100-deep JSON rejects only its span', async () => {
     const { traceId, span } = ids();
     const deep = await post(new Uint8Array(deepProtobuf(10_000, Buffer.from(traceId, 'hex'), Buffer.from(span(1), 'hex'))), 'application/x-protobuf');

@@ -286,8 +286,8 @@ describe.each(databaseKinds)('OTLP attribute vocabularies on %s', (kind) => {
   });
 });
 
-describe('the cost hook', () => {
-  it('a priced model (the #19 hook) gives the result its cost; an unpriced one none', async () => {
+describe('the charge hook', () => {
+  it('a priced model gives both events its price row and the result its cost; an unpriced one none; cached tokens are read', async () => {
     const { traceId, span } = ids();
     const request = decodeJsonTraces(
       otlpJson([
@@ -299,6 +299,7 @@ describe('the cost hook', () => {
             'gen_ai.request.model': 'priced',
             'gen_ai.usage.input_tokens': 1000,
             'gen_ai.usage.output_tokens': 500,
+            'gen_ai.usage.cache_read.input_tokens': 200,
           },
         },
         { traceId, spanId: span(2), attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'free' } },
@@ -307,16 +308,67 @@ describe('the cost hook', () => {
     const seen: unknown[] = [];
     const mapped = await eventsOfSpans(request, {
       toolRow: async () => null,
-      costOf: (model, usage) => {
+      chargeOf: async (model, usage) => {
         seen.push([model, usage]);
-        return model === 'priced' ? '0.0075' : undefined;
+        return model === 'priced' ? { costUsd: '0.0075', price: { id: 'p'.repeat(64), date: '2026-12-01' }, row: 'priced-row' } : undefined;
       },
     });
     expect(seen).toEqual([
-      ['priced', { input: 1000, output: 500 }],
-      ['free', { input: undefined, output: undefined }],
+      ['priced', { input: 1000, output: 500, cached: 200 }],
+      ['free', { input: undefined, output: undefined, cached: undefined }],
     ]);
-    const results = mapped.batches[0]!.events.filter((e) => e.kind === 'MODEL_RESULT');
+    const events = mapped.batches[0]!.events;
+    const results = events.filter((e) => e.kind === 'MODEL_RESULT');
     expect(results.map((e) => e.costUsd)).toEqual(['0.0075', undefined]);
+    const priced = events.filter((e) => e.id.includes(span(1)));
+    for (const e of priced) expect(e.metadata).toMatchObject({ price: { id: 'p'.repeat(64), date: '2026-12-01', row: 'priced-row' }, cachedTokens: 200 });
+    expect(events.filter((e) => e.id.includes(span(2))).every((e) => !('price' in (e.metadata as object)))).toBe(true);
+  });
+});
+
+describe.each(databaseKinds)("model spans charged at the model row's price on %s", (kind) => {
+  let t: TestApp;
+  let sql: RawSql;
+  beforeAll(async () => {
+    t = await startTestApp(kind);
+    sql = await rawSql(t.db);
+  });
+  afterAll(async () => {
+    await sql?.close();
+    await t?.stop();
+  });
+
+  it('a span naming the demo model row (exactly, or by an alias the resolver reads) costs what the model door would charge; an unknown model costs nothing', async () => {
+    const { traceId, span } = ids();
+    const model = (spanId: string, name: string) => ({
+      traceId,
+      spanId,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': name,
+        'gen_ai.usage.input_tokens': 1_000_000,
+        'gen_ai.usage.output_tokens': 2_000_000,
+        'gen_ai.usage.cache_read.input_tokens': 400_000,
+      },
+    });
+    const response = await fetch(`${t.origin}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...t.auth },
+      body: JSON.stringify(otlpJson([model(span(1), 'demo-gpt'), model(span(2), 'no-such-model-anywhere')])),
+    });
+    expect(response.status).toBe(200);
+    const rows = await sql.query<Row>(`SELECT id, cost_usd::text AS cost, metadata FROM ledger_event WHERE id LIKE $1 AND kind = 'MODEL_RESULT' ORDER BY id`, [
+      `otel:${traceId}:%`,
+    ]);
+    const demo = rows.find((r) => r.id.includes(span(1)))!;
+    // demo-gpt: $0.15 input, $0.60 output, $0.075 cached per million: 600,000 × 0.15 + 400,000 × 0.075 + 2,000,000 × 0.60 per million.
+    expect(Number(demo.cost)).toBeCloseTo(0.09 + 0.03 + 1.2, 10);
+    expect(demo.metadata.price).toMatchObject({ row: 'demo-gpt', date: '2026-12-01' });
+    const [stored] = await sql.query<Row>('SELECT model, input_per_mtok::text AS input FROM model_price WHERE sha256 = $1', [demo.metadata.price.id]);
+    expect(stored).toMatchObject({ model: 'demo-gpt' });
+    expect(Number(stored!.input)).toBe(0.15);
+    const unknown = rows.find((r) => r.id.includes(span(2)))!;
+    expect(unknown.cost).toBeNull();
+    expect(unknown.metadata.price).toBeUndefined();
   });
 });

@@ -1,0 +1,75 @@
+// GraphQL: the model rows of the Directory, their prices as charged, and from a model to its events
+// (as Tool.events goes from a capability to its uses).
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { LedgerEvent } from '../generated/prisma/client.ts';
+import { builder } from '../graphql/builder.ts';
+import { parseFilter } from '../ledger/filter.ts';
+import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
+import { filteredEventPage, PAGE_DEFAULT, PAGE_MAX } from '../ledger/reads.ts';
+import { LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum, withoutNulls } from '../ledger/schema.ts';
+import type { ModelRow } from './catalog.ts';
+import type { Price } from './price.ts';
+
+const ModelPriceRef = builder.objectRef<Price>('ModelPrice').implement({
+  description: 'A price as events are charged with it: USD per million tokens (exact decimals as text), stored once under `id`.',
+  fields: (t) => ({
+    id: t.exposeString('sha256', { description: 'The SHA-256 its events name (metadata.price.id); model_price keeps it after the row changes.' }),
+    input: t.exposeString('input'),
+    output: t.exposeString('output'),
+    cached: t.exposeString('cached', { description: 'Per million cached input tokens.' }),
+    date: t.exposeString('date', { description: 'The date the price was taken.' }),
+  }),
+});
+
+const ModelRef = builder.objectRef<ModelRow>('Model').implement({
+  description: 'A Directory row of type `model`, as the model door routes to it.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    provider: t.exposeString('provider'),
+    wire: t.exposeString('wire', { description: '`openai` (/v1/chat/completions, /v1/responses, /v1/embeddings) or `anthropic` (/v1/messages).' }),
+    upstreamModel: t.exposeString('upstreamModel', { description: 'The name the upstream knows it by.' }),
+    upstream: t.field({ type: 'JSON', description: 'Its upstream contract, secrets as [NAMES].', resolve: (m) => m.upstream }),
+    contextWindow: t.exposeInt('contextWindow', { nullable: true }),
+    maxOutput: t.exposeInt('maxOutput', { nullable: true }),
+    price: t.field({ type: ModelPriceRef, resolve: (m) => m.price }),
+    unboundSecrets: t.exposeStringList('unbound', { description: 'Secret names its upstream needs that are not bound: it cannot be called until they are.' }),
+    events: t.field({
+      type: LedgerEventConnectionRef,
+      description: "Every ledger event of this model, in position order: from a model to its calls. A task-scoped token sees only its task's.",
+      args: {
+        filter: t.arg({ type: LedgerFilterRef }),
+        first: t.arg.int({ description: `How many events (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}).` }),
+        after: t.arg.string(),
+        order: t.arg({ type: LedgerOrderEnum }),
+      },
+      resolve: async (model, args, ctx, info) => {
+        const asked = parseFilter(withoutNulls(args.filter ?? {}));
+        const filter = { ...asked, model: !asked.model || asked.model.includes(model.name) ? [model.name] : [] };
+        return filteredEventPage<LedgerEvent>(
+          ctx.services.db,
+          scopedFilter(filter, await ledgerScope(ctx, 'Model.events')),
+          args,
+          queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+        ) as never;
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  models: t.field({
+    type: [ModelRef],
+    description: 'Every well-formed model row of the Directory, in Directory order (`unboundSecrets` says which cannot be called yet).',
+    resolve: (_root, _args, ctx) => ctx.services.models.rows(),
+  }),
+  model: t.field({
+    type: ModelRef,
+    nullable: true,
+    description: 'The model row a name means, as the model door routes it (exact, else a clear resolver match); null when none.',
+    args: { name: t.arg.string({ required: true }) },
+    resolve: async (_root, { name }, ctx) => {
+      const routed = await ctx.services.models.route(name);
+      return 'row' in routed ? routed.row : null;
+    },
+  }),
+}));

@@ -1,0 +1,69 @@
+// Tokens as the provider counted them: from a JSON answer's `usage`, or from the usage an event
+// stream carries (OpenAI's final chunk, Responses' `response.completed`, Anthropic's message_start and
+// message_delta). Only when the provider gave none is an estimate made, and it says so.
+import type { Wire } from './catalog.ts';
+
+export type Usage = { input: number; output: number; cached: number; source: 'provider' | 'estimate' };
+
+type Raw = Record<string, unknown>;
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+const obj = (v: unknown): Raw | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : undefined);
+
+/** One provider `usage` object → input (cached included), output and cached tokens; null when it has no counts. */
+function normalise(wire: Wire, u: Raw): Usage | null {
+  if (wire === 'anthropic') {
+    const base = num(u.input_tokens);
+    const read = num(u.cache_read_input_tokens) ?? 0;
+    const created = num(u.cache_creation_input_tokens) ?? 0;
+    const output = num(u.output_tokens);
+    if (base === undefined && output === undefined) return null;
+    return { input: (base ?? 0) + read + created, output: output ?? 0, cached: read, source: 'provider' };
+  }
+  const input = num(u.prompt_tokens) ?? num(u.input_tokens);
+  const output = num(u.completion_tokens) ?? num(u.output_tokens) ?? 0;
+  if (input === undefined) return null;
+  const details = obj(u.prompt_tokens_details) ?? obj(u.input_tokens_details);
+  return { input, output, cached: num(details?.cached_tokens) ?? 0, source: 'provider' };
+}
+
+/** The usage of a JSON answer (chat completion, response, embeddings, message). */
+export function usageOfJson(wire: Wire, value: unknown): Usage | null {
+  const u = obj(obj(value)?.usage) ?? obj(obj(obj(value)?.response)?.usage);
+  return u ? normalise(wire, u) : null;
+}
+
+export type StreamFacts = { usage: Usage | null; error: unknown };
+
+/**
+ * Reads an event stream's `data:` lines. Usage objects are merged in order, field by field, so
+ * Anthropic's message_start (input) and last message_delta (cumulative output) make one count; an
+ * `error` object in the stream (a mid-stream failure) is returned too.
+ */
+export function factsOfStream(wire: Wire, bytes: Buffer): StreamFacts {
+  const merged: Raw = {};
+  let seen = false;
+  let error: unknown;
+  for (const line of bytes.toString('utf8').split(/\r\n|\r|\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const data = line.slice(5).trim();
+    if (!data.startsWith('{')) continue;
+    let event: Raw | undefined;
+    try {
+      event = obj(JSON.parse(data));
+    } catch {
+      continue;
+    }
+    if (!event) continue;
+    if (event.error !== undefined && (event.type === 'error' || event.type === undefined || wire === 'openai')) error = event.error;
+    const usage = obj(event.usage) ?? obj(obj(event.message)?.usage) ?? obj(obj(event.response)?.usage);
+    if (!usage) continue;
+    for (const [k, v] of Object.entries(usage)) if (v !== null && v !== undefined) merged[k] = v;
+    seen = true;
+  }
+  return { usage: seen ? normalise(wire, merged) : null, error };
+}
+
+/** The estimate when the provider gave no usage: 4 bytes a token of the request and of the answer (marked `estimate`). */
+export function estimateUsage(requestBytes: number, answerBytes: number, charged: { output: boolean }): Usage {
+  return { input: Math.ceil(requestBytes / 4), output: charged.output ? Math.ceil(answerBytes / 4) : 0, cached: 0, source: 'estimate' };
+}

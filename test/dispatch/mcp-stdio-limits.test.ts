@@ -1,0 +1,199 @@
+// `dirledger mcp` in process under hostile input, written to its stdin as raw bytes: every line that
+// breaks a limit of the MCP doors (size, UTF-8, JSON depth, JSON syntax, message shape, params, the
+// token's rate) gets a JSON-RPC error naming the limit, and the session goes on to answer the next.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintWithRootKey } from '../../src/auth/authority.ts';
+import { openDatabase } from '../../src/db/client.ts';
+import { cliBin, repoRoot } from '../helpers/process.ts';
+
+type Answer = { jsonrpc: '2.0'; id: string | number | null; result?: any; error?: { code: number; message: string; data?: any } };
+
+/** `dirledger mcp` on a fresh keyed DATA_DIR, spoken to line by line. */
+class RawStdio {
+  readonly answers: Answer[] = [];
+  stderr = '';
+  private readonly child: ChildProcessWithoutNullStreams;
+  private pending = '';
+  private waiters: (() => void)[] = [];
+  readonly exited: Promise<number | null>;
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [cliBin, 'mcp'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child.stdin.on('error', () => {});
+    this.child.stderr.on('data', (c: Buffer) => (this.stderr += c.toString()));
+    this.child.stdout.on('data', (c: Buffer) => {
+      this.pending += c.toString();
+      for (let nl = this.pending.indexOf('\n'); nl !== -1; nl = this.pending.indexOf('\n')) {
+        this.answers.push(JSON.parse(this.pending.slice(0, nl)) as Answer);
+        this.pending = this.pending.slice(nl + 1);
+      }
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.exited = new Promise((resolve) => this.child.on('exit', resolve));
+  }
+
+  write(bytes: string | Buffer): void {
+    this.child.stdin.write(bytes);
+  }
+
+  /** The `count`th answer from now on. */
+  async next(count = 1): Promise<Answer> {
+    const want = this.answers.length + count;
+    const deadline = Date.now() + 110_000;
+    while (this.answers.length < want) {
+      if (Date.now() > deadline) throw new Error(`no answer within 110 s; stderr: ${this.stderr}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 500);
+      });
+    }
+    return this.answers[want - 1]!;
+  }
+
+  async request(id: number, method: string, params: unknown = {}): Promise<Answer> {
+    this.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    return this.next();
+  }
+
+  async end(): Promise<number | null> {
+    this.child.stdin.end();
+    return this.exited;
+  }
+}
+
+async function keyedDataDir(): Promise<{ dataDir: string; token: string }> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-limits-'));
+  const key = randomBytes(32).toString('hex');
+  await writeFile(path.join(dataDir, 'root.key'), `${key}\n`, { mode: 0o600 });
+  return { dataDir, token: mintWithRootKey(Buffer.from(key, 'hex'), []) };
+}
+
+const initialize = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
+const MAX = 65_536;
+
+describe('`dirledger mcp` in process, hostile input on stdin', () => {
+  let dir: { dataDir: string; token: string };
+  let mcp: RawStdio;
+  beforeAll(async () => {
+    dir = await keyedDataDir();
+    mcp = new RawStdio({ DATA_DIR: dir.dataDir, DIRLEDGER_TOKEN: dir.token, PAYLOAD_MAX_BYTES: String(MAX), AUTH_RATE_PER_SECOND: '0' });
+    const init = await mcp.request(0, 'initialize', initialize);
+    expect(init.result?.serverInfo?.name, mcp.stderr).toBe('dirledger');
+    mcp.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  }, 120_000);
+  afterAll(async () => {
+    await mcp?.end();
+    await rm(dir.dataDir, { recursive: true, force: true });
+  });
+
+  it('a line past the size limit is answered -32600 naming the limit at once, its rest is dropped unbuffered, and the next message is served', async () => {
+    const huge = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ECHO","arguments":{"text":"${'x'.repeat(4 * MAX)}`;
+    mcp.write(huge);
+    const answer = await mcp.next();
+    expect(answer).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: `Request too large: expected a JSON-RPC message of at most ${MAX} bytes, got more bytes.`,
+        data: { limit: 'size', max: MAX },
+      },
+    });
+    mcp.write(`${'y'.repeat(3 * MAX)}"}}}\n`);
+    const echoed = await mcp.request(2, 'tools/call', { name: 'ECHO', arguments: { text: 'after the huge line' } });
+    expect(echoed.result?.structuredContent).toMatchObject({ outcome: 'OK', output: { text: 'after the huge line' } });
+    expect(mcp.stderr).toContain('refused a message (size)');
+  });
+
+  it('10,000-deep JSON is answered -32600 naming the depth limit, before it is parsed', async () => {
+    const deep = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ECHO","arguments":{"text":${'['.repeat(10_000)}${']'.repeat(10_000)}}}}\n`;
+    mcp.write(deep);
+    expect(await mcp.next()).toMatchObject({ id: null, error: { code: -32600, data: { limit: 'depth', max: 512 } } });
+    expect((await mcp.request(4, 'ping')).result).toEqual({});
+  });
+
+  it('bytes that are not UTF-8 are answered -32700 naming UTF-8', async () => {
+    mcp.write(
+      Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}}\n')]),
+    );
+    expect(await mcp.next()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: 'Parse error: expected JSON in UTF-8, got bytes that are not valid UTF-8.', data: { limit: 'utf8' } },
+    });
+  });
+
+  it('a raw NUL byte inside a string is not JSON: -32700 naming the syntax error', async () => {
+    mcp.write('{"jsonrpc":"2.0","id":6,"method":"ping","params":{"x":"a\u0000b"}}\n');
+    const answer = await mcp.next();
+    expect(answer).toMatchObject({ id: null, error: { code: -32700, data: { limit: 'json' } } });
+    expect(answer.error!.message).toMatch(/^Parse error: expected JSON, got invalid JSON \(/);
+  });
+
+  it('an escaped NUL or a lone surrogate in a tool name is refused by the runner as BAD_INPUT, as on the HTTP door', async () => {
+    for (const [id, name] of [
+      [7, 'EC\u0000HO'],
+      [8, 'EC\ud800HO'],
+    ] as const) {
+      const answer = await mcp.request(id, 'tools/call', { name, arguments: {} });
+      expect(answer.id).toBe(id);
+      expect(answer.result?.isError, JSON.stringify(answer)).toBe(true);
+      expect(answer.result?.content?.[0]?.text).toMatch(/^BAD_INPUT: /);
+    }
+  });
+
+  it('a lone surrogate and a NUL in arguments are content: the tool runs and echoes them', async () => {
+    const answer = await mcp.request(9, 'tools/call', { name: 'ECHO', arguments: { text: 'a\u0000b\udc00c' } });
+    expect(answer.result?.structuredContent).toMatchObject({ outcome: 'OK' });
+  });
+
+  it('a message that is not JSON-RPC, and params the SDK refuses, are answered naming what was wrong', async () => {
+    mcp.write('{"id":10,"method":"tools/list"}\n');
+    expect(await mcp.next()).toMatchObject({ id: 10, error: { code: -32600, data: { limit: 'shape' } } });
+    mcp.write('[{"jsonrpc":"2.0","id":11,"method":"ping"}]\n');
+    expect((await mcp.next()).error).toMatchObject({ code: -32600, message: expect.stringContaining('a batch (not supported over stdio)') });
+    const params = await mcp.request(12, 'tools/call', { name: 42 });
+    expect(params).toMatchObject({ id: 12, error: { code: -32602, data: { limit: 'params' } } });
+    expect(params.error!.message).toMatch(/^Invalid params of tools\/call: params\.name/);
+    // Blank lines and CRLF endings are not messages of their own.
+    mcp.write('\n\r\n{"jsonrpc":"2.0","id":13,"method":"ping"}\r\n');
+    expect(await mcp.next()).toEqual({ jsonrpc: '2.0', id: 13, result: {} });
+  });
+});
+
+describe('`dirledger mcp` in process, the token rate', () => {
+  it('over AUTH_RATE_PER_SECOND a request is answered -32000 naming the rate limit with its retry-after, recorded as a REFUSAL, and later ones are served', async () => {
+    const dir = await keyedDataDir();
+    try {
+      const mcp = new RawStdio({ DATA_DIR: dir.dataDir, DIRLEDGER_TOKEN: dir.token, AUTH_RATE_PER_SECOND: '1', AUTH_RATE_BURST: '2' });
+      expect((await mcp.request(0, 'initialize', initialize)).result?.serverInfo?.name, mcp.stderr).toBe('dirledger');
+      expect((await mcp.request(1, 'ping')).result).toEqual({});
+      const refused = await mcp.request(2, 'ping');
+      expect(refused).toEqual({
+        jsonrpc: '2.0',
+        id: 2,
+        error: { code: -32000, message: 'Too many requests for this token; retry after 1 s.', data: { limit: 'rate', retryAfterSeconds: 1 } },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect((await mcp.request(3, 'ping')).result).toEqual({});
+      expect(await mcp.end()).toBe(0);
+      const db = await openDatabase({ dataDir: path.join(dir.dataDir, 'pglite') });
+      try {
+        const refusals = await db.prisma.ledgerEvent.findMany({ where: { kind: 'REFUSAL' } });
+        expect(refusals.map((r) => r.metadata)).toEqual([expect.objectContaining({ door: 'MCP_STDIO', limit: 'rate' })]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await rm(dir.dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
