@@ -5,6 +5,8 @@ import { LRUCache } from 'lru-cache';
 
 const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: false });
 const cache = new LRUCache<string, ValidateFunction | Error>({ max: 5_000 });
+/** The same schema object (a cached Directory row's) finds its validator without serialising the schema per call. */
+const bySchema = new WeakMap<object, ValidateFunction | Error>();
 
 export type ArgsCheck = { ok: true; args: Record<string, unknown> } | { ok: false; field: string; message: string };
 
@@ -54,15 +56,19 @@ export function checkArgs(schema: unknown, input: unknown): ArgsCheck {
   }
   const args = structuredClone(input) as Record<string, unknown>;
   if (!schema || typeof schema !== 'object') return { ok: true, args };
-  const key = JSON.stringify(schema);
-  let validate = cache.get(key);
+  let validate = bySchema.get(schema);
   if (!validate) {
-    try {
-      validate = ajv.compile(schema as object);
-    } catch (error) {
-      validate = error as Error;
+    const key = JSON.stringify(schema);
+    validate = cache.get(key);
+    if (!validate) {
+      try {
+        validate = ajv.compile(schema as object);
+      } catch (error) {
+        validate = error as Error;
+      }
+      cache.set(key, validate);
     }
-    cache.set(key, validate);
+    bySchema.set(schema, validate);
   }
   if (validate instanceof Error) return { ok: false, field: '(the args schema)', message: `The row's args schema cannot be used: ${validate.message}.` };
   if (validate(args)) return { ok: true, args };

@@ -33,8 +33,20 @@ function argValue(args: Record<string, unknown>, name: string): unknown {
   return args[name];
 }
 
-/** Secret names used in the contract's own text (arguments excluded). */
-export function templateSecrets(template: unknown): string[] {
+const secretsOf = new WeakMap<object, readonly string[]>();
+
+/** Secret names used in the contract's own text (arguments excluded); remembered per contract object (a cached row's). */
+export function templateSecrets(template: unknown): readonly string[] {
+  if (template === null || typeof template !== 'object') return namedSecrets(template);
+  let names = secretsOf.get(template);
+  if (!names) {
+    names = Object.freeze(namedSecrets(template));
+    secretsOf.set(template, names);
+  }
+  return names;
+}
+
+function namedSecrets(template: unknown): string[] {
   const found = new Set<string>();
   const visit = (v: unknown) => {
     if (typeof v === 'string') for (const m of v.replace(placeholder, '').matchAll(secret)) found.add(m[1]!);

@@ -4,6 +4,7 @@
 // Every request runs in its own invocation and is recorded at the boundary: request IN, answer OUT.
 // REST streams: when the upstream answers with a stream, its bytes go to the client as they arrive
 // (status and content type of the upstream) instead of a DispatchResult.
+import { isUtf8 } from 'node:buffer';
 import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryExchange, type BoundaryServices } from '../capture/boundary.ts';
 import type { Door } from '../context/door.ts';
 import { currentInvocation } from '../context/request.ts';
@@ -123,10 +124,8 @@ async function door(
 
 function jsonOf(body: Buffer, what: string): unknown {
   if (body.length === 0) return undefined;
-  const text = body.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(body))
-    throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as UTF-8 JSON, got bytes that are not valid UTF-8.`);
-  return parseJsonText(text, what);
+  if (!isUtf8(body)) throw new DomainError(ErrorCode.BAD_INPUT, `Expected ${what} as UTF-8 JSON, got bytes that are not valid UTF-8.`);
+  return parseJsonText(body.toString('utf8'), what);
 }
 
 function argsObject(value: unknown, what: string): Record<string, unknown> {
