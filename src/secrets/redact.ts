@@ -73,6 +73,8 @@ class Matcher {
   private readonly hex: Kind;
   private readonly base64: Kind;
   private readonly patterns: Pattern[];
+  /** The base64 patterns: the ones a line break may continue (wrapped base64). */
+  private readonly wrappable: Set<Pattern>;
   /** The patterns whose spellings can begin with each character: where a stream's held ending may start. */
   private readonly startingWith = new Map<string, Pattern[]>();
   /** The longest spelling of any value. */
@@ -103,6 +105,7 @@ class Matcher {
       forms.map((f) => f.base64),
     );
     this.patterns = forms.flatMap(allPatterns);
+    this.wrappable = new Set(forms.flatMap((f) => f.base64));
     for (const pattern of this.patterns) {
       for (const c of firstChars(pattern)) this.startingWith.set(c, [...(this.startingWith.get(c) ?? []), pattern]);
     }
@@ -136,13 +139,27 @@ class Matcher {
     return [...this.charwise.spans(text), ...this.hex.spans(text), ...this.base64.spans(text)];
   }
 
-  /** The length of the longest ending of `text` that a further character could make a spelling of a value. */
+  /**
+   * The length of the longest ending of `text` that a further character could make a spelling of a value.
+   * A text that ends a line of anything but base64 (an SSE event, an NDJSON record) is not held for base64
+   * that might go on past the break: only a line of base64 alone is wrapped base64 (MIME, PEM).
+   */
   partial(text: string): number {
+    const lineEnded = endsLineOfText(text);
     for (let p = Math.max(0, text.length - this.longest); p < text.length; p++) {
-      if (this.startingWith.get(text[p]!)?.some((pattern) => mayContinue(pattern, text, p))) return text.length - p;
+      const held = this.startingWith.get(text[p]!)?.some((pattern) => !(lineEnded && this.wrappable.has(pattern)) && mayContinue(pattern, text, p));
+      if (held) return text.length - p;
     }
     return 0;
   }
+}
+
+/** The last line of a wrapped base64 block before its break: base64 or base64url characters alone, 16 or more. */
+const wrappedBase64Line = /(?:^|\n)[A-Za-z0-9+/_-]{16,}={0,2}\r?\n$/;
+
+/** Ends with a raw line break after a line that is not wrapped base64 (an empty line included). */
+function endsLineOfText(text: string): boolean {
+  return text.endsWith('\n') && !wrappedBase64Line.test(text.slice(-100));
 }
 
 /** A payload's redaction kept for the next pass over the same payload object: its size before, its bytes after, the names replaced. */

@@ -125,4 +125,38 @@ describe('StreamRedactor', () => {
       expect(leaks(bytes)).toEqual([]);
     }
   });
+
+  it('a chunk that ends a line of text goes out whole (SSE events and NDJSON records are not held for base64 that might wrap)', () => {
+    for (const chunk of ['data: first\n\n', '{"line":1}\n', 'hello\n', 'x\n', 'data: {"n":1}\r\n\r\n', '\n']) {
+      const stream = redactor.stream();
+      expect(stream.push(Buffer.from(chunk)).toString(), JSON.stringify(chunk)).toBe(chunk);
+      expect(stream.end().length).toBe(0);
+    }
+  });
+
+  it.each(['\n', '\r\n'])('raw wrapped base64 (MIME, %j) cut at every byte, right after each line break too, is caught as the whole is', (eol) => {
+    const doc = Buffer.concat([Buffer.from('m'.repeat(47)), Buffer.from(API_KEY), Buffer.from(' and the rest of the mail body, long enough to wrap again')]);
+    const wrapped = (doc.toString('base64').match(/.{1,76}/g) ?? []).join(eol);
+    const whole = Buffer.from(`Content-Transfer-Encoding: base64${eol}${eol}${wrapped}${eol}`);
+    const expected = redactor.bytes(whole, new Set());
+    expect(expected.toString('latin1')).toContain('[API_KEY]');
+    for (const chunks of splits(whole)) {
+      const { bytes, found } = streamed(chunks);
+      expect(bytes.toString('latin1'), `cut at ${chunks[0]!.length}`).toBe(expected.toString('latin1'));
+      expect(found).toEqual(['API_KEY']);
+    }
+  });
+
+  it('a secret that holds a line break (a PEM key) is held across a chunk that ends after its first line', () => {
+    const pem = '-----BEGIN TEST KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END TEST KEY-----';
+    const withKey = new SecretRedactor({ PEM_KEY: pem });
+    const whole = Buffer.from(`key:\n${pem}\nafter\n`);
+    const expected = withKey.bytes(whole, new Set());
+    expect(expected.toString()).toBe('key:\n[PEM_KEY]\nafter\n');
+    for (const chunks of splits(whole)) {
+      const stream = withKey.stream();
+      const out = Buffer.concat([...chunks.map((c) => stream.push(c)), stream.end()]);
+      expect(out.toString(), `cut at ${chunks[0]!.length}`).toBe(expected.toString());
+    }
+  });
 });
