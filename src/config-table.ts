@@ -4,9 +4,12 @@ import type { z } from 'zod';
 import { settings } from './config.ts';
 
 export function settingsTable(): string {
-  const rows = Object.entries(settings).map(([name, { schema, doc }]) => {
+  const rows = Object.entries(settings).map(([name, setting]) => {
+    const { schema, doc } = setting;
+    // `shown`: the default as it is written, where the schema turns it into something else.
+    const shown = 'shown' in setting ? setting.shown : undefined;
     const parsed = (schema as z.ZodType).safeParse(undefined);
-    const fallback = parsed.success && parsed.data !== undefined ? `\`${String(parsed.data)}\`` : '(unset)';
+    const fallback = shown ? `\`${shown}\`` : parsed.success && parsed.data !== undefined ? `\`${String(parsed.data)}\`` : '(unset)';
     return `| \`${name}\` | ${fallback} | ${doc} |`;
   });
   rows.push('| `DIRLEDGER_SECRET_<NAME>` | (unset) | Registers a secret named NAME; its value is never stored, logged or returned. |');

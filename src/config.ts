@@ -177,6 +177,7 @@ export const settings = {
       .enum(['on', 'v1', 'off'])
       .default('on')
       .transform((v) => (v === 'on' ? 2 : v === 'v1' ? 1 : 'off') as 1 | 2 | 'off'),
+    shown: 'on',
     doc: 'on: every appended batch takes the next link of the hash chain (version 2). v1: the older encoding, hashed under the commit lock (to compare; verify reads both). off only to measure what the chain costs (benchmarks; logged loudly): such batches fail `dirledger verify`.',
   },
   AUTH_AUDIENCE: {
