@@ -90,6 +90,10 @@ export const settings = {
     schema: url(['http:', 'https:']).optional(),
     doc: "This server's base URL as callers reach it, written into every contract form (default http://HOST:PORT).",
   },
+  MCP_CATALOG: {
+    schema: z.enum(['tools', 'names']).default('tools'),
+    doc: 'What MCP tools/list lists: `tools` every runnable tool with its input schema; `names` only `find` and `call`, the runnable names (names alone) as the resource dirledger://directory/names. `/mcp?catalog=…` chooses per client.',
+  },
   STREAM_CUTOFF_MS: {
     schema: positiveMs.default(25_000),
     doc: 'How long the ledger keeps reading a streamed answer (and an MCP call goes on) after its client disconnects; what arrived is stored as PARTIAL.',

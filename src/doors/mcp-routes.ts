@@ -3,18 +3,22 @@
 // initialize first, and no session is held in memory. Answers are JSON (enableJsonResponse), so the
 // answer OUT event holds the whole JSON-RPC response. GET (a standalone SSE stream) and DELETE
 // (ending a session) have nothing to do without sessions: 405.
-import { isUtf8 } from 'node:buffer';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
 import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryRequest } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { selfMcpPath } from '../dispatch/plan.ts';
-import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
+import { isPlainName, jsonTextTooDeep } from '../limits.ts';
+import { McpCatalogs, type McpCatalog } from './mcp-catalog.ts';
+import { readRpc } from './mcp-protocol.ts';
 import { createMcpServer } from './mcp-server.ts';
 import type { Services } from '../services.ts';
-import { describeIssues } from '../validation.ts';
-import { errorResponse, readBody } from './respond.ts';
+import { errorResponse, json, readBody } from './respond.ts';
+
+/** `?catalog=names` (or `tools`) on the endpoint's URL, else the MCP_CATALOG setting. */
+function catalogOf(request: Request, configured: McpCatalog): McpCatalog {
+  const asked = new URL(request.url).searchParams.get('catalog');
+  return McpCatalogs.find((c) => c === asked) ?? configured;
+}
 
 /** The path MCP contracts call this server by (`/mcp`, see isSelfMcp). */
 export const mcpPath = selfMcpPath;
@@ -37,34 +41,6 @@ function toolOf(body: Uint8Array): string | undefined {
     }
   } catch {
     // Not JSON: the transport answers the parse error.
-  }
-  return undefined;
-}
-
-const paramSchemas: Record<string, z.ZodType> = { 'tools/call': CallToolRequestSchema, 'tools/list': ListToolsRequestSchema };
-
-/**
- * A tools/call or tools/list whose params break the SDK's own schema, answered -32602 naming the
- * field (the SDK answers such a request -32603, an internal error).
- */
-function invalidParams(body: Buffer): Response | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-    const m = message as { method?: unknown; id?: unknown } | null;
-    const schema = m && typeof m === 'object' && typeof m.method === 'string' ? paramSchemas[m.method] : undefined;
-    const checked = schema?.safeParse(m);
-    if (!checked || checked.success) continue;
-    const id = typeof m!.id === 'string' || typeof m!.id === 'number' ? m!.id : null;
-    const text = `Invalid params of ${String(m!.method)}: ${describeIssues(checked.error, m).join('; ')}.`;
-    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: text } }), {
-      status: 400,
-      headers: { 'content-type': 'application/json' },
-    });
   }
   return undefined;
 }
@@ -96,11 +72,8 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
         return rpcError(405, -32000, `Method not allowed: this MCP endpoint is stateless and answers POST only, got ${request.method}.`, { allow: 'POST' });
       if (tooLarge) return rpcError(413, -32000, tooLarge.message);
       // Never decoded with U+FFFD in place of what was sent: the exact bytes are on the request IN.
-      if (body && !('missing' in body) && !isUtf8(body))
-        return rpcError(400, -32700, 'Parse error: expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
-      if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
-      const invalid = invalidParams(body as Buffer);
-      if (invalid) return invalid;
+      const read = readRpc(body as Buffer);
+      if ('refused' in read) return json(read.refused, 400);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // The SDK turns a handler's throw into a JSON-RPC answer; a call the spool could not record is the HTTP 503 instead.
       let unrecorded: DomainError | undefined;
@@ -111,7 +84,7 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
             throw error;
           }),
       };
-      const server = createMcpServer({ ...services, dispatcher }, 'MCP_HTTP');
+      const server = createMcpServer({ ...services, dispatcher }, 'MCP_HTTP', undefined, catalogOf(request, services.config.MCP_CATALOG));
       await server.connect(transport);
       try {
         const bytes = body as Buffer;

@@ -8,15 +8,31 @@
 // Authorization, or verified here at start and every call runs under its grant.
 // stdout carries only the protocol; logs go to stderr. A message is one line of at most 10 MiB (the
 // SDK's bound on what it buffers): a longer one ends the session, and stderr says why.
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Grant, Refusal } from '../auth/authority.ts';
 import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import type { McpCatalog } from './mcp-catalog.ts';
+import { RpcCode, rpcErrorAnswer } from './mcp-protocol.ts';
 import type { McpHandlerWrap } from './mcp-server.ts';
+import { LineTransport } from './mcp-stdio-transport.ts';
+
+/** The server's refusal of the relayed token (its 401 or 403): the session ends, and the CLI exits 4. */
+export type RelayRefusal = { status: number; error?: { code?: string; message?: string } };
+
+/** The refusal a relayed request's failure is, when the server refused its credential. */
+function refusalOf(error: unknown): RelayRefusal | undefined {
+  if (!(error instanceof StreamableHTTPError) || (error.code !== 401 && error.code !== 403)) return undefined;
+  const body = /Error POSTing to endpoint: (.*)$/s.exec(error.message)?.[1];
+  try {
+    return { status: error.code, error: (JSON.parse(body ?? '') as { error?: RelayRefusal['error'] }).error };
+  } catch {
+    return { status: error.code };
+  }
+}
 
 /** A transport's or the protocol's error, on stderr (stdout carries only the protocol). */
 const printError = (error: Error): void => void process.stderr.write(`dirledger mcp: ${error.message}\n`);
@@ -49,10 +65,16 @@ function onInputEnd(inFlight: InFlight, close: () => Promise<void>): void {
   process.once('SIGINT', finish);
 }
 
-/** Relays stdio to `<url>/mcp` until stdin closes, sending the token as `authorization: Bearer …`. */
-export async function proxyStdio(url: string, token?: string): Promise<void> {
+/**
+ * Relays stdio to `<url>/mcp` until stdin closes, sending the token as `authorization: Bearer …`.
+ * When the server refuses the token (401, 403) the request is answered with its message, the
+ * session ends and the refusal is returned (for the CLI to print and exit 4), as in process.
+ */
+export async function proxyStdio(url: string, token?: string, catalog?: McpCatalog): Promise<RelayRefusal | undefined> {
   const endpoint = new URL('/mcp', url);
-  const local = new StdioServerTransport();
+  if (catalog) endpoint.searchParams.set('catalog', catalog);
+  const local = new LineTransport();
+  let refused: RelayRefusal | undefined;
   const headers = { 'x-dirledger-caller': 'dirledger mcp', ...(token && { authorization: `Bearer ${token}` }) };
   const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } });
   const done = new Promise<void>((resolve) => {
@@ -66,11 +88,21 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
       inFlight.start();
     }
     remote.send(message).catch((error: Error) => {
+      const refusal = refusalOf(error);
+      const isRequest = 'id' in message && 'method' in message;
+      if (refusal) {
+        const told = `${refusal.error?.code ?? `HTTP ${refusal.status}`}: ${refusal.error?.message ?? 'the server refused the token'}`;
+        if (isRequest) void answered(message.id, rpcErrorAnswer(message.id, RpcCode.UNAUTHORIZED, told) as JSONRPCMessage);
+        if (!refused) {
+          refused = refusal;
+          void inFlight.idle().then(() => local.close());
+        }
+        return;
+      }
       process.stderr.write(`dirledger mcp: ${endpoint.href}: ${error.message}\n`);
       // A request that cannot be relayed is answered, so the client is not left waiting.
-      if ('id' in message && 'method' in message) {
-        void answered(message.id, { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `Cannot reach ${endpoint.href}: ${error.message}` } });
-      }
+      if (isRequest)
+        void answered(message.id, rpcErrorAnswer(message.id, RpcCode.INTERNAL_ERROR, `Cannot reach ${endpoint.href}: ${error.message}`) as JSONRPCMessage);
     });
   };
   const answered = async (id: string | number, message: JSONRPCMessage) => {
@@ -88,13 +120,14 @@ export async function proxyStdio(url: string, token?: string): Promise<void> {
   onInputEnd(inFlight, () => local.close());
   await done;
   await remote.close();
+  return refused;
 }
 
 /**
  * Serves MCP over stdio from this process's own cores until stdin closes. The token is verified for
  * door MCP_STDIO first; a refusal is recorded and returned (for the CLI to print) before serving anything.
  */
-export async function serveStdio(config: Config, token?: string): Promise<Refusal | undefined> {
+export async function serveStdio(config: Config, token?: string, catalog: McpCatalog = config.MCP_CATALOG): Promise<Refusal | undefined> {
   const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
   // Loaded here, so relaying never loads the cores.
   const { buildApp } = await import('../app.ts');
@@ -125,9 +158,9 @@ export async function serveStdio(config: Config, token?: string): Promise<Refusa
       ),
     ).finally(() => inFlight.end());
   };
-  const server = createMcpServer(services, 'MCP_STDIO', wrap);
+  const server = createMcpServer(services, 'MCP_STDIO', wrap, catalog);
   server.onerror = printError;
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport();
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });

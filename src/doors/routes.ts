@@ -9,6 +9,7 @@ import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
+import { resourceMetadata, wellKnownRoute } from './resource-metadata.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
 
@@ -46,6 +47,13 @@ export function routeTable(deps: RouteDeps): Route[] {
   return [
     { path: '/healthz', auth: 'open', recorded: 'no', handler: async () => json(await deps.health()) },
     { path: '/', auth: 'open', recorded: 'no', handler: () => new Response(null, { status: 302, headers: { location: graphqlPath } }) },
+    {
+      path: wellKnownRoute,
+      methods: ['GET', 'HEAD'],
+      auth: 'open',
+      recorded: 'no',
+      handler: ({ match, services }) => resourceMetadata(services.publicUrl, match[1]),
+    },
     { path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql(request) },
     {
       path: '/ledger/batches',
