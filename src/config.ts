@@ -20,6 +20,24 @@ const url = (protocols: string[]) =>
     `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
   );
 
+/** CORS_ORIGINS as origins: each entry exactly an origin (scheme://host[:port]), no path, no `*`. */
+function parseOrigins(text: string): string[] | { problem: string } {
+  const origins: string[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    if (!entry) continue;
+    let origin: string;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      return { problem: `expected origins like https://app.example.com, got ${JSON.stringify(entry)}` };
+    }
+    if (origin === 'null' || origin !== entry.replace(/\/$/, ''))
+      return { problem: `expected an origin (scheme://host[:port], no path and no *), got ${JSON.stringify(entry)}` };
+    origins.push(origin);
+  }
+  return origins;
+}
+
 /** Every setting, with its environment variable, default and meaning (the README's table is printed from this). */
 export const settings = {
   PORT: { schema: port.default(4000), doc: 'HTTP port of the server (0 picks a free one).' },
@@ -89,6 +107,20 @@ export const settings = {
   PUBLIC_URL: {
     schema: url(['http:', 'https:']).optional(),
     doc: "This server's base URL as callers reach it, written into every contract form (default http://HOST:PORT).",
+  },
+  CORS_ORIGINS: {
+    schema: z
+      .string()
+      .transform((text, ctx) => {
+        const origins = parseOrigins(text);
+        if ('problem' in origins) {
+          ctx.addIssue({ code: 'custom', message: origins.problem });
+          return z.NEVER;
+        }
+        return origins;
+      })
+      .optional(),
+    doc: 'Comma-separated origins (https://app.example.com) whose browser pages may call this server with credentials; a preflight is answered without a token. Unset: none.',
   },
   MCP_CATALOG: {
     schema: z.enum(['tools', 'names']).default('tools'),
