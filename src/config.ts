@@ -258,7 +258,9 @@ export function parseConfig(
       const secret = name.includes('SECRET');
       const issue = parsed.error.issues[0]!;
       const expected = issue.code === 'custom' ? issue.message : z.prettifyError(parsed.error).replace(/^✖ /, '');
-      problems.push(`${name}: expected ${expected.replace(/^Invalid input: expected /, '')}, got ${secret ? 'a value (hidden)' : describe(raw)}`);
+      // zod says what it made of the text ("received NaN"); the message quotes the text itself instead.
+      const shown = expected.replace(/^Invalid input: expected /, '').replace(/, received [^\n]*/, '');
+      problems.push(`${name}: expected ${shown}, got ${secret ? 'a value (hidden)' : describe(raw)}`);
     }
   }
   if (out.BLOB_STORE === 's3') {

@@ -73,6 +73,13 @@ describe('MCP over HTTP: protocol errors', () => {
       id: 3,
       error: { code: -32602, message: 'Unknown tool: No Directory row is called "ECH0". Did you mean "ECHO"?' },
     });
+    const dispatched = await fetch(`${t.origin}/api/dispatch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...t.auth },
+      body: JSON.stringify({ tool: 'ECH0', args: {} }),
+    });
+    expect(dispatched.status).toBe(404);
+    expect(((await dispatched.json()) as any).error).toEqual({ code: 'TOOL_NOT_FOUND', message: 'No Directory row is called "ECH0". Did you mean "ECHO"?' });
     const c = await client();
     try {
       const error = await c.callTool({ name: 'NO_SUCH_TOOL_AT_ALL', arguments: {} }).catch((e: unknown) => e);
