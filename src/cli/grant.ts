@@ -1,6 +1,6 @@
 // `dirledger token admin|narrow --url`: the new token's grant recorded on that server (recordGrant)
 // before the token is printed, so no token made against a server is missing from its ledger.
-import { EXIT_REFUSED, isRefusalStatus, refusalLine } from './token.ts';
+import { EXIT_REFUSED, isRefusalStatus, refusalLine, refusalOf } from './token.ts';
 
 const RECORD_GRANT = `mutation RecordGrant($token: String!, $via: GrantVia!) { recordGrant(token: $token, via: $via) { tokenId caveats } }`;
 
@@ -23,8 +23,7 @@ export async function recordGrantAt(url: string, bearer: string, token: string, 
     error?: { code: string; message: string };
   } | null;
   if (isRefusalStatus(response.status)) {
-    const first = body?.errors?.[0];
-    err.write(`${refusalLine(response.status, body?.error ?? (first && { code: first.extensions?.code, message: first.message }), true)}\n`);
+    err.write(`${refusalLine(response.status, refusalOf(body), true)}\n`);
     return EXIT_REFUSED;
   }
   const error = body?.errors?.[0];

@@ -1,6 +1,6 @@
 // `dirledger token revoke <id or token> --reason "…"`: the revokeToken mutation on a running server,
 // sent with the caller's token (which needs the revoke power).
-import { EXIT_REFUSED, isRefusalStatus, refusalLine } from './token.ts';
+import { EXIT_REFUSED, isRefusalStatus, refusalLine, refusalOf } from './token.ts';
 
 export type RevokeOptions = { url: string; token?: string; reason: string; json?: boolean };
 
@@ -28,7 +28,7 @@ export async function revoke(tokenId: string, opts: RevokeOptions, out = process
     error?: { code: string; message: string };
   } | null;
   if (isRefusalStatus(response.status)) {
-    err.write(`${refusalLine(response.status, body?.error, Boolean(opts.token))}\n`);
+    err.write(`${refusalLine(response.status, refusalOf(body), Boolean(opts.token))}\n`);
     return EXIT_REFUSED;
   }
   const error = body?.errors?.[0];

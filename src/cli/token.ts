@@ -36,6 +36,14 @@ export function refusalLine(status: number, error: { code?: string; message?: st
   return sent ? plain : `${plain} No token was sent: pass --token, set ${TOKEN_ENV}, or write it to ${tokenFile()}.`;
 }
 
+/** A refusal's code and message from either answer shape: a door's `error`, or the GraphQL door's `errors[0]`. */
+export function refusalOf(
+  body: { error?: { code?: string; message?: string }; errors?: { message: string; extensions?: { code?: string } }[] } | null | undefined,
+): { code?: string; message?: string } | undefined {
+  const first = body?.errors?.[0];
+  return body?.error ?? (first && { ...(first.extensions?.code && { code: first.extensions.code }), message: first.message });
+}
+
 export const refusalCode = (status: number) => (status === 401 ? 'UNAUTHENTICATED' : status === 429 ? 'RATE_LIMITED' : 'FORBIDDEN');
 
 export const isRefusalStatus = (status: number) => status === 401 || status === 403 || status === 429;

@@ -134,6 +134,8 @@ export async function recordRefusal(
   }
 }
 
+const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
+
 /** The HTTP answer to a refusal: 401 with its Bearer challenge, 403 naming the limit, 429 with Retry-After. */
 export function refusalResponse(refusal: Refusal, challenge = 'Bearer realm="dirledger"'): Response {
   const code =
@@ -150,5 +152,7 @@ export function refusalResponse(refusal: Refusal, challenge = 'Bearer realm="dir
   if (refusal.status === 401) headers['www-authenticate'] = challenge;
   if (refusal.retryAfterSeconds) headers['retry-after'] = String(refusal.retryAfterSeconds);
   const limit = refusal.status === 403 ? { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) } : {};
+  // A GraphQL client (GraphiQL among them) reads `errors`: the same refusal, in the GraphQL response's shape.
+  if (graphqlDoors.has(refusal.door)) return json({ errors: [{ message: refusal.message, extensions: { code, ...limit } }] }, refusal.status, headers);
   return json({ error: { code, message: refusal.message, ...limit } }, refusal.status, headers);
 }

@@ -50,7 +50,8 @@ export function createGraphqlYoga(config: Config, services: Services, logger: Lo
     // CORS is the app's (src/doors/cors.ts), for every door alike.
     cors: false,
     landingPage: false,
-    graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'dirledger' } : false,
+    // GraphiQL's page is the route table's (src/doors/graphiql.ts), served from npm.
+    graphiql: false,
     context: (init: Record<string, unknown>): Context => {
       // graphql-ws keeps its caller on the socket (`extra`); every other operation runs inside its door's.
       const caller = init.extra ? ((init.extra as { caller?: Caller }).caller ?? { door: 'GRAPHQL_WS' }) : (currentCaller() ?? { door: 'GRAPHQL' });

@@ -40,7 +40,8 @@ export type Route = {
 export type RouteDeps = {
   health(): Promise<unknown>;
   graphql(request: Request, url: URL): Promise<Response>;
-  graphiql(request: Request): Promise<Response> | Response;
+  /** GraphiQL's page; absent when GRAPHIQL is off. */
+  graphiql?: (request: Request) => Promise<Response> | Response;
 };
 
 export function routeTable(deps: RouteDeps): Route[] {
@@ -54,7 +55,9 @@ export function routeTable(deps: RouteDeps): Route[] {
       recorded: 'no',
       handler: ({ match, services }) => resourceMetadata(services.publicUrl, match[1]),
     },
-    { path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql(request) },
+    ...(deps.graphiql
+      ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
+      : []),
     {
       path: '/ledger/batches',
       methods: ['POST'],

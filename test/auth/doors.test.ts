@@ -10,6 +10,8 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
 const PLAIN = { error: { code: 'UNAUTHENTICATED', message: 'Missing or invalid credential.' } };
+/** The same refusal in the GraphQL response's shape, at the GraphQL doors (GraphiQL and clients read `errors`). */
+const PLAIN_GRAPHQL = { errors: [{ message: 'Missing or invalid credential.', extensions: { code: 'UNAUTHENTICATED' } }] };
 
 async function refusals(t: TestApp, where: Record<string, unknown> = {}) {
   await t.app.services.writer.flush();
@@ -94,7 +96,7 @@ describe.each(databaseKinds)('authority at every door on %s', (kind) => {
         const response = await request(t, { ...headers, 'x-dirledger-action': actionId });
         expect(response.status, `${label} at ${door}`).toBe(401);
         expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
-        expect(await response.json()).toEqual(PLAIN);
+        expect(await response.json()).toEqual(door.startsWith('GRAPHQL') ? PLAIN_GRAPHQL : PLAIN);
         const [event] = await refusals(t, { actionId });
         expect(event, `${label} at ${door} recorded`).toMatchObject({ direction: 'IN', status: 'REFUSED' });
         expect(event!.metadata).toMatchObject({ capture: 'authority', limit: 'credential', door });

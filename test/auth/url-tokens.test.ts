@@ -59,8 +59,8 @@ describe('tokens out of URLs', () => {
     });
     expect(post.status).toBe(400);
     const body = (await post.json()) as any;
-    expect(body.error.code).toBe('TOKEN_IN_URL');
-    expect(body.error.message).toMatch(/Authorization: Bearer/);
+    expect(body.errors[0].extensions.code).toBe('TOKEN_IN_URL');
+    expect(body.errors[0].message).toMatch(/Authorization: Bearer/);
     const sse = await fetch(`${t.url}?query=${encodeURIComponent('{ __typename }')}&token=${token}`, { headers: { accept: 'text/event-stream' } });
     expect(sse.status).toBe(400);
     // Even with a good header beside it: the URL has already leaked the token to every hop.

@@ -22,11 +22,11 @@ describe('dirledger serve', () => {
       [, adminToken] = (await server.waitFor(/Admin token \(shown once\):\s+(\S+)/)) as [string, string];
       const page = await fetch(url!, { headers: { accept: 'text/html' } });
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain('graphiql');
+      expect(await page.text()).toContain('YogaGraphiQL');
       const query = JSON.stringify({ query: '{ event(id: "nothing") { id } }' });
       const anonymous = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
       expect(anonymous.status).toBe(401);
-      expect(await anonymous.json()).toEqual({ error: { code: 'UNAUTHENTICATED', message: 'Missing or invalid credential.' } });
+      expect(await anonymous.json()).toEqual({ errors: [{ message: 'Missing or invalid credential.', extensions: { code: 'UNAUTHENTICATED' } }] });
       const answer = await fetch(url!, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
