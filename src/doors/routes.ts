@@ -6,6 +6,7 @@ import type { RouteAuth } from './authenticate.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './dispatch-routes.ts';
 import { listDirectory } from './directory-routes.ts';
 import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
+import { ledgerReadPath, ledgerReadRoute } from './ledger-read-routes.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
@@ -73,6 +74,14 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'token',
       recorded: 'no',
       handler: ({ request, match, services }) => serveBlob(request, match[1]!, services),
+    },
+    {
+      path: ledgerReadPath,
+      methods: ['GET', 'HEAD'],
+      door: 'REST',
+      auth: 'token',
+      recorded: 'no',
+      handler: ({ url, match, services }) => ledgerReadRoute(url, match, services),
     },
     {
       path: '/api/directory/resolve',
