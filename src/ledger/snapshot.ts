@@ -42,10 +42,9 @@ export async function ledgerSnapshot(db: Database, window: string | null, filter
   const windowed = windowFilter(window, filter, now);
   const params = new SqlParams();
   const where = filterConditions(windowed, params);
-  const text =
-    `SELECT count(*) AS events, count(DISTINCT e.tool) AS tools, count(DISTINCT e.model) AS models, count(DISTINCT e.session) AS sessions,
+  const text = `SELECT count(*) AS events, count(DISTINCT e.tool) AS tools, count(DISTINCT e.model) AS models, count(DISTINCT e.session) AS sessions,
        coalesce(sum(e.input_tokens), 0)::text AS input_tokens, coalesce(sum(e.output_tokens), 0)::text AS output_tokens,
-       trim_scale(coalesce(sum(e.cost_usd), 0))::text AS cost_usd FROM ledger_event e` + (where.length ? ` WHERE ${where.join(' AND ')}` : '');
+       trim_scale(coalesce(sum(e.cost_usd), 0))::text AS cost_usd FROM ledger_event e${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
   const [row] = await runRead<SnapshotRow>(db.sql, text, params);
   return {
     asOf: now,

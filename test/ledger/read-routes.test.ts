@@ -113,7 +113,7 @@ describe('HTTP read routes answer what GraphQL answers', () => {
       ['/api/ledger/ask?q=a%00b', 400, /q: expected plain text, got a NUL/],
       ['/api/ledger/ask', 400, /Missing q/],
       ['/api/ledger/counts/extra?by=TOOL', 400, /Unexpected path segment/],
-      ['/api/ledger/snapshot?tool=x&tool=' + 'y,'.repeat(200), 400, /at most 100 values/],
+      [`/api/ledger/snapshot?tool=x&tool=${'y,'.repeat(200)}`, 400, /at most 100 values/],
     ];
     for (const [path, status, message] of cases) {
       const { status: got, body } = await viaHttp(path);
