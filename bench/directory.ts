@@ -64,6 +64,8 @@ export async function run(args: string[]): Promise<void> {
   const { port } = await app.start(0, '127.0.0.1');
   const origin = `http://127.0.0.1:${port}`;
   const directory = app.services.directory;
+  // Every door needs a token (AUTHORITY=required): measured on the real path, with an admin token.
+  const auth = { authorization: `Bearer ${app.services.authority.mintToken()}` };
 
   const noChange: number[] = [];
   for (let i = 0; i < 15; i++) {
@@ -85,7 +87,9 @@ export async function run(args: string[]): Promise<void> {
     let bytes = 0;
     for (let i = 0; i < n; i++) {
       const s = performance.now();
-      const body = await (await fetch(`${origin}/api/directory${query}`)).arrayBuffer();
+      const response = await fetch(`${origin}/api/directory${query}`, { headers: auth });
+      if (!response.ok) throw new Error(`GET /api/directory${query}: HTTP ${response.status}`);
+      const body = await response.arrayBuffer();
       times.push(performance.now() - s);
       bytes = body.byteLength;
     }
@@ -94,6 +98,8 @@ export async function run(args: string[]): Promise<void> {
   const namesAll = await listing('', 21);
   const namesTools = await listing('?type=tool', 21);
   const fullTools = await listing('?type=tool&full=1', 21);
+  const fullAll = await listing('?full=1', 5);
+  const aloneAll = await listing('?names=1', 21);
 
   const toolNames = sections.tool!.map((r) => r.name!);
   const query = `query($n: String!) { tool(name: $n) { name description argsSchema runnable reasons upstream { json } contracts { form shape door json text secretNames } } }`;
@@ -105,7 +111,7 @@ export async function run(args: string[]): Promise<void> {
     const s = performance.now();
     const response = await fetch(`${origin}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...auth },
       body: JSON.stringify({ query, variables: { n: name } }),
     });
     const text = await response.text();
@@ -139,6 +145,14 @@ export async function run(args: string[]): Promise<void> {
     ),
     row('GET /api/directory?type=tool&full=1', `first ${fixed(fullTools.first, 1)} ms`, `p50 ${fixed(fullTools.p50, 2)} ms`, `${int(fullTools.bytes)} bytes`),
     row('tools: with descriptions / names only', `${fixed(fullTools.bytes / namesTools.bytes, 1)}×`),
+    row(
+      'GET /api/directory?names=1 (all rows, names alone)',
+      `first ${fixed(aloneAll.first, 1)} ms`,
+      `p50 ${fixed(aloneAll.p50, 2)} ms`,
+      `${int(aloneAll.bytes)} bytes`,
+    ),
+    row('all rows: with descriptions / name,type,kind', `${fixed(fullAll.bytes / namesAll.bytes, 2)}×`),
+    row("all rows: with descriptions / names alone (the seed's 19.6×)", `${fixed(fullAll.bytes / aloneAll.bytes, 2)}×`),
     target(`tool(name) with every form over HTTP (p50 of ${warm.length} warm)`, `${fixed(median(warm), 2)} ms`, '≤ 5 ms', median(warm) <= 5),
     row('  p95 / max', `${fixed(percentile(warm, 0.95), 2)} ms`, `${fixed(Math.max(...warm), 2)} ms`),
     row('  forms per answer / bytes per answer', fixed(formsSeen / requests, 1), int(Math.round(bodyBytes / requests))),

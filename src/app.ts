@@ -10,6 +10,7 @@ import type { Door } from './context/door.ts';
 import { runAsCaller } from './context/request.ts';
 import type { Database } from './db/client.ts';
 import { admitRequest, graphqlDoors } from './doors/authenticate.ts';
+import { corsPolicy } from './doors/cors.ts';
 import { graphiqlPage } from './doors/graphiql.ts';
 import { createGraphqlYoga, graphqlHttpDoor, graphqlPath } from './doors/graphql-http.ts';
 import { useGraphqlWs } from './doors/graphql-ws.ts';
@@ -43,6 +44,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const releaseCapture = useOutboundCapture(services, config.S3_ENDPOINT ? [config.S3_ENDPOINT] : []);
   const yoga = createGraphqlYoga(config, services, logger);
   const health = healthReporter(services);
+  const cors = corsPolicy(config.CORS_ORIGINS ?? []);
   const table = routeTable({ health, graphql: graphqlHttpDoor(yoga, recordExchange), ...(config.GRAPHIQL && { graphiql: graphiqlPage }) });
   let inFlight = 0;
   let started = 0;
@@ -85,6 +87,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
 
   async function fetch(request: Request): Promise<Response> {
+    return cors.preflight(request) ?? cors.apply(request, await answerRequest(request));
+  }
+
+  async function answerRequest(request: Request): Promise<Response> {
     if (stopping) return json({ error: { code: 'SHUTTING_DOWN', message: 'The server is stopping.' } }, 503, { 'retry-after': '1', connection: 'close' });
     inFlight++;
     started++;

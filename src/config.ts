@@ -20,6 +20,24 @@ const url = (protocols: string[]) =>
     `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
   );
 
+/** CORS_ORIGINS as origins: each entry exactly an origin (scheme://host[:port]), no path, no `*`. */
+function parseOrigins(text: string): string[] | { problem: string } {
+  const origins: string[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    if (!entry) continue;
+    let origin: string;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      return { problem: `expected origins like https://app.example.com, got ${JSON.stringify(entry)}` };
+    }
+    if (origin === 'null' || origin !== entry.replace(/\/$/, ''))
+      return { problem: `expected an origin (scheme://host[:port], no path and no *), got ${JSON.stringify(entry)}` };
+    origins.push(origin);
+  }
+  return origins;
+}
+
 /** Every setting, with its environment variable, default and meaning (the README's table is printed from this). */
 export const settings = {
   PORT: { schema: port.default(4000), doc: 'HTTP port of the server (0 picks a free one).' },
@@ -93,6 +111,24 @@ export const settings = {
   PUBLIC_URL: {
     schema: url(['http:', 'https:']).optional(),
     doc: "This server's base URL as callers reach it, written into every contract form (default http://HOST:PORT).",
+  },
+  CORS_ORIGINS: {
+    schema: z
+      .string()
+      .transform((text, ctx) => {
+        const origins = parseOrigins(text);
+        if ('problem' in origins) {
+          ctx.addIssue({ code: 'custom', message: origins.problem });
+          return z.NEVER;
+        }
+        return origins;
+      })
+      .optional(),
+    doc: 'Comma-separated origins (https://app.example.com) whose browser pages may call this server with credentials; a preflight is answered without a token. Unset: none.',
+  },
+  MCP_CATALOG: {
+    schema: z.enum(['tools', 'names']).default('tools'),
+    doc: 'What MCP tools/list lists: `tools` every runnable tool with its input schema; `names` only `find` and `call`, the runnable names (names alone) as the resource dirledger://directory/names. `/mcp?catalog=…` chooses per client.',
   },
   STREAM_CUTOFF_MS: {
     schema: positiveMs.default(25_000),
@@ -236,7 +272,9 @@ export function parseConfig(
       const secret = name.includes('SECRET');
       const issue = parsed.error.issues[0]!;
       const expected = issue.code === 'custom' ? issue.message : z.prettifyError(parsed.error).replace(/^✖ /, '');
-      problems.push(`${name}: expected ${expected.replace(/^Invalid input: expected /, '')}, got ${secret ? 'a value (hidden)' : describe(raw)}`);
+      // zod says what it made of the text ("received NaN"); the message quotes the text itself instead.
+      const shown = expected.replace(/^Invalid input: expected /, '').replace(/, received [^\n]*/, '');
+      problems.push(`${name}: expected ${shown}, got ${secret ? 'a value (hidden)' : describe(raw)}`);
     }
   }
   if (out.BLOB_STORE === 's3') {

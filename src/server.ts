@@ -5,8 +5,14 @@ import { type Config, ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { keepWasmOnBaselineCompiler } from './db/client.ts';
 import { FolderLockedError } from './db/folder-lock.ts';
+import { directoryHealth } from './health.ts';
 import { trimWhenIdle } from './idle-trim.ts';
 import { createLogger } from './logger.ts';
+import { EXIT_UNAVAILABLE, startProblem } from './startup-errors.ts';
+
+/** How to get an admin token on a start that prints none (the root key exists already, or the start failed). */
+const recoverAdminToken = (config: Config) =>
+  `an admin token: \`npx dirledger token admin\` mints one from this server's root key (DIRLEDGER_ROOT_KEY, else ${config.DATA_DIR}/root.key).`;
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
   let config: Config;
@@ -25,20 +31,29 @@ export async function serve(env: Record<string, string | undefined> = process.en
   const keyed = withRootKey(config);
   config = keyed.config;
   const logger = createLogger(config.LOG_LEVEL, config.secrets);
+  function fail(error: unknown, stage: 'open' | 'listen'): never {
+    const problem = error instanceof FolderLockedError ? { message: error.message, exitCode: EXIT_UNAVAILABLE } : startProblem(error, config, stage);
+    if (!problem) throw error;
+    process.stderr.write(`dirledger: ${problem.message}\n`);
+    if (keyed.created) process.stderr.write(`dirledger: ${recoverAdminToken(config)}\n`);
+    process.exit(problem.exitCode);
+  }
   let app: App;
   try {
     app = await buildApp(config, { logger });
   } catch (error) {
-    if (error instanceof FolderLockedError) {
-      process.stderr.write(`dirledger: ${error.message}\n`);
-      process.exit(3);
-    }
-    throw error;
+    fail(error, 'open');
+  }
+  let url: string;
+  try {
+    ({ url } = await app.start());
+  } catch (error) {
+    await app.stop().catch(() => {});
+    fail(error, 'listen');
   }
   // The demo Directory's model rows point at a fake upstream on this machine, started only when asked.
   const fake = config.DIRLEDGER_FAKE_MODELS ? await (await import('./model/fake-upstream.ts')).startFakeUpstream(config.FAKE_MODELS_PORT) : undefined;
   if (fake) logger.info({ origin: fake.origin }, 'fake model upstream (demo-gpt, demo-claude) is listening');
-  const { url } = await app.start();
   logger.info({ url, database: app.services.db.kind, node: process.version }, 'dirledger is listening');
   process.stdout.write(`dirledger: GraphQL and GraphiQL at ${url}\n`);
   if (keyed.created) {
@@ -47,7 +62,11 @@ export async function serve(env: Record<string, string | undefined> = process.en
       `dirledger: a root key was created in ${config.DATA_DIR}/root.key. Admin token (shown once):\n\n  ${app.services.authority.mintToken()}\n\n` +
         'Send it as "Authorization: Bearer <token>" (in GraphiQL: the Headers tab), or set DIRLEDGER_TOKEN for the CLI.\n',
     );
+  } else if (app.services.authRequired) {
+    process.stdout.write(`dirledger: ${recoverAdminToken(config)}\n`);
   }
+  const directory = await directoryHealth(app.services);
+  for (const problem of directory.problems) process.stderr.write(`dirledger: Directory degraded: ${problem}\n`);
   if (!app.services.authRequired) logger.warn('AUTHORITY=off: every door is open to anyone who can reach this server');
   if (app.services.db.kind === 'postgres') {
     const { privilegeWarnings } = await import('./db/roles.ts');

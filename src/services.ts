@@ -222,6 +222,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     timeoutMs: config.DISPATCH_TIMEOUT_MS,
     responseMaxBytes: config.DISPATCH_RESPONSE_MAX_BYTES,
     streamCutoffMs: config.STREAM_CUTOFF_MS,
+    suggest: (name) => resolver.meant(name),
     logger,
   });
   const models = new ModelCatalog(database.prisma, directory, resolver);

@@ -32,6 +32,7 @@ export const isRecorded = (touches: Iterable<Touches>): boolean => {
 export const httpRouteTouches = {
   'POST /ledger/batches': 'LEDGER_STORAGE',
   'GET /ledger/blob/:sha256': 'LEDGER_READ',
+  'GET /api/ledger/{row,action}/:id, /api/ledger/{counts,snapshot,ask}': 'LEDGER_READ',
   'GET /api/directory': 'DIRECTORY',
   'GET /api/directory/resolve': 'DIRECTORY',
   'POST /mcp': 'RUNNER',
@@ -52,6 +53,7 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   event: 'LEDGER_READ',
   events: 'LEDGER_READ',
   ledgerCounts: 'LEDGER_READ',
+  ledgerSnapshot: 'LEDGER_READ',
   ledgerSpool: 'LEDGER_READ',
   ledgerCheckpoint: 'LEDGER_READ',
   task: 'LEDGER_READ',

@@ -1,4 +1,5 @@
 // The dirledger CLI. Each command is a thin door over the same cores the server uses.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, parseConfig } from '../config.ts';
@@ -19,12 +20,29 @@ function config() {
   }
 }
 
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/**
+ * `npm run dirledger -- mcp` prints npm's banner (the command line, token and all) on stdout unless
+ * silent: no place for a stdio protocol. Only that script's own run: npx prints none, and a process an
+ * npm script merely started (a test run) inherits npm's variables without any banner.
+ */
+function npmBannerOnStdout(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.npm_lifecycle_event === 'dirledger' && env.npm_config_loglevel !== 'silent';
+}
+
 function port(value: string): string {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got ${JSON.stringify(value)}`);
   return value;
 }
 
-export const program = new Command().name('dirledger').description('The Directory (what could be done) and the Ledger (what was done).').showHelpAfterError();
+export const program = new Command()
+  .name('dirledger')
+  .description('The Directory (what could be done) and the Ledger (what was done).')
+  .version(packageVersion(), '-V, --version', "print dirledger's version")
+  .showHelpAfterError();
 
 program
   .command('serve')
@@ -125,8 +143,23 @@ program
   )
   .option('--url <url>', 'relay to this running server (default DIRLEDGER_URL; unset: in process)')
   .option('--token <token>', 'relay: sent to /mcp as authorization: Bearer <token>; in process: checked for door MCP_STDIO')
-  .addHelpText('after', `\n${tokenHelp}`)
-  .action(async (opts: { url?: string; token?: string }) => {
+  .addOption(
+    new Option(
+      '--catalog <catalog>',
+      'tools/list: every runnable tool with its schema, or only find and call with the names as a resource (default MCP_CATALOG)',
+    ).choices(['tools', 'names']),
+  )
+  .addHelpText(
+    'after',
+    `\n${tokenHelp}\nRun it as \`npx dirledger mcp\` or \`npm run -s dirledger -- mcp\`: without -s, npm prints its banner on stdout, where only the protocol may go.`,
+  )
+  .action(async (opts: { url?: string; token?: string; catalog?: 'tools' | 'names' }) => {
+    if (npmBannerOnStdout()) {
+      process.stderr.write(
+        'dirledger mcp: npm printed its banner on stdout, where only the protocol may go: run `npm run -s dirledger -- mcp` or `npx dirledger mcp`.\n',
+      );
+      process.exit(2);
+    }
     const token = resolveToken(opts.token);
     let url = opts.url ?? process.env.DIRLEDGER_URL;
     if (!url) {
@@ -142,10 +175,14 @@ program
     }
     if (url) {
       const { proxyStdio } = await import('../doors/mcp-stdio.ts');
-      await proxyStdio(url, token, config().PAYLOAD_MAX_BYTES);
+      const refused = await proxyStdio(url, token, config().PAYLOAD_MAX_BYTES, opts.catalog);
+      if (refused) {
+        process.stderr.write(`dirledger mcp: ${refusalLine(refused.status, refused.error ?? { code: refusalCode(refused.status) }, Boolean(token))}\n`);
+        process.exitCode = EXIT_REFUSED;
+      }
     } else {
       const { serveStdio } = await import('../doors/mcp-stdio.ts');
-      const refused = await serveStdio(config(), token);
+      const refused = await serveStdio(config(), token, opts.catalog);
       if (refused) {
         process.stderr.write(
           `dirledger mcp: ${refusalLine(refused.status, { code: refusalCode(refused.status), message: refused.message }, Boolean(token))}\n`,

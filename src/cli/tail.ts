@@ -45,9 +45,48 @@ function endpoint(url: string): string {
   return u.toString();
 }
 
+type Columns = {
+  position: string;
+  occurredAt: string;
+  direction: string;
+  kind: string;
+  tool: string;
+  status: string;
+  id: string;
+  payload: string;
+  cursor: string;
+};
+
+function columns(c: Columns): string {
+  return `${c.position.padStart(8)}  ${c.occurredAt.padEnd(24)}  ${c.direction.padEnd(3)} ${c.kind.padEnd(12)} ${c.tool.padEnd(20)} ${c.status.padEnd(6)} ${c.id}  ${c.payload}  ${c.cursor}`;
+}
+
+/** The table's header, printed once above the first event (not with --json). */
+export const header = columns({
+  position: 'POSITION',
+  occurredAt: 'OCCURRED AT',
+  direction: 'DIR',
+  kind: 'KIND',
+  tool: 'TOOL',
+  status: 'STATUS',
+  id: 'EVENT ID',
+  payload: 'PAYLOAD',
+  cursor: 'CURSOR',
+});
+
 function line(e: TailEvent): string {
   const size = e.payloadSize === null ? '' : ` ${e.payloadSize}B`;
-  return `${e.position.padStart(8)}  ${e.occurredAt}  ${e.direction.padEnd(3)} ${e.kind.padEnd(12)} ${(e.toolName ?? '-').padEnd(20)} ${(e.status ?? '-').padEnd(6)} ${e.id}  ${e.payloadState}${size}  ${e.cursor}`;
+  return columns({
+    position: e.position,
+    occurredAt: e.occurredAt,
+    direction: e.direction,
+    kind: e.kind,
+    tool: e.toolName ?? '-',
+    status: e.status ?? '-',
+    id: e.id,
+    payload: `${e.payloadState}${size}`,
+    cursor: e.cursor,
+  });
 }
 
 /** graphql-ws closes a connection whose connection_init it refuses with 4403 (or 4401 before one arrives). */
@@ -68,6 +107,7 @@ export async function tail(opts: TailOptions, out = process.stdout, err = proces
   });
   let after = opts.after;
   let printed = 0;
+  let headed = false;
   try {
     for (;;) {
       const outcome = await new Promise<{ code: number } | { resume: string }>((resolve) => {
@@ -94,6 +134,10 @@ export async function tail(opts: TailOptions, out = process.stdout, err = proces
               }
               const e = result.data!.ledgerEvents;
               after = e.cursor;
+              if (!opts.json && printed === 0 && !headed) {
+                headed = true;
+                out.write(`${header}\n`);
+              }
               out.write(opts.json ? `${JSON.stringify(e)}\n` : `${line(e)}\n`);
               if (opts.limit !== undefined && ++printed >= opts.limit) {
                 stop();

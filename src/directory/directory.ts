@@ -215,6 +215,22 @@ export class Directory {
   }
 
   /** The JSON body of GET /api/directory: names only, or with descriptions. Cached until the index changes. */
+  /** The seed's names-only projection: names alone, one a line, in section order (GET /api/directory?names=1). */
+  async namesAlone(type: string | null): Promise<{ body: string; count: number }> {
+    const key = `alone:${type ?? ''}`;
+    const cached = this.listings.get(key);
+    if (cached && cached.generation === this.generation) return cached;
+    const generation = this.generation;
+    const rows = await this.prisma.directoryRow.findMany({
+      where: type === null ? {} : { type },
+      select: { name: true },
+      orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
+    });
+    const out = { generation, body: rows.map((r) => `${r.name}\n`).join(''), count: rows.length };
+    this.listings.set(key, out);
+    return out;
+  }
+
   async listing(type: string | null, full: boolean): Promise<{ body: string; count: number }> {
     const key = `${full ? 'full' : 'names'}:${type ?? ''}`;
     const cached = this.listings.get(key);

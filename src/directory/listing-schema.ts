@@ -68,7 +68,14 @@ type TypeCount = { type: string; rows: number };
 const TypeCountRef = builder.objectRef<TypeCount>('DirectoryTypeCount').implement({
   fields: (t) => ({ type: t.exposeString('type'), rows: t.exposeInt('rows') }),
 });
-type StatsShape = { type: string | null; rows: number; rowsByType: TypeCount[]; namesOnlyBytes: number; withDescriptionsBytes: number };
+type StatsShape = {
+  type: string | null;
+  rows: number;
+  rowsByType: TypeCount[];
+  namesOnlyBytes: number;
+  withDescriptionsBytes: number;
+  namesAloneBytes: number;
+};
 const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implement({
   description: 'Counted from the data: the bytes are those of GET /api/directory and GET /api/directory?full=1 for the same type.',
   fields: (t) => ({
@@ -81,6 +88,17 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
     namesOnlyTokensEstimate: t.int({
       description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.',
       resolve: (s) => Math.round(s.namesOnlyBytes / 3.7),
+    }),
+    namesAloneBytes: t.exposeInt('namesAloneBytes', {
+      description: "Bytes of the seed's names-only projection: names alone, one a line (GET /api/directory?names=1).",
+    }),
+    namesAloneRatio: t.float({
+      description: 'withDescriptionsBytes / namesAloneBytes, to one decimal: the ratio the seed measures.',
+      resolve: (s) => (s.namesAloneBytes ? Math.round((s.withDescriptionsBytes / s.namesAloneBytes) * 10) / 10 : 0),
+    }),
+    namesAloneTokensEstimate: t.int({
+      description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.',
+      resolve: (s) => Math.round(s.namesAloneBytes / 3.7),
     }),
   }),
 });
@@ -163,9 +181,10 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const d = ctx.services.directory;
       const type = args.type ?? null;
-      const [names, full, groups] = await Promise.all([
+      const [names, full, alone, groups] = await Promise.all([
         d.listing(type, false),
         d.listing(type, true),
+        d.namesAlone(type),
         ctx.services.db.prisma.directoryRow.groupBy({ by: ['type'], where: type ? { type } : {}, _count: { _all: true }, orderBy: { type: 'asc' } }),
       ]);
       return {
@@ -174,6 +193,7 @@ builder.queryFields((t) => ({
         rowsByType: groups.map((g) => ({ type: g.type, rows: g._count._all })),
         namesOnlyBytes: Buffer.byteLength(names.body),
         withDescriptionsBytes: Buffer.byteLength(full.body),
+        namesAloneBytes: Buffer.byteLength(alone.body),
       };
     },
   }),

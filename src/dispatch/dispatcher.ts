@@ -50,6 +50,8 @@ export type DispatcherOptions = EventRecord & {
   responseMaxBytes: number;
   /** An MCP call goes on this long after its caller went away (STREAM_CUTOFF_MS: an MCP answer is a stream); absent: cancelled at once. */
   streamCutoffMs?: number;
+  /** The runnable row a name that names none probably meant (the resolver's best match), for "did you mean". */
+  suggest?: (name: string) => string | undefined;
 };
 
 /**
@@ -60,6 +62,12 @@ export type DispatchOptions = { signal?: AbortSignal; stream?: StreamOptions };
 
 /** One step to send: how it is sent, and its identity in the events. */
 type StepCall = { base: ResultBase; step: RenderedStep; contract: ContractRef | undefined; tool: string; index?: number };
+
+/** A tool name that names no runnable row, with the row the resolver thinks was meant. */
+export function notFoundMessage(name: string, meant: string | undefined): string {
+  const told = `No Directory row is called ${JSON.stringify(name)}.`;
+  return meant && meant !== name ? `${told} Did you mean ${JSON.stringify(meant)}?` : told;
+}
 
 /** Runs Directory rows' contracts. `dispatch` runs inside the caller's invocation context. */
 export class Dispatcher {
@@ -117,7 +125,7 @@ export class Dispatcher {
     const toolRefusal = this.options.authorize?.tool(request.tool);
     if (toolRefusal) throw forbidden(toolRefusal);
     const row = await this.options.directory.runnableRow(request.tool);
-    if (!row) throw new Refusal('TOOL_NOT_FOUND', `No Directory row is called ${JSON.stringify(request.tool)}.`);
+    if (!row) throw new Refusal('TOOL_NOT_FOUND', notFoundMessage(request.tool, this.options.suggest?.(request.tool)));
     const checked = checkArgs(row.argsSchema, request.args ?? {});
     if (!checked.ok) throw new Refusal('ARGS_INVALID', checked.message, { field: checked.field });
     events.args = checked.args;

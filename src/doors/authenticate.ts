@@ -8,6 +8,7 @@ import type { Caller } from '../context/request.ts';
 import { TokenParam } from '../directory/forms.ts';
 import type { Services } from '../services.ts';
 import { hookSignature, verifyHookSignature } from './hook-signature.ts';
+import { bearerChallenge } from './resource-metadata.ts';
 import { json } from './respond.ts';
 
 /**
@@ -28,9 +29,10 @@ export async function admitRequest(
   request: Request,
   url: URL,
 ): Promise<{ caller: Caller; request: Request } | { refused: Response }> {
+  const challenge = bearerChallenge(services.publicUrl, url.pathname);
   const refuse = async (refusal: Refusal, grant?: Grant) => {
     await recordRefusal(services, refusal, grant, request);
-    return { refused: refusalResponse(refusal) };
+    return { refused: refusalResponse(refusal, challenge) };
   };
   if (noQueryTokenDoors.has(door) && url.searchParams.has(TokenParam)) return refuse(tokenInUrl(door));
   if (!services.authRequired) return { caller: { door }, request };
@@ -43,7 +45,7 @@ export async function admitRequest(
     // The model door also takes Anthropic's x-api-key, where its SDK sends the key.
     const token = credentialOf(request.headers, url) ?? (door === 'MODEL' ? (request.headers.get('x-api-key') ?? undefined) : undefined);
     const checked = await admit(services, door, token, request);
-    if (!checked.ok) return { refused: refusalResponse(checked.refusal) };
+    if (!checked.ok) return { refused: refusalResponse(checked.refusal, challenge) };
     grant = checked.grant;
   }
   const powerless = auth === 'ingest' && services.authority.requirePower(grant, 'ingest', door);
@@ -137,8 +139,8 @@ export async function recordRefusal(
 /** The doors that answer in GraphQL's response shape. */
 export const graphqlDoors: ReadonlySet<Door> = new Set(['GRAPHQL', 'GRAPHQL_SSE']);
 
-/** The HTTP answer to a refusal: 401 plain, 403 naming the limit, 429 with Retry-After. */
-export function refusalResponse(refusal: Refusal): Response {
+/** The HTTP answer to a refusal: 401 with its Bearer challenge, 403 naming the limit, 429 with Retry-After. */
+export function refusalResponse(refusal: Refusal, challenge = 'Bearer realm="dirledger"'): Response {
   const code =
     refusal.status === 400
       ? 'TOKEN_IN_URL'
@@ -150,7 +152,7 @@ export function refusalResponse(refusal: Refusal): Response {
             ? 'RATE_LIMITED'
             : 'FORBIDDEN';
   const headers: Record<string, string> = {};
-  if (refusal.status === 401) headers['www-authenticate'] = 'Bearer realm="dirledger"';
+  if (refusal.status === 401) headers['www-authenticate'] = challenge;
   if (refusal.retryAfterSeconds) headers['retry-after'] = String(refusal.retryAfterSeconds);
   const limit = refusal.status === 403 ? { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) } : {};
   // A GraphQL client (GraphiQL among them) reads `errors`: the same refusal, in the GraphQL response's shape.

@@ -47,6 +47,8 @@ export function createGraphqlYoga(config: Config, services: Services, logger: Lo
     schema,
     graphqlEndpoint: graphqlPath,
     logging: false,
+    // CORS is the app's (src/doors/cors.ts), for every door alike.
+    cors: false,
     landingPage: false,
     // GraphiQL's page is the route table's (src/doors/graphiql.ts), served from npm.
     graphiql: false,

@@ -28,6 +28,37 @@ export const FindTool: McpTool = {
   },
 };
 
+/** What tools/list lists: every runnable tool with its schema, or only find and call (names as a resource). */
+export type McpCatalog = 'tools' | 'names';
+export const McpCatalogs: readonly McpCatalog[] = ['tools', 'names'];
+
+/** The MCP tool that runs a Directory row by name (listed instead of every row with catalog `names`). */
+export const CallToolName = 'call';
+
+export const CallTool: McpTool = {
+  name: CallToolName,
+  description: `Run a Directory tool by name. Every runnable name is in the resource dirledger://directory/names; "${FindToolName}" finds one from any words.`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'The tool, as named in the Directory (e.g. ECHO).' },
+      args: { type: 'object', description: "Its arguments, as its row's args schema says (default {})." },
+      dryRun: { type: 'boolean', description: 'Render the outgoing request(s) without sending anything.' },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  },
+};
+
+/** The names-only catalog: every runnable tool the caller may call, one name a line. */
+export const NamesResource = {
+  uri: 'dirledger://directory/names',
+  name: 'directory-names',
+  title: 'Runnable Directory tools, names only',
+  description: 'Every runnable tool this token may call, one name a line; run one with the "call" tool.',
+  mimeType: 'text/plain',
+};
+
 /** Rows listed per tools/list page; the next page is asked for with nextCursor. */
 export const pageSize = 500;
 
@@ -46,6 +77,11 @@ export function decodeCursor(cursor: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** Every runnable name in section order (the tool section first, then any row with a way), only those `allowed` when given. */
+export async function runnableToolNames(prisma: PrismaClient, directory: Pick<Directory, 'rowMeant'>, allowed?: (name: string) => boolean): Promise<string[]> {
+  return (await runnableRows(prisma, directory, allowed)).map((row) => row.name);
+}
+
 /** One page of runnable tools in section order (the tool section first, then any row with a way), only those `allowed` when given. */
 export async function listRunnableTools(
   prisma: PrismaClient,
@@ -53,8 +89,18 @@ export async function listRunnableTools(
   offset: number,
   allowed?: (name: string) => boolean,
 ): Promise<{ tools: McpTool[]; nextCursor?: string }> {
+  const tools = (await runnableRows(prisma, directory, allowed)).map((row) => ({
+    name: row.name,
+    description: row.description,
+    inputSchema: inputSchemaOf(row.argsSchema),
+  }));
+  const page = tools.slice(offset, offset + pageSize);
+  return offset + pageSize < tools.length ? { tools: page, nextCursor: encodeCursor(offset + pageSize) } : { tools: page };
+}
+
+async function runnableRows(prisma: PrismaClient, directory: Pick<Directory, 'rowMeant'>, allowed?: (name: string) => boolean) {
   const rows = await prisma.directoryRow.findMany({
-    where: { runnable: true, name: { not: FindToolName } },
+    where: { runnable: true, name: { notIn: [FindToolName, CallToolName] } },
     select: { name: true, type: true, description: true, argsSchema: true, ways: true },
     orderBy: [{ type: 'asc' }, { ordinal: 'asc' }],
   });
@@ -64,11 +110,5 @@ export async function listRunnableTools(
   const position = new Map(rows.map((r, i) => [r, i]));
   const meant = [...byName].flatMap(([name, named]) => directory.rowMeant(named, name, 'tool') ?? []);
   meant.sort((a, b) => Number(b.type === 'tool') - Number(a.type === 'tool') || position.get(a)! - position.get(b)!);
-  const tools: McpTool[] = [];
-  for (const row of meant) {
-    if (allowed && !allowed(row.name)) continue;
-    tools.push({ name: row.name, description: row.description, inputSchema: inputSchemaOf(row.argsSchema) });
-  }
-  const page = tools.slice(offset, offset + pageSize);
-  return offset + pageSize < tools.length ? { tools: page, nextCursor: encodeCursor(offset + pageSize) } : { tools: page };
+  return allowed ? meant.filter((row) => allowed(row.name)) : meant;
 }

@@ -8,7 +8,39 @@ import { JSON_MAX_DEPTH, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import { describeIssues } from '../validation.ts';
 
 /** JSON-RPC's error codes, and the server-error code the doors use for a refusal (rate). */
-export const RpcCode = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, INVALID_PARAMS: -32602, REFUSED: -32000 } as const;
+export const RpcCode = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** Implementation-defined: the door refused the message or its credential (rate, a refused token). */
+  REFUSED: -32000,
+  /** MCP's own: resources/read of a URI the server does not have. */
+  RESOURCE_NOT_FOUND: -32002,
+} as const;
+
+/**
+ * An error a request handler throws to be answered as a JSON-RPC error with exactly this message
+ * (the SDK's McpError prefixes "MCP error <code>: ", which its client prefixes again).
+ */
+export class RpcError extends Error {
+  readonly code: number;
+  readonly data?: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    if (data !== undefined) this.data = data;
+  }
+}
+
+export type RpcErrorAnswer = { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string; data?: unknown } };
+
+export const rpcErrorAnswer = (id: string | number | null, code: number, message: string, data?: unknown): RpcErrorAnswer => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message, ...(data !== undefined && { data }) },
+});
 
 /** Which limit a message broke: in the error's `data.limit`. */
 export type MessageLimit = 'size' | 'utf8' | 'depth' | 'json' | 'shape' | 'params' | 'rate';
@@ -90,16 +122,26 @@ export function checkMessage(line: Buffer, maxBytes: number): { message: JSONRPC
     };
   }
   const shape = JSONRPCMessageSchema.safeParse(parsed);
-  if (!shape.success) {
-    return {
-      problem: {
-        id: idOf(parsed),
-        code: RpcCode.INVALID_REQUEST,
-        message: `Invalid Request: expected one JSON-RPC 2.0 request, notification or response, got ${Array.isArray(parsed) ? 'a batch (not supported over stdio)' : `a message that is not one (${describeIssues(shape.error, parsed).slice(0, 3).join('; ')})`}.`,
-        data: { limit: 'shape' },
-      },
-    };
-  }
+  if (!shape.success) return { problem: notAMessage(parsed, shape.error, 'a batch (not supported over stdio)') };
   const params = invalidParams(parsed);
   return params ? { problem: params } : { message: shape.data };
+}
+
+/** Valid JSON that is not a JSON-RPC message: -32600 Invalid Request (the SDK answers -32700, a parse error). */
+function notAMessage(parsed: unknown, error: z.ZodError, batch: string): RpcProblem {
+  return {
+    id: idOf(parsed),
+    code: RpcCode.INVALID_REQUEST,
+    message: `Invalid Request: expected one JSON-RPC 2.0 request, notification or response, got ${Array.isArray(parsed) ? batch : `a message that is not one (${describeIssues(error, parsed).slice(0, 3).join('; ')})`}.`,
+    data: { limit: 'shape' },
+  };
+}
+
+/** An HTTP body's parsed JSON (one message or a batch) whose message is not a JSON-RPC message. */
+export function invalidShape(parsed: unknown): RpcProblem | undefined {
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    const shape = JSONRPCMessageSchema.safeParse(message);
+    if (!shape.success) return notAMessage(message, shape.error, 'a batch');
+  }
+  return Array.isArray(parsed) && parsed.length === 0 ? notAMessage(parsed, JSONRPCMessageSchema.safeParse(parsed).error!, 'an empty batch') : undefined;
 }

@@ -10,6 +10,13 @@ import { selfMcpPath } from '../dispatch/plan.ts';
 import { isPlainName, jsonTextTooDeep, tooDeep } from '../limits.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, readBody } from './respond.ts';
+import { McpCatalogs, type McpCatalog } from './mcp-catalog.ts';
+
+/** `?catalog=names` (or `tools`) on the endpoint's URL, else the MCP_CATALOG setting. */
+function catalogOf(request: Request, configured: McpCatalog): McpCatalog {
+  const asked = new URL(request.url).searchParams.get('catalog');
+  return McpCatalogs.find((c) => c === asked) ?? configured;
+}
 
 /** The MCP SDK (and zod v3, ajv and zod-to-json-schema under it) loads with the first MCP request, not at start. */
 let stateless: Promise<typeof import('./mcp-stateless.ts')> | undefined;
@@ -71,7 +78,7 @@ export async function mcpRoute(request: Request, services: Services): Promise<Re
         return rpcError(400, -32700, 'Parse error: expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
       if (jsonTextTooDeep(body as Buffer)) return rpcError(400, -32600, tooDeep('the JSON-RPC message').message);
       const { answerStateless } = await loadStateless();
-      return answerStateless(services, request, body as Buffer);
+      return answerStateless(services, request, body as Buffer, catalogOf(request, services.config.MCP_CATALOG));
     },
   ).catch((error: unknown) => {
     // An invalid x-dirledger-* header refuses the request before anything runs.

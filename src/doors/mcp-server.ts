@@ -2,7 +2,13 @@
 // lists every runnable Directory tool the caller's token may call, tools/call dispatches through the
 // runner (which checks the token's limits), and `find` is answered by the resolver.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode as RpcErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Authority } from '../auth/authority.ts';
 import { currentGrant } from '../context/request.ts';
@@ -12,7 +18,18 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import { resolutionJson } from './resolver-routes.ts';
 import type { DirectoryResolver } from '../resolver/directory-source.ts';
 import { describeIssues } from '../validation.ts';
-import { decodeCursor, FindTool, FindToolName, listRunnableTools } from './mcp-catalog.ts';
+import {
+  CallTool,
+  CallToolName,
+  decodeCursor,
+  FindTool,
+  FindToolName,
+  listRunnableTools,
+  NamesResource,
+  runnableToolNames,
+  type McpCatalog,
+} from './mcp-catalog.ts';
+import { RpcCode, RpcError } from './mcp-limits.ts';
 
 /** What the MCP server needs of an app's services. */
 export type McpServices = {
@@ -33,6 +50,12 @@ export type McpForm = 'MCP_HTTP' | 'MCP_STDIO';
  */
 export type McpHandlerWrap = <T>(request: { method: string; params?: unknown; tool?: string }, run: () => Promise<T>) => Promise<T>;
 
+const CallArgs = z.strictObject({
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()).optional(),
+  dryRun: z.boolean().optional(),
+});
+
 const FindArgs = z.strictObject({
   query: z.string(),
   minScore: z.number().int().optional(),
@@ -42,36 +65,72 @@ const FindArgs = z.strictObject({
 
 export const serverInfo = { name: 'dirledger', version: '0.1.0' };
 
-/** A fresh MCP server over the app's services (one per stateless HTTP request; one per stdio process). */
-export function createMcpServer(services: McpServices, form: McpForm, wrap: McpHandlerWrap = (_r, run) => run()): Server {
+const instructions: Record<McpCatalog, string> = {
+  tools: `Every runnable tool of the Directory is listed; call "${FindToolName}" with any words to find a row by what it does.`,
+  names: `Two tools: "${FindToolName}" finds Directory rows from any words, "${CallToolName}" runs one by name. Every runnable name is in the resource ${NamesResource.uri}.`,
+};
+
+/**
+ * A fresh MCP server over the app's services (one per stateless HTTP request; one per stdio process).
+ * `catalog`: `tools` lists every runnable tool with its schema; `names` lists only find and call,
+ * with the runnable names (names alone) as a resource.
+ */
+export function createMcpServer(services: McpServices, form: McpForm, wrap: McpHandlerWrap = (_r, run) => run(), catalog: McpCatalog = 'tools'): Server {
   const server = new Server(serverInfo, {
-    capabilities: { tools: { listChanged: false } },
-    instructions: `Every runnable tool of the Directory is listed; call "${FindToolName}" with any words to find a row by what it does.`,
+    capabilities: { tools: { listChanged: false }, ...(catalog === 'names' && { resources: { listChanged: false } }) },
+    instructions: instructions[catalog],
   });
+  const allowed = () => {
+    const grant = currentGrant();
+    const { authority } = services;
+    const door = form === 'MCP_HTTP' ? 'MCP' : 'MCP_STDIO';
+    return grant && authority ? (name: string) => authority.allowsTool(grant, door, name) === null : undefined;
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, (request) =>
     wrap({ method: request.method, params: request.params }, async () => {
       const cursor = request.params?.cursor;
       const offset = cursor === undefined ? 0 : decodeCursor(cursor);
       if (offset === undefined)
-        throw new McpError(RpcErrorCode.InvalidParams, `Invalid cursor: expected a nextCursor from tools/list, got ${JSON.stringify(cursor)}.`);
-      const grant = currentGrant();
-      const { authority } = services;
-      const door = form === 'MCP_HTTP' ? 'MCP' : 'MCP_STDIO';
-      const allowed = grant && authority ? (name: string) => authority.allowsTool(grant, door, name) === null : undefined;
-      const page = await listRunnableTools(services.db.prisma, services.directory, offset, allowed);
+        throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid cursor: expected a nextCursor from tools/list, got ${JSON.stringify(cursor)}.`);
+      if (catalog === 'names') return { tools: offset === 0 ? [FindTool, CallTool] : [] };
+      const page = await listRunnableTools(services.db.prisma, services.directory, offset, allowed());
       return { ...page, tools: offset === 0 ? [FindTool, ...page.tools] : page.tools };
     }),
   );
 
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const { name, arguments: args = {} } = request.params;
-    return wrap({ method: request.method, params: request.params, tool: name }, async (): Promise<CallToolResult> => {
+    const called = catalog === 'names' && name === CallToolName ? CallArgs.safeParse(args) : undefined;
+    const tool = called?.success ? called.data.name : name;
+    return wrap({ method: request.method, params: request.params, tool }, async (): Promise<CallToolResult> => {
       if (name === FindToolName) return find(services, args);
-      const result = await services.dispatcher.dispatch({ tool: name, args, form });
+      if (called && !called.success)
+        return { isError: true, content: [{ type: 'text', text: `BAD_INPUT: Invalid call arguments: ${describeIssues(called.error, args).join('; ')}.` }] };
+      const call = called?.success ? { tool, args: called.data.args ?? {}, ...(called.data.dryRun && { dryRun: true }) } : { tool, args };
+      const result = await services.dispatcher.dispatch({ ...call, form });
+      // An unknown tool is a protocol error (MCP spec, tools: error handling), not a tool result.
+      if (result.outcome === 'REFUSED' && result.error?.code === 'TOOL_NOT_FOUND')
+        throw new RpcError(RpcCode.INVALID_PARAMS, `Unknown tool: ${result.error.message}`);
       return toolResult(result);
     });
   });
+
+  if (catalog === 'names') {
+    server.setRequestHandler(ListResourcesRequestSchema, (request) =>
+      wrap({ method: request.method, params: request.params }, async () => ({ resources: [NamesResource] })),
+    );
+    server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+      wrap({ method: request.method, params: request.params }, async () => {
+        if (request.params.uri !== NamesResource.uri)
+          throw new RpcError(RpcCode.RESOURCE_NOT_FOUND, `Resource not found: expected ${NamesResource.uri}, got ${JSON.stringify(request.params.uri)}.`, {
+            uri: request.params.uri,
+          });
+        const names = await runnableToolNames(services.db.prisma, services.directory, allowed());
+        return { contents: [{ uri: NamesResource.uri, mimeType: NamesResource.mimeType, text: names.map((n) => `${n}\n`).join('') }] };
+      }),
+    );
+  }
   return server;
 }
 

@@ -4,11 +4,12 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isRetryable } from '../capture/boundary.ts';
 import type { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { invalidParams, rpcErrorMessage } from './mcp-limits.ts';
+import { invalidParams, invalidShape, rpcErrorMessage } from './mcp-limits.ts';
+import type { McpCatalog } from './mcp-catalog.ts';
 import { createMcpServer } from './mcp-server.ts';
 import { errorResponse } from './respond.ts';
 
-/** A tools/call or tools/list whose params break the SDK's own schema: -32602 naming the field (mcp-limits.ts). */
+/** Valid JSON that is not a JSON-RPC message (-32600), or a tools/call or tools/list whose params break the SDK's own schema (-32602 naming the field): mcp-limits.ts. */
 function invalidParamsAnswer(body: Buffer): Response | undefined {
   let parsed: unknown;
   try {
@@ -16,12 +17,12 @@ function invalidParamsAnswer(body: Buffer): Response | undefined {
   } catch {
     return undefined;
   }
-  const problem = invalidParams(parsed);
+  const problem = invalidShape(parsed) ?? invalidParams(parsed);
   return problem && new Response(JSON.stringify(rpcErrorMessage(problem)), { status: 400, headers: { 'content-type': 'application/json' } });
 }
 
 /** Answers one MCP POST (its body read, checked as UTF-8 and for depth) with a fresh server and transport. */
-export async function answerStateless(services: Services, request: Request, bytes: Buffer): Promise<Response> {
+export async function answerStateless(services: Services, request: Request, bytes: Buffer, catalog: McpCatalog): Promise<Response> {
   const invalid = invalidParamsAnswer(bytes);
   if (invalid) return invalid;
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -34,7 +35,7 @@ export async function answerStateless(services: Services, request: Request, byte
         throw error;
       }),
   };
-  const server = createMcpServer({ ...services, dispatcher }, 'MCP_HTTP');
+  const server = createMcpServer({ ...services, dispatcher }, 'MCP_HTTP', undefined, catalog);
   await server.connect(transport);
   try {
     const answer = await transport.handleRequest(

@@ -10,7 +10,7 @@
 // HTTP door (mcp-limits.ts: PAYLOAD_MAX_BYTES, JSON depth, UTF-8, the message's shape and params) and,
 // in process, the token's rate: what breaks one is answered with a JSON-RPC error naming the limit
 // (`error.data.limit`), a rate refusal is recorded, and the session goes on.
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Grant, Refusal } from '../auth/authority.ts';
@@ -18,9 +18,24 @@ import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { isPlainName } from '../limits.ts';
+import type { McpCatalog } from './mcp-catalog.ts';
+import { RpcCode, rpcErrorAnswer } from './mcp-limits.ts';
 import type { McpHandlerWrap } from './mcp-server.ts';
-import { RpcCode } from './mcp-limits.ts';
 import { LimitedStdioTransport } from './mcp-stdio-transport.ts';
+
+/** The server's refusal of the relayed token (its 401 or 403): the session ends, and the CLI exits 4. */
+export type RelayRefusal = { status: number; error?: { code?: string; message?: string } };
+
+/** The refusal a relayed request's failure is, when the server refused its credential. */
+function refusalOf(error: unknown): RelayRefusal | undefined {
+  if (!(error instanceof StreamableHTTPError) || (error.code !== 401 && error.code !== 403)) return undefined;
+  const body = /Error POSTing to endpoint: (.*)$/s.exec(error.message)?.[1];
+  try {
+    return { status: error.code, error: (JSON.parse(body ?? '') as { error?: RelayRefusal['error'] }).error };
+  } catch {
+    return { status: error.code };
+  }
+}
 
 /** A transport's or the protocol's error, on stderr (stdout carries only the protocol). */
 const printError = (error: Error): void => void process.stderr.write(`dirledger mcp: ${error.message}\n`);
@@ -58,10 +73,16 @@ function onInputEnd(transport: LimitedStdioTransport, inFlight: InFlight, close:
   process.once('SIGINT', finish);
 }
 
-/** Relays stdio to `<url>/mcp` until stdin closes, sending the token as `authorization: Bearer …`. */
-export async function proxyStdio(url: string, token: string | undefined, maxBytes: number): Promise<void> {
+/**
+ * Relays stdio to `<url>/mcp` until stdin closes, sending the token as `authorization: Bearer …`.
+ * When the server refuses the token (401, 403) the request is answered with its message, the
+ * session ends and the refusal is returned (for the CLI to print and exit 4), as in process.
+ */
+export async function proxyStdio(url: string, token: string | undefined, maxBytes: number, catalog?: McpCatalog): Promise<RelayRefusal | undefined> {
   const endpoint = new URL('/mcp', url);
+  if (catalog) endpoint.searchParams.set('catalog', catalog);
   const local = new LimitedStdioTransport({ maxBytes });
+  let refused: RelayRefusal | undefined;
   const headers = { 'x-dirledger-caller': 'dirledger mcp', ...(token && { authorization: `Bearer ${token}` }) };
   const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } });
   const done = new Promise<void>((resolve) => {
@@ -75,11 +96,21 @@ export async function proxyStdio(url: string, token: string | undefined, maxByte
       inFlight.start();
     }
     remote.send(message).catch((error: Error) => {
+      const refusal = refusalOf(error);
+      const isRequest = 'id' in message && 'method' in message;
+      if (refusal) {
+        const told = `${refusal.error?.code ?? `HTTP ${refusal.status}`}: ${refusal.error?.message ?? 'the server refused the token'}`;
+        if (isRequest) void answered(message.id, rpcErrorAnswer(message.id, RpcCode.REFUSED, told) as JSONRPCMessage);
+        if (!refused) {
+          refused = refusal;
+          void inFlight.idle().then(() => local.close());
+        }
+        return;
+      }
       process.stderr.write(`dirledger mcp: ${endpoint.href}: ${error.message}\n`);
       // A request that cannot be relayed is answered, so the client is not left waiting.
-      if ('id' in message && 'method' in message) {
-        void answered(message.id, { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `Cannot reach ${endpoint.href}: ${error.message}` } });
-      }
+      if (isRequest)
+        void answered(message.id, rpcErrorAnswer(message.id, RpcCode.INTERNAL_ERROR, `Cannot reach ${endpoint.href}: ${error.message}`) as JSONRPCMessage);
     });
   };
   const answered = async (id: string | number, message: JSONRPCMessage) => {
@@ -97,13 +128,14 @@ export async function proxyStdio(url: string, token: string | undefined, maxByte
   onInputEnd(local, inFlight, () => local.close());
   await done;
   await remote.close();
+  return refused;
 }
 
 /**
  * Serves MCP over stdio from this process's own cores until stdin closes. The token is verified for
  * door MCP_STDIO first; a refusal is recorded and returned (for the CLI to print) before serving anything.
  */
-export async function serveStdio(config: Config, token?: string): Promise<Refusal | undefined> {
+export async function serveStdio(config: Config, token?: string, catalog: McpCatalog = config.MCP_CATALOG): Promise<Refusal | undefined> {
   const logger = createLogger(config.LOG_LEVEL, config.secrets, 2);
   // Loaded here, so relaying never loads the cores.
   const { buildApp } = await import('../app.ts');
@@ -139,7 +171,7 @@ export async function serveStdio(config: Config, token?: string): Promise<Refusa
       ),
     ).finally(() => inFlight.end());
   };
-  const server = createMcpServer(services, 'MCP_STDIO', wrap);
+  const server = createMcpServer(services, 'MCP_STDIO', wrap, catalog);
   server.onerror = printError;
   const { recordRefusal } = await import('./authenticate.ts');
   const transport = new LimitedStdioTransport({

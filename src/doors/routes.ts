@@ -7,11 +7,13 @@ import { consolePath, serveConsole } from './console.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './dispatch-routes.ts';
 import { listDirectory } from './directory-routes.ts';
 import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
+import { ledgerReadPath, ledgerReadRoute } from './ledger-read-routes.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
 import { otlpTracesPath, receiveTraces } from './otlp-routes.ts';
 import { endpointOf, listModels, modelPath, modelRoute, modelsListPath } from './model-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
+import { resourceMetadata, wellKnownRoute } from './resource-metadata.ts';
 import { json } from './respond.ts';
 import { sseDispatch, wantsEventStream } from './sse-door.ts';
 
@@ -50,6 +52,13 @@ export function routeTable(deps: RouteDeps): Route[] {
   return [
     { path: '/healthz', auth: 'open', recorded: 'no', handler: async () => json(await deps.health()) },
     { path: '/', auth: 'open', recorded: 'no', handler: () => new Response(null, { status: 302, headers: { location: graphqlPath } }) },
+    {
+      path: wellKnownRoute,
+      methods: ['GET', 'HEAD'],
+      auth: 'open',
+      recorded: 'no',
+      handler: ({ match, services }) => resourceMetadata(services.publicUrl, match[1]),
+    },
     ...(deps.graphiql
       ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
       : []),
@@ -77,6 +86,14 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'token',
       recorded: 'no',
       handler: ({ request, match, services }) => serveBlob(request, match[1]!, services),
+    },
+    {
+      path: ledgerReadPath,
+      methods: ['GET', 'HEAD'],
+      door: 'REST',
+      auth: 'token',
+      recorded: 'no',
+      handler: ({ url, match, services }) => ledgerReadRoute(url, match, services),
     },
     {
       path: '/api/directory/resolve',

@@ -12,6 +12,7 @@ import '../dispatch/schema.ts';
 import '../ledger/task-schema.ts';
 import '../ledger/spool-schema.ts';
 import '../ledger/verify-schema.ts';
+import '../ledger/snapshot-schema.ts';
 import '../auth/schema.ts';
 import '../model/schema.ts';
 

@@ -285,7 +285,7 @@ export const LedgerFilterRef = builder.inputType('LedgerFilter', {
   }),
 });
 
-const LedgerFilterValueRef = builder.objectRef<LedgerFilter>('LedgerFilterValue').implement({
+export const LedgerFilterValueRef = builder.objectRef<LedgerFilter>('LedgerFilterValue').implement({
   description: 'A LedgerFilter as read back; it can be sent again as a LedgerFilter unchanged.',
   fields: (t) => ({
     kind: t.exposeStringList('kind', { nullable: true }),
@@ -324,7 +324,7 @@ const LedgerCountRef = builder.objectRef<LedgerCount>('LedgerCount').implement({
 const firstArg = { description: `How many events (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}).` };
 const afterArg = { description: 'A cursor from an earlier page or event.' };
 
-function filterArg(value: unknown): LedgerFilter {
+export function filterArg(value: unknown): LedgerFilter {
   return parseFilter(withoutNulls(value ?? {}));
 }
 

@@ -8,7 +8,8 @@ import type { DirectoryRow as DbRow, PrismaClient } from '../generated/prisma/cl
 import type { Logger } from '../logger.ts';
 import { ALIAS_FILE, loadAliasFile } from './aliases.ts';
 import { ResolverService, type ResolverSource } from './service.ts';
-import type { Resolution, ResolveOptions, ResolverRow } from './types.ts';
+import { osaDistance } from './text.ts';
+import { MAX_QUERY_LENGTH, type Resolution, type ResolveOptions, type ResolverRow } from './types.ts';
 
 /** A Directory row as the resolver holds it: the stored row itself (so doors can return it whole) plus what is searched. */
 export type IndexedDirectoryRow = ResolverRow & { stored: DbRow };
@@ -49,6 +50,25 @@ export class DirectoryResolver {
       this.sync().catch((error) => this.logger.error({ err: error }, 'resolver rebuild failed; the previous index stays live'));
     }
     return this.service.resolve(query, options);
+  }
+
+  /**
+   * The runnable row a name that names none probably meant ("did you mean"): the resolver's best
+   * runnable match, else the runnable name closest in spelling (at most 2 edits, case aside: ECH0 → ECHO).
+   */
+  meant(name: string): string | undefined {
+    // Nothing to read (blank, or too long to be a name): no suggestion, never the resolver's refusal.
+    if (name.length > MAX_QUERY_LENGTH || !/[\p{L}\p{N}]/u.test(name)) return undefined;
+    const resolved = this.resolve(name, { limit: 5 }).matches.find((m) => m.row.stored.runnable)?.row.name;
+    if (resolved) return resolved;
+    const asked = name.toLowerCase();
+    let best: { name: string; distance: number } | undefined;
+    for (const row of this.service.current.index.rows) {
+      if (!row.stored.runnable) continue;
+      const distance = osaDistance(asked, row.name.toLowerCase(), best ? best.distance - 1 : 2);
+      if (distance <= (best ? best.distance - 1 : 2)) best = { name: row.name, distance };
+    }
+    return best?.name;
   }
 
   /** Brings the index up to the Directory's current version (no-op when unchanged). */

@@ -384,7 +384,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     expect(events.some((e) => e.tool === 'ECHO')).toBe(true);
   });
 
-  // The other local demo tools (a CLI contract; a sequence ending in CODE) through one form of each door family.
+  // The other local demo tools (a CLI contract; a sequence: the clock, then ECHO over this server's /mcp) through one form of each door family.
   for (const tool of ['CLOCK', 'CLOCK_THEN_ECHO'] as const) {
     for (const form of ['DISPATCH', 'CURL', 'CLI', 'SSE', 'WEBSOCKET', 'MCP_HTTP'] as const) {
       it(`${tool} through ${form}, as written`, async (ctx) => {
@@ -396,9 +396,9 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
           expect(output).toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/);
           expect(output).toMatch(/"?outcome"?\s*:\s*"OK"/);
         } else {
-          // Its second step is a CODE cell, which the runner never executes: the same refusal by every door.
-          expect(output).toMatch(/"?outcome"?\s*:\s*"REFUSED"/);
-          expect(output).toContain('CODE_NOT_EXECUTED');
+          // Both steps run: the clock, then ECHO through this server's own MCP endpoint with the caller's token.
+          expect(output).toMatch(/"?outcome"?\s*:\s*"OK"/);
+          expect(output).toContain(`after the clock via ${form}`);
         }
         await assertReachedAndRecorded(form, output, tool);
       });

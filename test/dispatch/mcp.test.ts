@@ -134,15 +134,13 @@ describe.each(databaseKinds)('MCP doors on %s', (kind) => {
     }
   });
 
-  it('a refusal is an MCP tool error naming the field, not a protocol error', async () => {
+  it('a refusal is an MCP tool error naming the field; an unknown tool is a protocol error (-32602)', async () => {
     const client = await httpClient(t);
     try {
       const missing = await client.callTool({ name: 'ECHO', arguments: {} });
       expect(missing.isError).toBe(true);
       expect((missing.content as any)[0].text).toMatch(/text/);
-      const unknown = await client.callTool({ name: 'NO_SUCH_TOOL', arguments: {} });
-      expect(unknown.isError).toBe(true);
-      expect((unknown.structuredContent as any).outcome).toBe('REFUSED');
+      await expect(client.callTool({ name: 'NO_SUCH_TOOL', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     } finally {
       await client.close();
     }

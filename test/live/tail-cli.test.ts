@@ -34,6 +34,17 @@ describe('dirledger tail', () => {
     expect(lines.map((l) => l.id)).toEqual(['c3', 'c5']);
   }, 60_000);
 
+  it('without --json: a header names the columns once, above the first event', async () => {
+    const first = await t.app.services.ledger.append(batch('cli', [event('h1', { tool: 'headed' }), event('h2', { tool: 'headed' })]));
+    const after = encodeCursor(first.appended[0]!.position - 1n);
+    const child = runCli(['tail', '--tool', 'headed', '--after', after, '--url', t.origin, '--limit', '2'], { DIRLEDGER_TOKEN: t.token });
+    expect((await child.exited).code).toBe(0);
+    const lines = child.output().trim().split('\n');
+    expect(lines[0]).toMatch(/^\s*POSITION\s+OCCURRED AT\s+DIR KIND\s+TOOL\s+STATUS\s+EVENT ID\s+PAYLOAD\s+CURSOR$/);
+    expect(lines.slice(1).map((l) => l.includes('headed'))).toEqual([true, true]);
+    expect(lines.filter((l) => l.includes('POSITION'))).toHaveLength(1);
+  }, 60_000);
+
   it('refuses a bad cursor with exit code 2', async () => {
     const child = runCli(['tail', '--after', 'nope', '--url', t.origin, '--token', t.token]);
     const { code } = await child.exited;

@@ -34,6 +34,11 @@ describe('configuration', () => {
     expect(() => parseConfig({ DIRLEDGER_SECRET_SHORT: 'abc' })).not.toThrow(/abc"/);
   });
 
+  it('a number setting given text says what was expected and quotes the text, not what zod made of it', () => {
+    expect(() => parseConfig({ PORT: 'abc' })).toThrow(/PORT: expected number, got "abc"$/m);
+    expect(() => parseConfig({ PORT: 'abc' })).not.toThrow(/NaN/);
+  });
+
   it('documents every setting in the README', async () => {
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
     expect(readme).toContain(settingsTable());

@@ -31,11 +31,13 @@ describe('route table', () => {
     expect(routeOf(method, path, headers)).toMatchObject({ door, auth, recorded });
   });
 
-  it('the open routes: health, the redirect to /graphql and GraphiQL’s page (an HTML GET without a query)', () => {
+  it('the open routes: health, the redirect to /graphql, GraphiQL’s page (an HTML GET without a query) and the RFC 9728 resource metadata', () => {
     for (const [path, headers] of [
       ['/healthz', {}],
       ['/', {}],
       ['/graphql', { accept: 'text/html' }],
+      ['/.well-known/oauth-protected-resource', {}],
+      ['/.well-known/oauth-protected-resource/mcp', {}],
     ] as const) {
       expect(routeOf('GET', path, headers), path).toMatchObject({ auth: 'open', door: null });
     }

@@ -1,0 +1,70 @@
+// dirledger/client from a separate project (test/consumer), installed by path as `npm install
+// file:../..` does (a symlink): built JavaScript + .d.ts, type-checked with tsc --strict under NodeNext
+// and Bundler resolution without any server file in its type graph, and run with plain Node against a live server.
+import { execFile, spawnSync } from 'node:child_process';
+import { cp, mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { repoRoot } from '../helpers/process.ts';
+
+const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
+let t: TestApp;
+let consumer: string;
+
+beforeAll(async () => {
+  // What `npm run build:client` (run by postinstall) does.
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: [path.join(repoRoot, 'src/client.ts')],
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    outfile: path.join(repoRoot, 'dist/client.js'),
+    logLevel: 'warning',
+  });
+  const declared = spawnSync(process.execPath, [tsc, '-p', path.join(repoRoot, 'tsconfig.client.json')], { encoding: 'utf8', timeout: 60_000 });
+  expect(declared.status, declared.stdout).toBe(0);
+  consumer = await mkdtemp(path.join(os.tmpdir(), 'dirledger-consumer-'));
+  await cp(path.join(repoRoot, 'test/consumer'), consumer, { recursive: true });
+  await mkdir(path.join(consumer, 'node_modules'));
+  await symlink(repoRoot, path.join(consumer, 'node_modules/dirledger'), 'dir');
+  t = await startTestApp('pglite');
+}, 120_000);
+afterAll(async () => {
+  await t?.stop();
+  if (consumer) await rm(consumer, { recursive: true, force: true });
+});
+
+it('type-checks under tsc --strict with NodeNext, with only the client declaration from dirledger', () => {
+  const run = spawnSync(process.execPath, [tsc, '-p', consumer, '--listFilesOnly'], { encoding: 'utf8', timeout: 60_000 });
+  const fromDirledger = run.stdout.split('\n').filter((f) => f.includes(repoRoot) && !f.includes('node_modules/typescript/'));
+  expect(fromDirledger.map((f) => path.relative(repoRoot, f))).toEqual(['dist/client.d.ts']);
+  const checked = spawnSync(process.execPath, [tsc, '-p', consumer], { encoding: 'utf8', timeout: 60_000 });
+  expect(checked.status, checked.stdout).toBe(0);
+}, 60_000);
+
+it('type-checks under Bundler resolution too', async () => {
+  await writeFile(
+    path.join(consumer, 'tsconfig.bundler.json'),
+    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler', noEmit: true } }),
+  );
+  const checked = spawnSync(process.execPath, [tsc, '-p', path.join(consumer, 'tsconfig.bundler.json')], { encoding: 'utf8', timeout: 60_000 });
+  expect(checked.status, checked.stdout).toBe(0);
+}, 60_000);
+
+it('runs with plain Node against a live server: a tool call, a GraphQL read, the names, the read routes, a refusal', async () => {
+  // Not spawnSync: the server answers from this process's event loop. `node` is the machine's, not the pinned one.
+  const run = await promisify(execFile)('node', [path.join(consumer, 'out/index.js')], {
+    cwd: consumer,
+    env: { PATH: process.env.PATH ?? '', DIRLEDGER_URL: t.origin, DIRLEDGER_TOKEN: t.token },
+    timeout: 60_000,
+  });
+  const out = JSON.parse(run.stdout);
+  expect(out).toMatchObject({ outcome: 'OK', output: { text: 'from a consumer' }, names: ['ECHO', 'CLOCK'], refused: '401 UNAUTHENTICATED' });
+  expect(out.rows).toBeGreaterThan(10);
+  expect(out.row).toBe('NOT_FOUND'); // an action id names no event: the route's 404, as a typed error
+  expect(out.counts).toEqual([expect.objectContaining({ key: 'ECHO' })]);
+}, 60_000);

@@ -1,0 +1,20 @@
+// A consumer of dirledger/client, type-checked with `tsc --strict` (NodeNext, and Bundler) and run
+// with plain Node against a live server: DIRLEDGER_URL and DIRLEDGER_TOKEN from the environment.
+import { createClient, type DispatchResult, DirledgerClientError } from 'dirledger/client';
+
+declare const process: { env: Record<string, string | undefined>; stdout: { write(text: string): void } };
+
+const client = createClient({ baseUrl: process.env.DIRLEDGER_URL ?? 'http://127.0.0.1:4000' });
+const echoed: DispatchResult = await client.tools.ECHO!({ text: 'from a consumer' });
+const typed = await client.graphql<{ directoryStats: { rows: number } }>('{ directoryStats { rows } }');
+const rows: number | undefined = typed.data?.directoryStats.rows;
+const names = await client.names('tool');
+const row = (await client.ledger.row(echoed.actionId).catch((error: unknown) => (error instanceof DirledgerClientError ? error.code : 'other'))) as unknown;
+const counts = await client.ledger.counts('TOOL', { tool: ['ECHO'] });
+let refused = '';
+try {
+  await createClient({ baseUrl: process.env.DIRLEDGER_URL ?? '', token: 'not-a-token' }).dispatch({ tool: 'ECHO' });
+} catch (error) {
+  if (error instanceof DirledgerClientError) refused = `${error.status} ${error.code}`;
+}
+process.stdout.write(`${JSON.stringify({ outcome: echoed.outcome, output: echoed.output, rows, names: names.slice(0, 2), row, counts, refused })}\n`);
