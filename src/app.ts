@@ -60,7 +60,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const door = doorOfRoute(route, request);
     if (route.auth === 'open' || !door) return route.handler({ request, url, match, services });
     const admitted = await admitRequest(services, route.auth, door, request, url);
-    if ('refused' in admitted) return admitted.refused;
+    if ('refused' in admitted) return route.refusal ? route.refusal(request, admitted.refused) : admitted.refused;
     return runAsCaller(admitted.caller, () => answer(route, door, { request: admitted.request, url, match, services }));
   }
 

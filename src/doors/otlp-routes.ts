@@ -133,6 +133,19 @@ function success(encoding: Encoding, rejected: number, message: string): Respons
   return new Response(body, { status: 200, headers: { 'content-type': contentTypes[encoding] } });
 }
 
+/**
+ * A refusal at admission (no token, a limit, the rate) as the OTLP spec answers every 4xx: a
+ * google.rpc.Status in the request's encoding, with the refusal's status and headers (WWW-Authenticate, Retry-After).
+ */
+export async function otlpRefusal(request: Request, refused: Response): Promise<Response> {
+  const answer = (await refused.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  const message = answer?.error ? `${answer.error.code ?? 'REFUSED'}: ${answer.error.message ?? 'refused'}` : `Refused (HTTP ${refused.status}).`;
+  const kept = Object.fromEntries(
+    ['www-authenticate', 'retry-after'].flatMap((name) => (refused.headers.has(name) ? [[name, refused.headers.get(name)!]] : [])),
+  );
+  return failure(encodingOf(request) ?? 'json', refused.status, message, kept);
+}
+
 function failure(encoding: Encoding, status: number, message: string, headers: Record<string, string> = {}): Response {
   const code = rpcCodeOf[status] ?? 2;
   const body = encoding === 'protobuf' ? new Uint8Array(encodeProtobufStatus(code, message)) : JSON.stringify({ code, message });

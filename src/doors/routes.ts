@@ -10,7 +10,7 @@ import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
 import { ledgerReadPath, ledgerReadRoute } from './ledger-read-routes.ts';
 import { ingestBatch, serveBlob } from './ledger-routes.ts';
 import { mcpPath, mcpRoute } from './mcp-routes.ts';
-import { otlpTracesPath, receiveTraces } from './otlp-routes.ts';
+import { otlpRefusal, otlpTracesPath, receiveTraces } from './otlp-routes.ts';
 import { endpointOf, listModels, modelPath, modelRoute, modelsListPath } from './model-routes.ts';
 import { resolveRoute } from './resolver-routes.ts';
 import { resourceMetadata, wellKnownRoute } from './resource-metadata.ts';
@@ -38,6 +38,8 @@ export type Route = {
   recorded: Recorded;
   auth: RouteAuth;
   handler: (r: RouteRequest) => Promise<Response> | Response;
+  /** The door's own shape for a refusal at admission (401/403/429), where its protocol names one (OTLP's Status). */
+  refusal?: (request: Request, refused: Response) => Promise<Response>;
 };
 
 /** What the table needs from the app: its health report and its GraphQL door (yoga). */
@@ -78,6 +80,7 @@ export function routeTable(deps: RouteDeps): Route[] {
       auth: 'ingest',
       recorded: 'no',
       handler: ({ request, services }) => receiveTraces(request, services),
+      refusal: otlpRefusal,
     },
     {
       path: /^\/ledger\/blob\/([^/]+)$/,

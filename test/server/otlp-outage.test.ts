@@ -91,6 +91,8 @@ describe('POST /v1/traces over the token rate', () => {
     const limited = await send(2);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // As the spec answers every 4xx: a google.rpc.Status (RESOURCE_EXHAUSTED) in the request's encoding.
+    expect(await limited.json()).toMatchObject({ code: 8, message: expect.stringMatching(/^RATE_LIMITED: /) });
     const sql = await rawSql(t.db);
     try {
       expect(await sql.query('SELECT id FROM ledger_event WHERE id LIKE $1', [`otel:${traceId}:%`])).toEqual([{ id: `otel:${traceId}:${span(1)}` }]);

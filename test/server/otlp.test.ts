@@ -282,6 +282,31 @@ describe.each(databaseKinds)('POST /v1/traces with the official exporters on %s'
     const post = (body: BodyInit, headers: Record<string, string>) =>
       fetch(`${t.origin}/v1/traces`, { method: 'POST', headers: { ...t.auth, ...headers }, body });
 
+    it('a refusal at admission (no token, a missing power) is a google.rpc.Status in the request encoding, with the Bearer challenge on 401', async () => {
+      const anonymous = await fetch(`${t.origin}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf' },
+        body: new Uint8Array(0),
+      });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('content-type')).toBe('application/x-protobuf');
+      expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
+      expect(decodeProtobufStatus(new Uint8Array(await anonymous.arrayBuffer()))).toEqual({
+        code: 16,
+        message: 'UNAUTHENTICATED: Missing or invalid credential.',
+      });
+      const powerless = await fetch(`${t.origin}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.mint('powers = call')}` },
+        body: '{}',
+      });
+      expect(powerless.status).toBe(403);
+      expect(powerless.headers.get('content-type')).toBe('application/json');
+      const status = (await powerless.json()) as { code: number; message: string };
+      expect(status.code).toBe(7);
+      expect(status.message).toMatch(/^FORBIDDEN: This token may not append/);
+    });
+
     it('a malformed protobuf body: 400 with a google.rpc.Status in protobuf', async () => {
       const response = await post(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2]), { 'content-type': 'application/x-protobuf' });
       expect(response.status).toBe(400);
