@@ -122,26 +122,29 @@ export function checkMessage(line: Buffer, maxBytes: number): { message: JSONRPC
     };
   }
   const shape = JSONRPCMessageSchema.safeParse(parsed);
-  if (!shape.success) return { problem: notAMessage(parsed, shape.error, 'a batch (not supported over stdio)') };
+  if (!shape.success) return { problem: notAMessage(parsed, Array.isArray(parsed) ? 'a batch (not supported over stdio)' : notOne(parsed, shape.error)) };
   const params = invalidParams(parsed);
   return params ? { problem: params } : { message: shape.data };
 }
 
 /** Valid JSON that is not a JSON-RPC message: -32600 Invalid Request (the SDK answers -32700, a parse error). */
-function notAMessage(parsed: unknown, error: z.ZodError, batch: string): RpcProblem {
+function notAMessage(parsed: unknown, got: string): RpcProblem {
   return {
     id: idOf(parsed),
     code: RpcCode.INVALID_REQUEST,
-    message: `Invalid Request: expected one JSON-RPC 2.0 request, notification or response, got ${Array.isArray(parsed) ? batch : `a message that is not one (${describeIssues(error, parsed).slice(0, 3).join('; ')})`}.`,
+    message: `Invalid Request: expected one JSON-RPC 2.0 request, notification or response, got ${got}.`,
     data: { limit: 'shape' },
   };
 }
 
+const notOne = (parsed: unknown, error: z.ZodError) => `a message that is not one (${describeIssues(error, parsed).slice(0, 3).join('; ')})`;
+
 /** An HTTP body's parsed JSON (one message or a batch) whose message is not a JSON-RPC message. */
 export function invalidShape(parsed: unknown): RpcProblem | undefined {
+  if (Array.isArray(parsed) && parsed.length === 0) return notAMessage(parsed, 'an empty batch');
   for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
     const shape = JSONRPCMessageSchema.safeParse(message);
-    if (!shape.success) return notAMessage(message, shape.error, 'a batch');
+    if (!shape.success) return notAMessage(message, notOne(message, shape.error));
   }
-  return Array.isArray(parsed) && parsed.length === 0 ? notAMessage(parsed, JSONRPCMessageSchema.safeParse(parsed).error!, 'an empty batch') : undefined;
+  return undefined;
 }
