@@ -1,21 +1,53 @@
-// The spool's record framing: u32 LE length, u32 LE crc32 of the body, the body (the event as JSON).
-// Segments are zero-filled ahead of need, so on replay the records end either at a zero tail (the
-// clean end: never written) or at a record that is short, fails its checksum or does not parse,
-// followed by anything but zeros (a torn write: reported, the rest ignored).
+// The spool's framing. A segment begins with a header (magic, its number, a checksum of both); each
+// record is u32 LE length, u32 LE crc32 of the body, u32 LE the segment number, then the body (the
+// event as JSON). Segments are zero-filled when new and recycled once their events committed, so on
+// replay the records end at a zero tail or at a record of an earlier number (the clean end: space
+// never written, or a recycled segment's previous life), or at a record of this number that is short
+// or fails its checksum (a torn write: reported, the rest ignored).
+//
+// A spare (committed, waiting to be recycled) has the header of number 0, which no record carries.
+// A segment without the header is the first format (u32 length, u32 crc32, body; zero-filled, never
+// recycled), still replayed.
 import { crc32 } from 'node:zlib';
 import type { SecretRedactor } from '../secrets/redact.ts';
 import { parseEvent, type EventInput } from './input.ts';
 
-const HEADER = 8;
+const MAGIC = Buffer.from('DLSPOOL2', 'latin1');
+/** Bytes of a segment's header: where its first record goes. */
+export const SEGMENT_HEADER = 16;
+const RECORD_HEADER = 12;
+const LEGACY_RECORD_HEADER = 8;
 
-/** One event as a framed record. */
+/** The header of segment `segment`. */
+export function segmentHeader(segment: number): Buffer {
+  const header = Buffer.alloc(SEGMENT_HEADER);
+  MAGIC.copy(header, 0);
+  header.writeUInt32LE(segment, 8);
+  header.writeUInt32LE(crc32(header.subarray(0, 12)), 12);
+  return header;
+}
+
+/** The segment number in a header, or undefined when the bytes do not begin with a valid one. */
+export function readSegmentHeader(bytes: Buffer): number | undefined {
+  if (bytes.length < SEGMENT_HEADER || !bytes.subarray(0, 8).equals(MAGIC)) return undefined;
+  if (crc32(bytes.subarray(0, 12)) !== bytes.readUInt32LE(12)) return undefined;
+  return bytes.readUInt32LE(8);
+}
+
+/** One event as a framed record; `stamp` gives it the segment it is written to. */
 export function frame(event: EventInput): Buffer {
   const body = Buffer.from(JSON.stringify(event), 'utf8');
-  const record = Buffer.allocUnsafe(HEADER + body.length);
+  const record = Buffer.allocUnsafe(RECORD_HEADER + body.length);
   record.writeUInt32LE(body.length, 0);
   record.writeUInt32LE(crc32(body), 4);
-  body.copy(record, HEADER);
+  record.writeUInt32LE(0, 8);
+  body.copy(record, RECORD_HEADER);
   return record;
+}
+
+/** Writes the segment number into each framed record in `bytes` (records laid end to end). */
+export function stamp(bytes: Buffer, segment: number): void {
+  for (let at = 0; at + RECORD_HEADER <= bytes.length; at += RECORD_HEADER + bytes.readUInt32LE(at)) bytes.writeUInt32LE(segment, at + 8);
 }
 
 /** The event with every registered secret value replaced by its name, in the fields the Ledger redacts. */
@@ -40,24 +72,36 @@ export function redactEvent(event: EventInput, redactor: SecretRedactor): EventI
 }
 
 export type Unframed = {
+  /** The segment's number from its header; undefined for the first format. */
+  segment: number | undefined;
   events: EventInput[];
-  /** Bytes of whole, valid records from the start. */
+  /** Bytes of the header and whole, valid records from the start: where the next record would go. */
   validBytes: number;
-  /** Bytes after them that are not a clean zero tail: a torn or corrupt write (0 when the records end cleanly). */
+  /** Bytes after them that are not a clean end: a torn or corrupt write (0 when the records end cleanly). */
   tornBytes: number;
-  /** Zero bytes after them: preallocated space never written. */
+  /** Bytes after them that are a clean end: zeros never written, or records of the segment's previous life. */
   zeroBytes: number;
 };
 
-/** The events of a segment's bytes, up to the first record that is torn or fails its checksum, or the zero tail. */
+/** The events of a segment's bytes, up to the clean end or the first record that is torn or fails its checksum. */
 export function unframe(bytes: Buffer): Unframed {
+  const segment = readSegmentHeader(bytes);
+  // A spare: every record in it is of an earlier life.
+  if (segment === 0) return { segment, events: [], validBytes: SEGMENT_HEADER, tornBytes: 0, zeroBytes: bytes.length - SEGMENT_HEADER };
+  const header = segment === undefined ? LEGACY_RECORD_HEADER : RECORD_HEADER;
   const events: EventInput[] = [];
-  let offset = 0;
-  while (offset + HEADER <= bytes.length) {
+  let offset = segment === undefined ? 0 : SEGMENT_HEADER;
+  let earlierLife = false;
+  while (offset + header <= bytes.length) {
     const length = bytes.readUInt32LE(offset);
-    const end = offset + HEADER + length;
+    if (segment !== undefined && bytes.readUInt32LE(offset + 8) !== segment) {
+      // Written in an earlier life of this file (a record of this one begins with this number, once its header is whole).
+      earlierLife = bytes.readUInt32LE(offset + 8) < segment && length !== 0;
+      break;
+    }
+    const end = offset + header + length;
     if (length === 0 || end > bytes.length) break;
-    const body = bytes.subarray(offset + HEADER, end);
+    const body = bytes.subarray(offset + header, end);
     if (crc32(body) !== bytes.readUInt32LE(offset + 4)) break;
     let parsed: ReturnType<typeof parseEvent>;
     try {
@@ -70,8 +114,8 @@ export function unframe(bytes: Buffer): Unframed {
     offset = end;
   }
   const rest = bytes.length - offset;
-  const clean = allZero(bytes.subarray(offset));
-  return { events, validBytes: offset, tornBytes: clean ? 0 : rest, zeroBytes: clean ? rest : 0 };
+  const clean = earlierLife || allZero(bytes.subarray(offset));
+  return { segment, events, validBytes: offset, tornBytes: clean ? 0 : rest, zeroBytes: clean ? rest : 0 };
 }
 
 const zeros = Buffer.alloc(256 * 1024);

@@ -3,8 +3,9 @@
 // waited for it: group commit); the background writer then moves them to the Ledger, whose
 // append is idempotent by event id, and release() lets a segment go once all its events committed.
 //
-// Segments are zero-filled ahead of need and written over in place (spool-files.ts), so a durable
-// write commits data only, never a new file size. Framing and replay: spool-frame.ts.
+// Segments are zero-filled ahead of need (or recycled once committed) and written over in place
+// (spool-files.ts), so a durable write commits data only, never a new file size. Framing and
+// replay: spool-frame.ts.
 import { readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -12,8 +13,18 @@ import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { EventInput } from './input.ts';
 import type { SecretRedactor } from '../secrets/redact.ts';
-import { frame, redactEvent, unframe } from './spool-frame.ts';
-import { defaultIo, prepareSegment, releaseLock, segmentName, segmentPattern, takeLock, type PreparedSegment, type SpoolIo } from './spool-files.ts';
+import { frame, redactEvent, SEGMENT_HEADER, stamp, unframe } from './spool-frame.ts';
+import {
+  defaultIo,
+  markSpare,
+  prepareSegment,
+  recycleSegment,
+  releaseLock,
+  segmentPattern,
+  takeLock,
+  type PreparedSegment,
+  type SpoolIo,
+} from './spool-files.ts';
 
 export type SpoolOptions = {
   dir: string;
@@ -47,11 +58,14 @@ export type SpoolStats = {
   waiting: number;
 };
 
-/** `bytes`: written so far (where the next write goes); `capacity`: zero-filled size (0 for one replayed). */
-type Segment = { name: string; file: FileHandle | undefined; bytes: number; capacity: number; firstSeq: number; endSeq: number };
+/** `bytes`: where the next write goes (after the header and the records so far); `capacity`: the file's prepared size (0 for one replayed). */
+type Segment = { name: string; number: number; file: FileHandle | undefined; bytes: number; capacity: number; firstSeq: number; endSeq: number };
 type Group = { endSeq: number; bytes: number; at: number };
 type Pending = { records: Buffer[]; events: EventInput[]; bytes: number; resolve: () => void; reject: (error: unknown) => void; done: Promise<void> };
 type Waiter = { pending: Pending; timer: NodeJS.Timeout | undefined };
+
+/** Committed segments kept for recycling: one covers a steady load (the one before the current is done by the time it fills). */
+const maxSpares = 2;
 
 export const spoolUnavailable = (message: string) => new DomainError(ErrorCode.SPOOL_UNAVAILABLE, message, { retryAfterSeconds: 1 });
 
@@ -69,6 +83,8 @@ export class Spool {
   private nextSeq = 0;
   private releasedSeq = 0;
   private nextSegment = 1;
+  /** Segment files whose events all committed, kept to be recycled as the next ones (oldest first). */
+  private readonly spares: string[] = [];
   /** The next segment, being zero-filled while the current one is written. */
   private prepared: Promise<PreparedSegment> | undefined;
   /** Counted at admission, so queued appends hold their room. */
@@ -104,12 +120,14 @@ export class Spool {
     const now = Date.now();
     for (const name of names) {
       const bytes = await readFile(path.join(options.dir, name));
-      // A zero tail is space never written (the clean end); anything else after the records is a torn or corrupt write.
-      const { events, validBytes, tornBytes } = unframe(bytes);
-      spool.nextSegment = Number(segmentPattern.exec(name)![1]) + 1;
+      // A zero tail or an earlier life's records are the clean end; anything else after the records is a torn or corrupt write.
+      const { segment, events, validBytes, tornBytes } = unframe(bytes);
+      const number = Math.max(Number(segmentPattern.exec(name)![1]), segment ?? 0);
+      spool.nextSegment = Math.max(spool.nextSegment, number + 1);
       if (events.length === 0 && tornBytes === 0) {
-        // Prepared and never written.
-        await unlink(path.join(options.dir, name));
+        // Prepared or recycled and never written: a spare when it is whole.
+        if (segment !== undefined && bytes.length === spool.segmentBytes && spool.spares.length < maxSpares) spool.spares.push(name);
+        else await unlink(path.join(options.dir, name));
         continue;
       }
       if (tornBytes > 0)
@@ -119,7 +137,7 @@ export class Spool {
         );
       const firstSeq = spool.nextSeq;
       spool.nextSeq += events.length;
-      spool.segments.push({ name, file: undefined, bytes: validBytes, capacity: 0, firstSeq, endSeq: spool.nextSeq });
+      spool.segments.push({ name, number, file: undefined, bytes: validBytes, capacity: 0, firstSeq, endSeq: spool.nextSeq });
       if (events.length) spool.groups.push({ endSeq: spool.nextSeq, bytes: validBytes, at: now });
       spool.heldEvents += events.length;
       spool.heldBytes += validBytes;
@@ -250,7 +268,9 @@ export class Spool {
         let segment: Segment | undefined;
         try {
           segment = await this.activeSegment(bytes);
-          await this.io.write(segment.file!, Buffer.concat(records, bytes), segment.bytes);
+          const written = Buffer.concat(records, bytes);
+          stamp(written, segment.number);
+          await this.io.write(segment.file!, written, segment.bytes);
           await this.io.sync(segment.file!);
         } catch (error) {
           await this.abandonWrite(segment, error);
@@ -278,12 +298,12 @@ export class Spool {
   }
 
   /**
-   * The segment a write of `bytes` goes to: the current one while it fits in its zero-filled space
+   * The segment a write of `bytes` goes to: the current one while it fits in its prepared space
    * (or the segment is empty), else the prepared next one, whose successor is then prepared.
    */
   private async activeSegment(bytes: number): Promise<Segment> {
     const last = this.segments.at(-1);
-    if (last?.file && (last.bytes === 0 || last.bytes + bytes <= last.capacity)) return last;
+    if (last?.file && (last.bytes === SEGMENT_HEADER || last.bytes + bytes <= last.capacity)) return last;
     if (last?.file) {
       const full = last.file;
       last.file = undefined;
@@ -297,12 +317,20 @@ export class Spool {
     } finally {
       this.prepareNext();
     }
-    const segment: Segment = { name: ready.name, file: ready.file, bytes: 0, capacity: ready.capacity, firstSeq: this.nextSeq, endSeq: this.nextSeq };
+    const segment: Segment = {
+      name: ready.name,
+      number: ready.number,
+      file: ready.file,
+      bytes: SEGMENT_HEADER,
+      capacity: ready.capacity,
+      firstSeq: this.nextSeq,
+      endSeq: this.nextSeq,
+    };
     this.segments.push(segment);
     return segment;
   }
 
-  /** Begins zero-filling the next segment in the background, unless one is ready or under way. */
+  /** Begins preparing the next segment in the background (a spare recycled, else a new one zero-filled), unless one is ready or under way. */
   private prepareNext(): void {
     if (this.prepared || this.closed) return;
     const next = this.prepare();
@@ -312,7 +340,10 @@ export class Spool {
   }
 
   private prepare(): Promise<PreparedSegment> {
-    return prepareSegment(this.options.dir, segmentName(this.nextSegment++), this.segmentBytes, this.io);
+    const spare = this.spares.shift();
+    const number = this.nextSegment++;
+    if (spare) return recycleSegment(this.options.dir, spare, number, this.segmentBytes, this.io);
+    return prepareSegment(this.options.dir, number, this.segmentBytes, this.io);
   }
 
   /** After a failed write or sync the file's tail is unknown: cut it back to what was durable and begin a new segment. */
@@ -321,6 +352,8 @@ export class Spool {
     if (!segment?.file) return;
     const file = segment.file;
     segment.file = undefined;
+    // Cut short, it is no longer a whole segment to recycle.
+    segment.capacity = 0;
     try {
       await file.truncate(segment.bytes);
       await file.sync();
@@ -347,11 +380,15 @@ export class Spool {
     this.admitWaiters();
   }
 
-  /** Deletes closed segments whose events are all released. */
+  /** Closed segments whose events are all released are kept as spares (up to a few, whole ones) or deleted. */
   private async deleteReleased(): Promise<void> {
     while (this.segments.length && !this.segments[0]!.file && this.segments[0]!.endSeq <= this.releasedSeq) {
       const segment = this.segments.shift()!;
-      await unlink(path.join(this.options.dir, segment.name));
+      const whole = segment.capacity === this.segmentBytes && segment.bytes <= segment.capacity;
+      if (whole && !this.closed && this.spares.length < maxSpares) {
+        await markSpare(this.options.dir, segment.name, this.io);
+        this.spares.push(segment.name);
+      } else await unlink(path.join(this.options.dir, segment.name));
     }
   }
 
@@ -380,6 +417,7 @@ export class Spool {
       await unlink(path.join(this.options.dir, unused.name));
     }
     await this.deleteReleased();
+    for (const spare of this.spares.splice(0)) await unlink(path.join(this.options.dir, spare));
     await releaseLock(this.options.dir);
   }
 }

@@ -4,7 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInput } from '../../src/ledger/input.ts';
 import type { SpoolIo } from '../../src/ledger/spool-files.ts';
-import { unframe } from '../../src/ledger/spool-frame.ts';
+import { segmentHeader, unframe } from '../../src/ledger/spool-frame.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { startDispatchApp, type DispatchApp } from '../dispatch/helpers.ts';
 import { startMcpUpstream, type McpUpstream } from '../dispatch/mcp-upstream.ts';
@@ -29,7 +29,9 @@ function faultyIo() {
     },
     async sync(file) {
       await file.datasync();
-      synced.push(...unframe(Buffer.concat(written.get(file) ?? [])).events);
+      // Records as written, stamped with their segment's number (at byte 8 of each): read back behind that segment's header.
+      const records = Buffer.concat(written.get(file) ?? []);
+      if (records.length) synced.push(...unframe(Buffer.concat([segmentHeader(records.readUInt32LE(8)), records])).events);
       written.delete(file);
     },
   };

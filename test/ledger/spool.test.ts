@@ -10,7 +10,7 @@ import type { EventInput } from '../../src/ledger/input.ts';
 import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { Spool, type SpoolOptions } from '../../src/ledger/spool.ts';
 import type { SpoolIo } from '../../src/ledger/spool-files.ts';
-import { allZero, frame, unframe } from '../../src/ledger/spool-frame.ts';
+import { frame, SEGMENT_HEADER, segmentHeader, stamp, unframe } from '../../src/ledger/spool-frame.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';
 import { rawSql } from '../helpers/sql.ts';
@@ -18,11 +18,17 @@ import { parsedEvent, until } from '../capture/helpers.ts';
 
 const events = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => parsedEvent(`${prefix}-${i}`));
 const segmentsIn = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith('.spool')).sort();
-/** Segments holding records (not the next one, zero-filled and waiting). */
+/** Segments holding records (not the next one, zero-filled or recycled and waiting). */
 const writtenSegments = async (dir: string) => {
   const names: string[] = [];
-  for (const name of await segmentsIn(dir)) if (!allZero(await readFile(path.join(dir, name)))) names.push(name);
+  for (const name of await segmentsIn(dir)) if (unframe(await readFile(path.join(dir, name))).events.length) names.push(name);
   return names;
+};
+/** Segment `number`'s bytes holding `records`, as the spool writes them. */
+const segmentOf = (records: Buffer[], number = 1) => {
+  const body = Buffer.concat(records.map((r) => Buffer.from(r)));
+  stamp(body, number);
+  return Buffer.concat([segmentHeader(number), body]);
 };
 const realIo: SpoolIo = {
   async write(file, bytes, position) {
@@ -68,7 +74,7 @@ describe('spool framing', () => {
       headers: { 'x-a': 'b c' },
       payload: { state: 'COMPLETE', base64: Buffer.from([0, 0xff, 0xfe, 0x80]).toString('base64') },
     });
-    const bytes = Buffer.concat([frame(rich), frame(parsedEvent('plain'))]);
+    const bytes = segmentOf([frame(rich), frame(parsedEvent('plain'))]);
     const { events: back, tornBytes } = unframe(bytes);
     expect(tornBytes).toBe(0);
     expect(back).toEqual([rich, parsedEvent('plain')]);
@@ -77,14 +83,14 @@ describe('spool framing', () => {
   it('frames NUL and lone surrogates losslessly (JSON escapes), whatever the event parser accepts', () => {
     const text = 'nul\u0000here \ud800x\udfff';
     const record = frame({ ...parsedEvent('raw'), metadata: { q: text } });
-    const body = record.subarray(8);
+    const body = record.subarray(12);
     expect(record.readUInt32LE(0)).toBe(body.length);
     expect(body.includes(0)).toBe(false);
     expect(JSON.parse(body.toString('utf8')).metadata.q).toBe(text);
   });
 
   it('stops at a torn last record, whatever byte the write was cut at', () => {
-    const whole = Buffer.concat(events('torn', 3).map(frame));
+    const whole = segmentOf(events('torn', 3).map(frame));
     const lastStart = whole.length - frame(parsedEvent('torn-2')).length;
     for (let cut = lastStart; cut < whole.length; cut++) {
       const { events: back, validBytes, tornBytes } = unframe(whole.subarray(0, cut));
@@ -98,11 +104,11 @@ describe('spool framing', () => {
     const good = frame(parsedEvent('good'));
     const bad = frame(parsedEvent('bad'));
     bad[bad.length - 2] = bad[bad.length - 2]! ^ 0x01;
-    expect(unframe(Buffer.concat([good, bad, good])).events.map((e) => e.id)).toEqual(['good']);
-    expect(unframe(Buffer.concat([good, Buffer.alloc(64)])).events).toHaveLength(1);
+    expect(unframe(segmentOf([good, bad, good])).events.map((e) => e.id)).toEqual(['good']);
+    expect(unframe(segmentOf([good, Buffer.alloc(64)])).events).toHaveLength(1);
     const lying = Buffer.alloc(12);
     lying.writeUInt32LE(0xffff_fff0, 0);
-    expect(unframe(Buffer.concat([good, lying])).events).toHaveLength(1);
+    expect(unframe(segmentOf([good, lying])).events).toHaveLength(1);
     expect(unframe(Buffer.from('not a spool at all')).events).toEqual([]);
   });
 });
@@ -167,7 +173,7 @@ describe('Spool', () => {
 
   it('deletes a segment only once all its events are released, and keeps the rest across close', async () => {
     const one = frame(parsedEvent('d-0')).length;
-    const { spool } = await openSpool({ segmentBytes: one * 2 });
+    const { spool } = await openSpool({ segmentBytes: SEGMENT_HEADER + one * 2 });
     for (let i = 0; i < 6; i++) await spool.append([parsedEvent(`d-${i}`)], () => {});
     const before = await writtenSegments(dir);
     expect(before).toHaveLength(3);
