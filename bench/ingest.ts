@@ -34,7 +34,7 @@ import { benchServerEntry } from './lib/build.ts';
 import { postClient } from './lib/post.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { fixed, int, mb, median, mib, percentile, row, sum, target } from './lib/stats.ts';
-import { mintWithRootKey } from '../src/auth/authority.ts';
+import { mintWithRootKey } from '../src/auth/tokens.ts';
 
 const benchRootKey = randomBytes(32);
 const benchAuth = {

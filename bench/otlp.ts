@@ -17,7 +17,7 @@ import { context, trace } from '@opentelemetry/api';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
-import { mintWithRootKey } from '../src/auth/authority.ts';
+import { mintWithRootKey } from '../src/auth/tokens.ts';
 import { eventsOfSpans } from '../src/capture/otel-events.ts';
 import { decodeProtobufTraces } from '../src/doors/otlp/proto.ts';
 import { benchServerEntry } from './lib/build.ts';

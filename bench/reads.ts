@@ -25,7 +25,7 @@ import path from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { mintWithRootKey } from '../src/auth/authority.ts';
+import { mintWithRootKey } from '../src/auth/tokens.ts';
 import { contractSha256 } from '../src/directory/contracts.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { onCleanup } from './lib/cleanup.ts';

@@ -1,7 +1,8 @@
 // The runner's authority hook: the grant of the invocation a call runs in decides, once per call,
 // whether its token may call this tool, reach these paths, and spend one more use.
 import { currentInvocation } from '../context/request.ts';
-import type { Authority, Refusal } from './authority.ts';
+import type { Authority } from './authority.ts';
+import type { Refusal } from './verdict.ts';
 
 /** Argument names whose values are paths, for `folders` caveats. */
 const PATH_ARGS = new Set(['path', 'paths', 'file', 'files', 'filename', 'folder', 'folders', 'dir', 'directory', 'cwd']);

@@ -3,7 +3,9 @@
 // caveats are public (anyone holding a token reads them) and the id is what refusals name.
 import { randomUUID } from 'node:crypto';
 import type { EventInput } from '../ledger/input.ts';
-import { describeLimits, inspect, type Authority, type Grant } from './authority.ts';
+import { describeLimits, inspect } from './tokens.ts';
+import type { Authority } from './authority.ts';
+import type { Grant } from './verdict.ts';
 import type { Door } from '../context/door.ts';
 import { MalformedToken } from './macaroon.ts';
 

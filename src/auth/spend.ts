@@ -8,7 +8,9 @@
 import { currentInvocation } from '../context/request.ts';
 import type { Door } from '../context/door.ts';
 import type { SqlExecutor, SqlQueryable } from '../db/sql.ts';
-import type { Authority, Budget, Grant, Refusal } from './authority.ts';
+import type { Authority } from './authority.ts';
+import type { Budget, Grant } from './verdict.ts';
+import type { Refusal } from './verdict.ts';
 import { toolAllowed } from './caveats.ts';
 
 /** A call's worst case; `output` null when nothing bounds it. Cost in units of 10^-10 USD. */

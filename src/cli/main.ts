@@ -309,7 +309,7 @@ token
   .option('--url <url>', "record the grant in that server's ledger first (also DIRLEDGER_URL); nothing is printed if it cannot be")
   .action(async (opts: { url?: string }) => {
     const { withRootKey } = await import('../auth/root-key.ts');
-    const { mintWithRootKey } = await import('../auth/authority.ts');
+    const { mintWithRootKey } = await import('../auth/tokens.ts');
     const minted = mintWithRootKey(withRootKey(config()).rootKey);
     const url = opts.url ?? process.env.DIRLEDGER_URL;
     if (url) {
@@ -329,7 +329,7 @@ token
   .argument('<token>', 'the token')
   .option('--json', 'print {tokenId, caveats, limits} as JSON')
   .action(async (text: string, opts: { json?: boolean }) => {
-    const { inspect } = await import('../auth/authority.ts');
+    const { inspect } = await import('../auth/tokens.ts');
     try {
       const read = inspect(text);
       process.stdout.write(

@@ -1,6 +1,6 @@
 // The credential-free links (LINK_URL, LINK_REST, LINK_MCP) a scoped token is rendered into: which
 // doors it verifies at and may call a tool through, and which tools its caveats name exactly.
-import type { Grant } from '../auth/authority.ts';
+import type { Grant } from '../auth/verdict.ts';
 import { parseCaveat, toolAllowed } from '../auth/caveats.ts';
 import type { Door } from '../context/door.ts';
 import { DomainError, ErrorCode } from '../errors.ts';

@@ -1,6 +1,6 @@
 // What a call to the runner is and what it answers: the request, the result, the refusal codes.
 import { isUtf8 } from 'node:buffer';
-import type { Refusal as AuthRefusal } from '../auth/authority.ts';
+import type { Refusal as AuthRefusal } from '../auth/verdict.ts';
 import type { StreamChunk, StreamCut, StreamState } from '../capture/tee.ts';
 import type { SecretRedactor } from '../secrets/redact.ts';
 import type { StepAnswer } from './runners.ts';

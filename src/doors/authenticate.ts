@@ -1,7 +1,8 @@
 // Every door's first step: find the credential, verify it for this door, and answer a refusal
 // (recorded as a REFUSAL event) before anything else runs. Only /healthz, GraphiQL's page and the console's static assets are open.
 import { randomUUID } from 'node:crypto';
-import type { Checked, Grant, Refusal } from '../auth/authority.ts';
+import type { Checked, Grant } from '../auth/verdict.ts';
+import type { Refusal } from '../auth/verdict.ts';
 import type { Door } from '../context/door.ts';
 import { InvocationHeaders } from '../capture/boundary.ts';
 import type { Caller } from '../context/request.ts';

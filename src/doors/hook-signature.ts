@@ -2,7 +2,8 @@
 // body with a per-hook secret registered as HOOK_<TOOL> (DIRLEDGER_SECRET_HOOK_<TOOL> or the
 // secrets file). `X-Dirledger-Signature: sha256=<hex HMAC of the exact body>`; X-Hub-Signature-256 works too.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Grant, Refusal } from '../auth/authority.ts';
+import type { Grant } from '../auth/verdict.ts';
+import type { Refusal } from '../auth/verdict.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { readBody } from './respond.ts';

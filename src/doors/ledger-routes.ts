@@ -91,7 +91,7 @@ export async function serveBlob(request: Request, sha256: string, services: Serv
   }
   const etag = `"${hash}"`;
   const grant = currentGrant();
-  const limit = readLimitOf(services.authority, grant);
+  const limit = readLimitOf(grant);
   if (limit.kind === 'none') {
     const refusal = readRefusal(grant!, 'BLOB', 'the blob route');
     await recordRefusal(services, refusal, grant, request);

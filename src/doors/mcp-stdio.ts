@@ -13,7 +13,8 @@
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
-import type { Grant, Refusal } from '../auth/authority.ts';
+import type { Grant } from '../auth/verdict.ts';
+import type { Refusal } from '../auth/verdict.ts';
 import { runAsCaller } from '../context/request.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';

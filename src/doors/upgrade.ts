@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import type { Checked } from '../auth/authority.ts';
+import type { Checked } from '../auth/verdict.ts';
 import type { Door } from '../context/door.ts';
 import { TokenParam } from '../directory/forms.ts';
 import type { Logger } from '../logger.ts';

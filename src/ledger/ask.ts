@@ -20,9 +20,28 @@
 // with the events themselves.
 import type { FilterDimension, LedgerFilter } from './filter.ts';
 import type { LedgerGrouping } from './reads.ts';
+import { addDays, addMonths, readDate, rollingStart, type Span, startOfDay, startOfHour, startOfMonth, startOfWeek, startOfYear } from './ask-time.ts';
+import {
+  countWords,
+  dimensions,
+  directions,
+  fillers,
+  groupings,
+  HOUR,
+  kinds,
+  LedgerMeasure,
+  measureWords,
+  numbers,
+  reserved,
+  shortUnits,
+  statuses,
+  type Token,
+  tokenize,
+  type Unit,
+  units,
+} from './ask-words.ts';
 
-export const LedgerMeasure = ['EVENTS', 'COST', 'TOKENS'] as const;
-export type LedgerMeasure = (typeof LedgerMeasure)[number];
+export { LedgerMeasure };
 
 export const AnswerKind = ['COUNTS', 'TOTAL', 'EVENTS'] as const;
 export type AnswerKind = (typeof AnswerKind)[number];
@@ -39,254 +58,6 @@ export type AskReading = {
   /** The words that were not understood, in the order they appear. */
   notUnderstood: string[];
 };
-
-type Token = { raw: string; word: string; quoted: boolean };
-
-const HOUR = 3_600_000;
-const unitMs = { minute: 60_000, hour: HOUR, day: 24 * HOUR, week: 7 * 24 * HOUR } as const;
-type Unit = keyof typeof unitMs | 'month' | 'year';
-
-const units: Record<string, Unit> = {
-  minute: 'minute',
-  minutes: 'minute',
-  min: 'minute',
-  mins: 'minute',
-  hour: 'hour',
-  hours: 'hour',
-  hr: 'hour',
-  hrs: 'hour',
-  day: 'day',
-  days: 'day',
-  week: 'week',
-  weeks: 'week',
-  wk: 'week',
-  wks: 'week',
-  month: 'month',
-  months: 'month',
-  year: 'year',
-  years: 'year',
-};
-const shortUnits: Record<string, Unit> = { m: 'minute', min: 'minute', h: 'hour', d: 'day', w: 'week' };
-
-const numbers: Record<string, number> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  twelve: 12,
-};
-
-const groupings: Record<string, LedgerGrouping> = {
-  hour: 'HOUR',
-  hours: 'HOUR',
-  day: 'DAY',
-  days: 'DAY',
-  session: 'SESSION',
-  sessions: 'SESSION',
-  turn: 'TURN',
-  turns: 'TURN',
-  kind: 'KIND',
-  kinds: 'KIND',
-  agent: 'AGENT',
-  agents: 'AGENT',
-  model: 'MODEL',
-  models: 'MODEL',
-  tool: 'TOOL',
-  tools: 'TOOL',
-  task: 'TASK',
-  tasks: 'TASK',
-  status: 'STATUS',
-  statuses: 'STATUS',
-};
-
-const dimensions: Record<string, FilterDimension> = {
-  task: 'task',
-  tasks: 'task',
-  tool: 'tool',
-  tools: 'tool',
-  session: 'session',
-  sessions: 'session',
-  agent: 'agent',
-  agents: 'agent',
-  model: 'model',
-  models: 'model',
-  turn: 'turn',
-  turns: 'turn',
-  kind: 'kind',
-  kinds: 'kind',
-  status: 'status',
-};
-
-const kinds: Record<string, string> = {
-  refusal: 'REFUSAL',
-  refusals: 'REFUSAL',
-  request: 'REQUEST',
-  requests: 'REQUEST',
-  response: 'RESPONSE',
-  responses: 'RESPONSE',
-};
-const statuses: Record<string, string> = { error: 'ERROR', errors: 'ERROR', failure: 'ERROR', failures: 'ERROR', failed: 'ERROR' };
-const directions: Record<string, 'IN' | 'OUT'> = { incoming: 'IN', inbound: 'IN', outgoing: 'OUT', outbound: 'OUT' };
-const measureWords: Record<string, LedgerMeasure> = {
-  cost: 'COST',
-  costs: 'COST',
-  spend: 'COST',
-  spent: 'COST',
-  spending: 'COST',
-  dollars: 'COST',
-  usd: 'COST',
-  tokens: 'TOKENS',
-  token: 'TOKENS',
-};
-/** Ask for a count only when no other measure is named: "total cost" is a cost. */
-const countWords = new Set(['count', 'total']);
-
-/** Words that carry no condition of their own. */
-const fillers = new Set([
-  'a',
-  'an',
-  'all',
-  'and',
-  'any',
-  'are',
-  'at',
-  'did',
-  'do',
-  'does',
-  'during',
-  'each',
-  'event',
-  'events',
-  'for',
-  'from',
-  'get',
-  'give',
-  'had',
-  'has',
-  'have',
-  'happened',
-  'i',
-  'in',
-  'is',
-  'list',
-  'me',
-  'my',
-  'of',
-  'on',
-  'or',
-  'our',
-  'please',
-  'recorded',
-  'show',
-  'the',
-  'there',
-  'to',
-  'was',
-  'we',
-  'were',
-  'what',
-  'which',
-  'with',
-  'using',
-]);
-
-const timeStarters = new Set([
-  'today',
-  'yesterday',
-  'this',
-  'last',
-  'past',
-  'previous',
-  'since',
-  'before',
-  'until',
-  'till',
-  'through',
-  'between',
-  'within',
-  'over',
-]);
-
-function reserved(word: string): boolean {
-  return (
-    fillers.has(word) ||
-    timeStarters.has(word) ||
-    word in groupings ||
-    word in dimensions ||
-    word in kinds ||
-    word in statuses ||
-    word in directions ||
-    word in measureWords ||
-    countWords.has(word) ||
-    word in units ||
-    ['by', 'per', 'how', 'many', 'much', 'number', 'hourly', 'daily', 'calls', 'call'].includes(word) ||
-    /^\d+(m|min|h|d|w)$/.test(word)
-  );
-}
-
-function tokenize(question: string): Token[] {
-  const tokens: Token[] = [];
-  for (const m of question.matchAll(/"([^"]*)"|“([^”]*)”|(\S+)/g)) {
-    const quoted = m[1] ?? m[2];
-    if (quoted !== undefined) {
-      if (quoted.trim()) tokens.push({ raw: quoted.trim(), word: quoted.trim().toLowerCase(), quoted: true });
-      continue;
-    }
-    const raw = m[3]!.replace(/^[([{,;:!?]+|[)\]},;:!?.]+$/g, '');
-    if (raw) tokens.push({ raw, word: raw.toLowerCase(), quoted: false });
-  }
-  return tokens;
-}
-
-const startOfDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-const addDays = (d: Date, n: number) => new Date(d.getTime() + n * unitMs.day);
-const addMonths = (d: Date, n: number) => {
-  const out = new Date(d);
-  const day = out.getUTCDate();
-  out.setUTCDate(1);
-  out.setUTCMonth(out.getUTCMonth() + n);
-  const last = new Date(Date.UTC(out.getUTCFullYear(), out.getUTCMonth() + 1, 0)).getUTCDate();
-  out.setUTCDate(Math.min(day, last));
-  return out;
-};
-const startOfWeek = (d: Date) => addDays(startOfDay(d), -((d.getUTCDay() + 6) % 7));
-const startOfMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
-const startOfYear = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), 0, 1));
-const startOfHour = (d: Date) => new Date(Math.floor(d.getTime() / HOUR) * HOUR);
-
-function rollingStart(now: Date, n: number, unit: Unit): Date {
-  if (unit === 'month') return addMonths(now, -n);
-  if (unit === 'year') return addMonths(now, -12 * n);
-  return new Date(now.getTime() - n * unitMs[unit]);
-}
-
-type Span = { from?: Date; to?: Date };
-
-/** A date word: the day it names (from midnight UTC) or the instant, with whether it is a whole day. */
-function readDate(token: Token | undefined, now: Date): { at: Date; wholeDay: boolean } | null {
-  if (!token) return null;
-  if (token.word === 'today') return { at: startOfDay(now), wholeDay: true };
-  if (token.word === 'yesterday') return { at: addDays(startOfDay(now), -1), wholeDay: true };
-  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(token.raw);
-  if (day) {
-    const at = new Date(Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3])));
-    const valid = at.getUTCFullYear() === Number(day[1]) && at.getUTCMonth() === Number(day[2]) - 1 && at.getUTCDate() === Number(day[3]);
-    return valid ? { at, wholeDay: true } : null;
-  }
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(token.raw)) {
-    const at = new Date(token.raw.toUpperCase());
-    return Number.isNaN(at.getTime()) ? null : { at, wholeDay: false };
-  }
-  return null;
-}
 
 /**
  * Reads a question into a filter, an optional grouping and the measures asked for.

@@ -2,7 +2,9 @@
 // revocation feed end it with one TOKEN_EXPIRED or TOKEN_REVOKED item (the GraphQL resolver throws
 // it, the transport sends it as an error and completes), recorded as a REFUSAL like any other.
 import { randomUUID } from 'node:crypto';
-import type { Authority, Grant, Refusal } from '../auth/authority.ts';
+import type { Authority } from '../auth/authority.ts';
+import type { Grant } from '../auth/verdict.ts';
+import type { Refusal } from '../auth/verdict.ts';
 import type { Door } from '../context/door.ts';
 import type { Revocations } from '../auth/revocations.ts';
 import { DomainError, ErrorCode } from '../errors.ts';

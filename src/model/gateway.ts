@@ -3,7 +3,7 @@
 // before it is returned, a streamed answer teed as it arrives. Transport-free: a door hands it the
 // body bytes and headers inside its invocation and gets a Response in the provider's shape.
 import { isUtf8 } from 'node:buffer';
-import type { Refusal } from '../auth/authority.ts';
+import type { Refusal } from '../auth/verdict.ts';
 import type { ModelAuthorizer, Worst } from '../auth/spend.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { teeStream } from '../capture/tee.ts';

@@ -3,8 +3,8 @@
 // the provider counted and the cost at the exact price row. Durability as the runner's: the call
 // `now` (before its first byte leaves), the answer `beforeAnswer` (a streamed one `now`, at its end).
 import { randomUUID } from 'node:crypto';
-import type { Refusal } from '../auth/authority.ts';
-import { refusalEvent } from '../auth/authority.ts';
+import type { Refusal } from '../auth/verdict.ts';
+import { refusalEvent } from '../auth/verdict.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { eventFields, type Invocation } from '../context/request.ts';
 import type { StreamCut } from '../context/stream.ts';

@@ -3,7 +3,9 @@
 // are exact under concurrency on the real database.
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Authority, describeLimits, inspect, type Grant } from '../../src/auth/authority.ts';
+import { Authority } from '../../src/auth/authority.ts';
+import type { Grant } from '../../src/auth/verdict.ts';
+import { describeLimits, inspect } from '../../src/auth/tokens.ts';
 import { callAuthorizer } from '../../src/auth/calls.ts';
 import { TokenDoors, type Door } from '../../src/context/door.ts';
 import { MalformedToken, mint, serialize } from '../../src/auth/macaroon.ts';

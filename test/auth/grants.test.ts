@@ -3,7 +3,8 @@
 // token records nothing.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authority, mintWithRootKey } from '../../src/auth/authority.ts';
+import { Authority } from '../../src/auth/authority.ts';
+import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { runCli } from '../helpers/process.ts';

@@ -1,7 +1,7 @@
 // Issuing is counted: an issuing token's `uses` bounds the tokens it issues, exactly under
 // concurrency, and an issued token never has more uses, a later expiry or a wider tool list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspect } from '../../src/auth/authority.ts';
+import { inspect } from '../../src/auth/tokens.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
 

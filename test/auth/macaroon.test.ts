@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { Authority, type Checked } from '../../src/auth/authority.ts';
+import { Authority } from '../../src/auth/authority.ts';
+import type { Checked } from '../../src/auth/verdict.ts';
 import { attenuate, mint, parse, serialize, signatureChain, type Macaroon } from '../../src/auth/macaroon.ts';
 import type { SqlExecutor } from '../../src/db/sql.ts';
 

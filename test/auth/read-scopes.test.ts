@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspect } from '../../src/auth/authority.ts';
+import { inspect } from '../../src/auth/tokens.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
 import { writeSseEvents } from '../capture/helpers.ts';
 import { databaseKinds } from '../helpers/database.ts';

@@ -4,7 +4,8 @@
 // table whenever a feed reconnects; inspectToken shows it.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authority, inspect } from '../../src/auth/authority.ts';
+import { Authority } from '../../src/auth/authority.ts';
+import { inspect } from '../../src/auth/tokens.ts';
 import { feedConnectionName } from '../../src/auth/revocations.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { twoInstances } from '../helpers/instances.ts';

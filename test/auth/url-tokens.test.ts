@@ -3,7 +3,7 @@
 // in a subprotocol entry or a first auth message instead; the link doors keep their query token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { inspect } from '../../src/auth/authority.ts';
+import { inspect } from '../../src/auth/tokens.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 async function refusalsAt(t: TestApp, door: string) {

@@ -3,7 +3,7 @@
 // every ingested batch scan all blobs. With sequential scans priced out, a plan that still scans
 // the table (or reads the whole index and filters) is one whose key cannot drive an index search.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usesOfSql } from '../../src/auth/authority.ts';
+import { usesOfSql } from '../../src/auth/uses.ts';
 import { toolsStatement } from '../../src/directory/tool-reads.ts';
 import { eventStatement, planEventSelect, type SqlParams } from '../../src/ledger/event-select.ts';
 import { knownBlobsSql } from '../../src/ledger/ledger.ts';

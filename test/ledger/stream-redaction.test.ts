@@ -2,7 +2,7 @@
 // subscribers): a secret split across chunks must be caught as if the stream were one buffer.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { mintWithRootKey } from '../../src/auth/authority.ts';
+import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { SecretRedactor, StreamRedactor } from '../../src/secrets/redact.ts';
 import { TOKEN_SECRET_NAME } from '../../src/secrets/tokens.ts';
 import { Prng } from '../../bench/lib/prng.ts';

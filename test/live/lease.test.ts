@@ -5,7 +5,7 @@
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { inspect } from '../../src/auth/authority.ts';
+import { inspect } from '../../src/auth/tokens.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { twoInstances } from '../helpers/instances.ts';
 import { batch, event } from '../helpers/ledger.ts';

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.ts';
 import { aliasSpecificity, buildResolverIndex } from '../../src/resolver/build.ts';
-import { aliasScore, resolve } from '../../src/resolver/resolve.ts';
+import { aliasScore } from '../../src/resolver/layers.ts';
+import { resolve } from '../../src/resolver/resolve.ts';
 import { editBudget, osaDistance, soundex, stripFraming, queryWords } from '../../src/resolver/text.ts';
 import type { ResolverRow } from '../../src/resolver/types.ts';
 
