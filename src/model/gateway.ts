@@ -11,7 +11,7 @@ import { currentInvocation } from '../context/request.ts';
 import type { EventRecord } from '../dispatch/record.ts';
 import { jsonTextTooDeep, plainTextProblem } from '../limits.ts';
 import type { ModelCatalog, ModelRow, Routed } from './catalog.ts';
-import { costUnits, formatDecimal, type PriceBook } from './price.ts';
+import { costUnits, formatDecimal, worstCostUnits, type PriceBook } from './price.ts';
 import { ModelRecorder } from './record.ts';
 import { answerHeaders, isEventStream, sendUpstream, upstreamRequest } from './upstream.ts';
 import { estimateUsage, factsOfStream, usageOfJson, type Usage } from './usage.ts';
@@ -211,7 +211,7 @@ function parseBody(body: Buffer): Record<string, unknown> & { model: string } {
   return value as Record<string, unknown> & { model: string };
 }
 
-/** The most a call can use: every byte of the body as a token (a token stands for at least one byte of its text), the output bound in full, nothing cached. */
+/** The most a call can use: every byte of the body as a token (a token stands for at least one byte of its text) at the dearest input-side price, the output bound in full. */
 function worstOf(endpoint: Endpoint, row: ModelRow, input: number, parsed: Record<string, unknown>): Worst {
   let output: number | null = endpoint.outputBound.length === 0 ? 0 : null;
   for (const field of endpoint.outputBound) {
@@ -222,7 +222,7 @@ function worstOf(endpoint: Endpoint, row: ModelRow, input: number, parsed: Recor
     }
   }
   output ??= row.maxOutput;
-  return { model: row.name, input, output, costUnits: output === null ? null : costUnits(row.price, { input, output, cached: 0 }) };
+  return { model: row.name, input, output, costUnits: output === null ? null : worstCostUnits(row.price, input, output) };
 }
 
 function usageOf(endpoint: Endpoint, bytes: Buffer, requestBytes: number): Usage {
