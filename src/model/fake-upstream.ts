@@ -98,8 +98,10 @@ async function answer(req: IncomingMessage, res: ServerResponse, body: Buffer, c
   if (path === '/v1/responses')
     return parsed.stream ? responsesStream(res, model, words, usage, has) : json(res, 200, responseObject(model, words.join(' '), usage));
   if (path === '/v1/chat/completions') {
-    const withUsage = parsed.stream_options?.include_usage === true ? usage : null;
-    return parsed.stream ? chatStream(res, model, words, withUsage, has) : json(res, 200, chatCompletion(model, words.join(' '), usage, has('FAKE_TOOL')));
+    const asked = parsed.stream_options?.include_usage === true;
+    return parsed.stream
+      ? chatStream(res, model, words, asked, asked ? usage : null, has)
+      : json(res, 200, chatCompletion(model, words.join(' '), usage, has('FAKE_TOOL')));
   }
   return json(res, 404, errorOf(anthropic, anthropic ? 'not_found_error' : 'invalid_request_error', `fake upstream: no route ${path}`));
 }
@@ -206,9 +208,11 @@ const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 const event = (type: string, value: unknown) => `event: ${type}\ndata: ${JSON.stringify(value)}\n\n`;
 const pieces = (words: string[], n = 4) => Array.from({ length: Math.ceil(words.length / n) }, (_, i) => `${words.slice(i * n, i * n + n).join(' ')} `);
 
-function chatStream(res: ServerResponse, model: string, words: string[], usage: FakeCall['usage'], has: (w: string) => boolean) {
+/** `asked`: the caller set stream_options.include_usage, so every chunk carries `"usage":null` and a last chunk the usage, as OpenAI does. */
+function chatStream(res: ServerResponse, model: string, words: string[], asked: boolean, usage: FakeCall['usage'], has: (w: string) => boolean) {
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_764_547_200, model };
-  const chunk = (delta: unknown, finish: string | null = null) => data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(asked && { usage: null }) });
   const frames: (string | (() => string))[] = [chunk({ role: 'assistant', content: '' })];
   if (has('FAKE_STAMP')) {
     for (let i = 0; i < 20; i++) frames.push(() => chunk({ content: `@${wallClockMs().toFixed(3)} ` }));
