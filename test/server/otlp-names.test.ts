@@ -33,6 +33,13 @@ const cases: (readonly [string, Record<string, unknown>, 'call' | 'result' | 'sp
   ...['gen_ai.input.messages', 'gen_ai.prompt', 'ai.prompt.messages', 'ai.prompt', 'input.value', 'traceloop.entity.input'].map(
     (k) => [k, { ...chat, [k]: `p-${k}` }, 'call', 'payload', `p-${k}`] as const,
   ),
+  [
+    'gen_ai.system_instructions (alone: the prompt holds it)',
+    { ...chat, 'gen_ai.system_instructions': 'si' },
+    'call',
+    'payload',
+    '{"system_instructions":"si"}',
+  ],
   ...['gen_ai.output.messages', 'gen_ai.completion', 'ai.response.text', 'output.value', 'traceloop.entity.output'].map(
     (k) => [k, { ...chat, [k]: `o-${k}` }, 'result', 'payload', `o-${k}`] as const,
   ),
