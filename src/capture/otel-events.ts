@@ -39,7 +39,7 @@ export const OtelEventKind = {
   TOOL_RESULT: 'TOOL_RESULT',
 } as const;
 
-export type SpanUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined };
+export type SpanUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined; cacheWrite?: number | undefined };
 export type SpanCharge = { costUsd: string; price: { id: string; date: string }; row: string };
 
 export type SpanMapping = {
@@ -213,7 +213,12 @@ async function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, 
   return {
     events: [call, result],
     contents: [input, output],
-    extra: { operation, ...(usage.cached !== undefined && { cachedTokens: usage.cached }), ...charged },
+    extra: {
+      operation,
+      ...(usage.cached !== undefined && { cachedTokens: usage.cached }),
+      ...(usage.cacheWrite !== undefined && { cacheWriteTokens: usage.cacheWrite }),
+      ...charged,
+    },
   };
 }
 

@@ -79,7 +79,18 @@ const cachedTokenKeys = [
   'llm.token_count.prompt_details.cache_read',
   'ai.usage.cachedInputTokens',
 ];
-export const usageOf = (a: OtelAttributes) => ({ input: count(a, inputTokenKeys), output: count(a, outputTokenKeys), cached: count(a, cachedTokenKeys) });
+/** Input tokens written to a cache (part of the input count, charged at the 5-minute cache-write price: no lifetime is said). */
+const cacheWriteTokenKeys = [
+  'gen_ai.usage.cache_creation.input_tokens',
+  'gen_ai.usage.cache_creation_input_tokens',
+  'llm.token_count.prompt_details.cache_write',
+];
+export const usageOf = (a: OtelAttributes) => ({
+  input: count(a, inputTokenKeys),
+  output: count(a, outputTokenKeys),
+  cached: count(a, cachedTokenKeys),
+  cacheWrite: count(a, cacheWriteTokenKeys),
+});
 
 /** Which content a payload carries. */
 export type ContentSide = 'systemInstructions' | 'modelInput' | 'modelOutput' | 'toolArguments' | 'toolResult';
