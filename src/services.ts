@@ -25,11 +25,13 @@ import { redisRateLimiter } from './auth/shared-rate.ts';
 import { bothFeeds, localFeed, postgresFeed, redisFeed, Revocations } from './auth/revocations.ts';
 import { withRootKey } from './auth/root-key.ts';
 import { callAuthorizer } from './auth/calls.ts';
-import { modelAuthorizer } from './auth/spend.ts';
+import { HOLD_MARGIN_MS, modelAuthorizer, startHoldSweep } from './auth/spend.ts';
 import type { Logger } from './logger.ts';
 import { checkpointKey, type CheckpointKey } from './ledger/checkpoint.ts';
 import { ModelCatalog } from './model/catalog.ts';
 import { ModelGateway } from './model/gateway.ts';
+import { SpanFilings } from './capture/otel-lineage.ts';
+import { filedUnder } from './ledger/action-filing.ts';
 import { PriceBook } from './model/price.ts';
 
 export type Services = {
@@ -56,6 +58,8 @@ export type Services = {
   prices: PriceBook;
   /** The model door's core: provider-shaped calls to the model rows' upstreams, recorded. */
   gateway: ModelGateway;
+  /** What OTLP spans stored earlier were filed under (session, agent), for children sent in later requests. */
+  spanFilings: SpanFilings;
   /** The live ledger: one shared tail reader that fans events out to subscriptions (src/live/tail.ts). */
   live: LedgerTail;
   /** Wakes the live tails of every instance after a commit: in-memory, or Redis pub/sub with REDIS_URL. */
@@ -225,6 +229,9 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     suggest: (name) => resolver.meant(name),
     logger,
   });
+  const holdLimitMs = config.MODEL_TIMEOUT_MS + config.SPOOL_WAIT_MS + HOLD_MARGIN_MS;
+  const holdSweep = startHoldSweep({ sql: database.sql, record: (events) => writer.enqueue(events), logger, everyMs: Math.min(holdLimitMs, 60_000) });
+  await holdSweep.first;
   const models = new ModelCatalog(database.prisma, directory, resolver);
   const prices = new PriceBook(database.sql);
   const gateway = new ModelGateway({
@@ -234,12 +241,13 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     timeoutMs: config.MODEL_TIMEOUT_MS,
     payloadMaxBytes: config.PAYLOAD_MAX_BYTES,
     cutoffMs: config.STREAM_CUTOFF_MS,
-    authorize: modelAuthorizer(authority, database.sql),
+    authorize: modelAuthorizer(authority, database.sql, holdLimitMs),
     track: (recording) => writer.track(recording),
     record: records,
     logger,
   });
   const close = async () => {
+    await holdSweep.stop();
     await live.close();
     await signal.close();
     await revocations.close();
@@ -264,6 +272,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     models,
     prices,
     gateway,
+    spanFilings: new SpanFilings((actionIds) => filedUnder(database.sql, actionIds)),
     authority,
     checkpointKey: checkpointKey(rootKey),
     revocations,

@@ -2,10 +2,13 @@
 // A budget is counted in the database like `uses` (token_spend, one row per caveat, keyed by the
 // chain signature after it, so narrowed tokens share it), exact under any concurrency: before a call
 // is sent it holds its worst case (every byte of its body as an input token, its output bound in
-// full, nothing cached) with a conditional upsert that admits it only if spent + held + worst fits;
-// when the answer is in, the hold is settled to what the provider counted. A crash between the two
-// leaves the hold counted (never less than was spent).
+// full, at the dearest input-side price) with a conditional upsert that admits it only if spent +
+// held + worst fits, and writes the hold down (token_spend_hold) with the time the call must be over
+// by; when the answer is in, the hold is settled to what the provider counted. A hold a crash left
+// (never settled) is given back by the sweep once that time has passed, and the ledger says so.
+import { randomUUID } from 'node:crypto';
 import { currentInvocation } from '../context/request.ts';
+import type { EventInput } from '../ledger/input.ts';
 import type { Door } from '../context/door.ts';
 import type { SqlExecutor, SqlQueryable } from '../db/sql.ts';
 import type { Authority } from './authority.ts';
@@ -29,12 +32,24 @@ const SCALE = 10n ** 10n;
 /** Units of 10^-10 USD as decimal text. */
 const usd = (units: bigint) => `${units / SCALE}.${(units % SCALE).toString().padStart(10, '0')}`;
 
-const holdSql = `INSERT INTO token_spend (counter, token_id, unit, max, spent, reserved)
-  SELECT $1, $2, $3, $4::numeric, 0, $5::numeric WHERE $5::numeric <= $4::numeric
-  ON CONFLICT (counter) DO UPDATE SET reserved = token_spend.reserved + EXCLUDED.reserved, updated_at = now()
-  WHERE token_spend.spent + token_spend.reserved + EXCLUDED.reserved <= token_spend.max
-  RETURNING spent`;
-const settleSql = `UPDATE token_spend SET reserved = reserved - $2::numeric, spent = spent + $3::numeric, updated_at = now() WHERE counter = $1`;
+const holdSql = `WITH held AS (
+    INSERT INTO token_spend (counter, token_id, unit, max, spent, reserved)
+    SELECT $1, $2, $3, $4::numeric, 0, $5::numeric WHERE $5::numeric <= $4::numeric
+    ON CONFLICT (counter) DO UPDATE SET reserved = token_spend.reserved + EXCLUDED.reserved, updated_at = now()
+    WHERE token_spend.spent + token_spend.reserved + EXCLUDED.reserved <= token_spend.max
+    RETURNING counter)
+  INSERT INTO token_spend_hold (hold_id, counter, token_id, unit, amount, action_id, model, expires_at)
+  SELECT $6, counter, $2, $3, $5::numeric, $7, $8, now() + $9::int * interval '1 millisecond' FROM held
+  RETURNING counter`;
+// The hold's amount comes back only while it is still written down: a hold the sweep gave back is not given back twice.
+const settleSql = `WITH released AS (DELETE FROM token_spend_hold WHERE hold_id = $1 AND counter = $2 RETURNING amount)
+  UPDATE token_spend SET reserved = reserved - COALESCE((SELECT amount FROM released), 0), spent = spent + $3::numeric, updated_at = now()
+  WHERE counter = $2`;
+const sweepSql = `WITH gone AS (DELETE FROM token_spend_hold WHERE expires_at < now() RETURNING *),
+  per AS (SELECT counter, sum(amount) AS amount FROM gone GROUP BY counter),
+  given AS (UPDATE token_spend s SET reserved = GREATEST(s.reserved - per.amount, 0), updated_at = now() FROM per WHERE s.counter = per.counter RETURNING s.counter)
+  SELECT hold_id, token_id, unit, amount::text AS amount, action_id, model, created_at, expires_at, (SELECT count(*) FROM given)::int AS counters
+  FROM gone ORDER BY created_at, hold_id, unit`;
 const spentSql = 'SELECT counter, spent::text AS spent, reserved::text AS reserved FROM token_spend WHERE counter = ANY($1::bpchar[])';
 
 class OverBudget extends Error {
@@ -45,7 +60,8 @@ class OverBudget extends Error {
   }
 }
 
-export function modelAuthorizer(authority: Authority, sql: SqlExecutor): ModelAuthorizer {
+/** `holdLimitMs`: how long after its hold a call is surely over (its upstream timeout and spool wait, and a margin). */
+export function modelAuthorizer(authority: Authority, sql: SqlExecutor, holdLimitMs: number): ModelAuthorizer {
   const current = () => {
     const invocation = currentInvocation();
     return invocation?.grant ? { grant: invocation.grant, door: invocation.door } : undefined;
@@ -87,8 +103,10 @@ export function modelAuthorizer(authority: Authority, sql: SqlExecutor): ModelAu
       }
       const tokens = worst.input + worst.output;
       const amount = (b: Budget) => (b.unit === 'tokens' ? String(tokens) : usd(worst.costUnits!));
+      const holdId = randomUUID();
+      const actionId = currentInvocation()?.actionId ?? holdId;
       const take = async (db: SqlQueryable, b: Budget) => {
-        const rows = await db.query(holdSql, [b.key, at.grant.tokenId, b.unit, b.max, amount(b)]);
+        const rows = await db.query(holdSql, [b.key, at.grant.tokenId, b.unit, b.max, amount(b), holdId, actionId, worst.model, holdLimitMs]);
         if (rows.length === 0) throw new OverBudget(b);
       };
       try {
@@ -120,10 +138,83 @@ export function modelAuthorizer(authority: Authority, sql: SqlExecutor): ModelAu
           settled = true;
           const spent = (b: Budget) => (b.unit === 'tokens' ? String(actual.tokens) : usd(actual.costUnits));
           await sql.transaction(async (tx) => {
-            for (const b of budgets) await tx.query(settleSql, [b.key, amount(b), spent(b)]);
+            for (const b of budgets) await tx.query(settleSql, [holdId, b.key, spent(b)]);
           });
         },
       };
+    },
+  };
+}
+
+type SweptRow = { hold_id: string; token_id: string; unit: string; amount: string; action_id: string; model: string; created_at: Date; expires_at: Date };
+
+/**
+ * Gives back every hold whose call should be over by now (its process stopped between hold and
+ * settle) and returns one BUDGET_RELEASE event per hold, linked to the call's action, saying so.
+ */
+export async function sweepHolds(sql: SqlQueryable): Promise<EventInput[]> {
+  const rows = await sql.query<SweptRow>(sweepSql);
+  const byHold = new Map<string, SweptRow[]>();
+  for (const r of rows) byHold.set(r.hold_id, [...(byHold.get(r.hold_id) ?? []), r]);
+  return [...byHold.values()].map((held) => {
+    const first = held[0]!;
+    return {
+      id: `${first.action_id}:hold:${first.hold_id}:released`,
+      actionId: first.action_id,
+      kind: 'BUDGET_RELEASE',
+      direction: 'IN',
+      status: 'RELEASED',
+      model: first.model,
+      occurredAt: new Date(),
+      payload: { state: 'NONE' },
+      metadata: {
+        capture: 'authority',
+        tokenId: first.token_id,
+        holdId: first.hold_id,
+        heldAt: new Date(first.created_at).toISOString(),
+        overBy: new Date(first.expires_at).toISOString(),
+        released: held.map((h) => ({ unit: h.unit, amount: h.unit === 'tokens' ? h.amount.replace(/\.0+$/, '') : h.amount })),
+        reason: 'the call never settled its hold (its process stopped between hold and settle); given back once the call was surely over',
+      },
+    };
+  });
+}
+
+/** A call's hold is surely over this long after its upstream timeout and spool wait (its answer recorded, its hold settled). */
+export const HOLD_MARGIN_MS = 5_000;
+
+/**
+ * Sweeps now (at start: holds a crash left behind) and then every `everyMs`; each release is
+ * recorded before the next sweep. A sweep that fails is logged and tried again next time.
+ */
+export function startHoldSweep(options: {
+  sql: SqlQueryable;
+  record: (events: EventInput[]) => Promise<unknown>;
+  logger: { info(o: object, m: string): void; error(o: object, m: string): void };
+  everyMs: number;
+}): { first: Promise<void>; stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const sweep = () => {
+    running = running.then(async () => {
+      try {
+        const events = await sweepHolds(options.sql);
+        if (events.length === 0) return;
+        await options.record(events);
+        options.logger.info({ holds: events.length }, 'gave back budget holds of calls that never settled');
+      } catch (error) {
+        options.logger.error({ err: error }, 'the budget hold sweep failed');
+      }
+    });
+    return running;
+  };
+  const first = sweep();
+  const timer = setInterval(sweep, options.everyMs);
+  timer.unref();
+  return {
+    first,
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

@@ -45,6 +45,8 @@ export type BoundaryExchange = {
   invocation?: Omit<InvocationInput, 'door'>;
   /** The tool the request names, when the door knows it. */
   tool?: string;
+  /** The model row the request means (the model door), carried like `tool`. */
+  model?: string;
   /** Webhooks: awaited writes; a failed write throws DATABASE_UNAVAILABLE (retryAfterSeconds). */
   synchronous?: boolean;
   /** Aborted when the client goes away: a streamed answer's OUT event then says so, as the call's TOOL_RESULT does. */
@@ -115,8 +117,8 @@ function bodyPayload(body: BoundaryRequest['body'], maxBytes: number): PayloadIn
   return bytesPayload(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
-function baseOf(invocation: Invocation, tool: string | undefined) {
-  return { ...eventFields(invocation), ...(tool && { tool }) };
+function baseOf(invocation: Invocation, exchange: BoundaryExchange) {
+  return { ...eventFields(invocation), ...(exchange.tool && { tool: exchange.tool }), ...(exchange.model && { model: exchange.model }) };
 }
 
 const appStore = new AsyncLocalStorage<BoundaryServices>();
@@ -157,7 +159,7 @@ function inInvocation<T>(services: BoundaryServices, exchange: BoundaryExchange,
 
 function answerFields(exchange: BoundaryExchange, invocation: Invocation, status: number, headers: HeaderRecord) {
   return {
-    ...baseOf(invocation, exchange.tool),
+    ...baseOf(invocation, exchange),
     id: `${invocation.actionId}:door:answer`,
     kind: 'RESPONSE',
     direction: 'OUT' as const,
@@ -186,7 +188,7 @@ async function recordAnswer(services: BoundaryServices, exchange: BoundaryExchan
 }
 
 async function recordRequest(services: BoundaryServices, exchange: BoundaryExchange, invocation: Invocation): Promise<void> {
-  const base = baseOf(invocation, exchange.tool);
+  const base = baseOf(invocation, exchange);
   const maxBytes = services.config.PAYLOAD_MAX_BYTES;
   const requestEvent: EventInput = {
     ...base,

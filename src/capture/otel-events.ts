@@ -5,7 +5,20 @@
 // stored altered.
 import { BIGINT_MAX } from '../limits.ts';
 import { type BatchInput, type EventInput, type PayloadInput, parseEvent } from '../ledger/input.ts';
-import { agentOf, type Content, holdsNotUtf8, requestModelOf, responseModelOf, roleOf, sessionOf, takeContent, toolCallIdOf, usageOf } from './otel-genai.ts';
+import {
+  agentOf,
+  type Content,
+  holdsNotUtf8,
+  promptOf,
+  requestModelOf,
+  responseModelOf,
+  roleOf,
+  sessionOf,
+  takeContent,
+  toolCallIdOf,
+  usageOf,
+} from './otel-genai.ts';
+import { Lineage, type SpanFilings, spanActionId } from './otel-lineage.ts';
 import {
   NotUtf8,
   type OtelAttributes,
@@ -26,7 +39,7 @@ export const OtelEventKind = {
   TOOL_RESULT: 'TOOL_RESULT',
 } as const;
 
-export type SpanUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined };
+export type SpanUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined; cacheWrite?: number | undefined };
 export type SpanCharge = { costUsd: string; price: { id: string; date: string }; row: string };
 
 export type SpanMapping = {
@@ -38,6 +51,8 @@ export type SpanMapping = {
    * no cost is recorded.
    */
   chargeOf?(model: string, usage: SpanUsage): Promise<SpanCharge | undefined>;
+  /** What spans stored earlier were filed under: a span whose parent came in an earlier request inherits from it. */
+  filings?: SpanFilings;
   /** The task and agent the ingesting token is bound to: they win over what the spans say. */
   task?: string | undefined;
   agent?: string | undefined;
@@ -64,6 +79,7 @@ export async function eventsOfSpans(request: readonly OtelResourceSpans[], mappi
   const out: MappedSpans = { batches: [], spans: 0, rejected: 0, reasons: [] };
   const byCollector = new Map<string, { events: EventInput[]; latest: string }>();
   const lineage = new Lineage(request);
+  await lineage.resolve(mapping.filings, mapping.agent === undefined ? [sessionOf, agentOf] : [sessionOf]);
   for (const resourceSpans of request) {
     const collector = collectorOf(resourceSpans.resource);
     let resource: Record<string, unknown> | undefined;
@@ -133,13 +149,13 @@ type Mapped = { events: EventInput[]; contents: (Content | undefined)[]; extra: 
 
 async function eventsOfSpan(span: OtelSpan, ctx: SpanContext): Promise<EventInput[]> {
   const { mapping } = ctx;
-  const id = `otel:${span.traceId}:${span.spanId}`;
+  const id = spanActionId(span.traceId, span.spanId);
   const parts: SpanParts = {
     id,
     common: {
       actionId: id,
-      ...optional('session', sessionOf(span.attributes) ?? ctx.lineage.inherited(span, sessionOf)),
-      ...optional('agent', mapping.agent ?? agentOf(span.attributes) ?? ctx.lineage.inherited(span, agentOf)),
+      ...optional('session', sessionOf(span.attributes) ?? ctx.lineage.inherited(span, sessionOf, 'session')),
+      ...optional('agent', mapping.agent ?? agentOf(span.attributes) ?? ctx.lineage.inherited(span, agentOf, 'agent')),
       ...optional('task', mapping.task),
     },
     start: dateOf(span.start.ms, 'start time'),
@@ -164,7 +180,8 @@ async function eventsOfSpan(span: OtelSpan, ctx: SpanContext): Promise<EventInpu
 }
 
 async function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, mapping: SpanMapping): Promise<Mapped> {
-  const input = takeContent('modelInput', parts.attributes, parts.events);
+  const system = takeContent('systemInstructions', parts.attributes, parts.events);
+  const input = promptOf(system, takeContent('modelInput', parts.attributes, parts.events));
   const output = operation === 'embeddings' || operation === 'embedding' ? undefined : takeContent('modelOutput', parts.attributes, parts.events);
   const requested = requestModelOf(span.attributes);
   const answered = responseModelOf(span.attributes) ?? requested;
@@ -196,7 +213,12 @@ async function modelEvents(span: OtelSpan, parts: SpanParts, operation: string, 
   return {
     events: [call, result],
     contents: [input, output],
-    extra: { operation, ...(usage.cached !== undefined && { cachedTokens: usage.cached }), ...charged },
+    extra: {
+      operation,
+      ...(usage.cached !== undefined && { cachedTokens: usage.cached }),
+      ...(usage.cacheWrite !== undefined && { cacheWriteTokens: usage.cacheWrite }),
+      ...charged,
+    },
   };
 }
 
@@ -319,25 +341,4 @@ function jsonOf(value: OtelValue, where: string): unknown {
     return out;
   }
   return value;
-}
-
-/** The spans of one request by id, so a span without a session or agent takes its nearest ancestor's. */
-class Lineage {
-  private readonly spans = new Map<string, OtelSpan>();
-  constructor(request: readonly OtelResourceSpans[]) {
-    for (const r of request) for (const s of r.scopes) for (const span of s.spans) this.spans.set(`${span.traceId}:${span.spanId}`, span);
-  }
-
-  inherited(span: OtelSpan, read: (a: OtelAttributes) => string | undefined): string | undefined {
-    let at = span;
-    // Bounded: a hostile request may send a parent cycle.
-    for (let step = 0; step < 256 && at.parentSpanId; step++) {
-      const parent = this.spans.get(`${at.traceId}:${at.parentSpanId}`);
-      if (!parent) return undefined;
-      const found = read(parent.attributes);
-      if (found !== undefined) return found;
-      at = parent;
-    }
-    return undefined;
-  }
 }

@@ -79,10 +79,21 @@ const cachedTokenKeys = [
   'llm.token_count.prompt_details.cache_read',
   'ai.usage.cachedInputTokens',
 ];
-export const usageOf = (a: OtelAttributes) => ({ input: count(a, inputTokenKeys), output: count(a, outputTokenKeys), cached: count(a, cachedTokenKeys) });
+/** Input tokens written to a cache (part of the input count, charged at the 5-minute cache-write price: no lifetime is said). */
+const cacheWriteTokenKeys = [
+  'gen_ai.usage.cache_creation.input_tokens',
+  'gen_ai.usage.cache_creation_input_tokens',
+  'llm.token_count.prompt_details.cache_write',
+];
+export const usageOf = (a: OtelAttributes) => ({
+  input: count(a, inputTokenKeys),
+  output: count(a, outputTokenKeys),
+  cached: count(a, cachedTokenKeys),
+  cacheWrite: count(a, cacheWriteTokenKeys),
+});
 
 /** Which content a payload carries. */
-export type ContentSide = 'modelInput' | 'modelOutput' | 'toolArguments' | 'toolResult';
+export type ContentSide = 'systemInstructions' | 'modelInput' | 'modelOutput' | 'toolArguments' | 'toolResult';
 
 /** The content found: its value and where it was read from (attribute keys, or `event:<name>/<key>`). */
 export type Content = { value: OtelValue; from: string };
@@ -90,6 +101,11 @@ export type Content = { value: OtelValue; from: string };
 /** Where each side's content may be, in order: a whole attribute, an attribute of a span event, or an indexed family. */
 type Source = { attribute: string } | { event: string; attribute: string } | { indexed: string; field?: string };
 const sources: Record<ContentSide, Source[]> = {
+  /** Instructions given apart from the chat history (part of the prompt: see `promptOf`). */
+  systemInstructions: [
+    { attribute: 'gen_ai.system_instructions' },
+    { event: 'gen_ai.client.inference.operation.details', attribute: 'gen_ai.system_instructions' },
+  ],
   modelInput: [
     { attribute: 'gen_ai.input.messages' },
     { event: 'gen_ai.client.inference.operation.details', attribute: 'gen_ai.input.messages' },
@@ -153,6 +169,19 @@ export function takeContent(side: ContentSide, attributes: OtelAttributes, event
     }
   }
   return undefined;
+}
+
+/**
+ * A model call's prompt as the GenAI conventions define it: the system instructions given apart
+ * from the chat history, and the messages. With both, one JSON object holding each as it was sent
+ * (`{"system_instructions": …, "input_messages": …}`, a string kept a string); with one, that one.
+ */
+export function promptOf(system: Content | undefined, input: Content | undefined): Content | undefined {
+  if (!system) return input;
+  return {
+    value: { system_instructions: system.value, ...(input && { input_messages: input.value }) },
+    from: input ? `${system.from} + ${input.from}` : system.from,
+  };
 }
 
 /**

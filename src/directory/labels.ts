@@ -9,7 +9,18 @@ export const TextLabels = ['body', 'path', 'value', 'url', 'tags', 'secret', 'ow
 export type TextLabel = (typeof TextLabels)[number];
 
 /** A `model` row's columns (src/model/catalog.ts reads them; kept with the row like text). Prices are USD per million tokens. */
-export const ModelLabels = ['provider', 'upstream model', 'context window', 'max output', 'input price', 'output price', 'cached price', 'price date'] as const;
+export const ModelLabels = [
+  'provider',
+  'upstream model',
+  'context window',
+  'max output',
+  'input price',
+  'output price',
+  'cached price',
+  'cache write price',
+  'cache write 1h price',
+  'price date',
+] as const;
 
 export type ColumnRole = 'core' | 'text' | 'way' | 'unknown';
 

@@ -32,16 +32,20 @@ export async function modelRoute(request: Request, services: Services, endpoint:
     tooLarge = error;
     body = { missing: Number(request.headers.get('content-length')) || services.config.PAYLOAD_MAX_BYTES + 1 };
   }
+  // Routed first, so the request IN and the answer OUT carry the model row's name as its calls do.
+  const prepared = tooLarge ? undefined : await services.gateway.prepare(endpoint, body as Buffer).catch((error: unknown) => ({ error }));
   const exchange: BoundaryExchange = {
     door: 'MODEL',
     request: { method: request.method, url: request.url, headers: request.headers, body },
     invocation: invocationFromHeaders(request.headers),
     clientSignal: request.signal,
+    ...(prepared && 'model' in prepared && prepared.model && { model: prepared.model }),
   };
   try {
     return await captureExchange(services, exchange, async () => {
-      if (tooLarge) return errorAnswer(endpoint, { kind: 'too_large', code: 'request_too_large', message: tooLarge.message });
-      return services.gateway.call(endpoint, body as Buffer, request.headers, request.signal);
+      if (!prepared) return errorAnswer(endpoint, { kind: 'too_large', code: 'request_too_large', message: tooLarge!.message });
+      if ('error' in prepared) throw prepared.error;
+      return services.gateway.call(endpoint, prepared, request.headers, request.signal);
     });
   } catch (error) {
     if (isRetryable(error)) {

@@ -109,6 +109,7 @@ async function record(request: Request, services: Services, encoding: Encoding, 
       return row && { type: row.type, name: row.name };
     },
     chargeOf: (model, usage) => chargeOf(services.models, services.prices, model, usage),
+    filings: services.spanFilings,
     task: grant?.task,
     agent: grant?.agent,
   });
@@ -120,7 +121,10 @@ async function record(request: Request, services: Services, encoding: Encoding, 
       return refusalResponse(refusal);
     }
   }
-  for (const batch of mapped.batches) await services.ledger.append(batch);
+  for (const batch of mapped.batches) {
+    await services.ledger.append(batch);
+    services.spanFilings.remember(batch.events);
+  }
   const message = mapped.rejected > 0 ? `${mapped.rejected} of ${mapped.spans} spans rejected: ${mapped.reasons.join('; ')}` : '';
   return success(encoding, mapped.rejected, message);
 }

@@ -7,7 +7,7 @@ import type { HttpContract } from '../directory/contracts.ts';
 import type { DirectoryResolver } from '../resolver/directory-source.ts';
 import { layerScore, type ResolverLayer } from '../resolver/types.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
-import { parseDecimal, priceSha256, type Price } from './price.ts';
+import { parseDecimal, priceSha256, scaledDecimal, type Price } from './price.ts';
 
 export const MODEL_TYPE = 'model';
 
@@ -118,17 +118,20 @@ export function modelRowOf(
   if (!provider) return 'it names no provider';
   if (!upstream || !upstreamSha256 || Array.isArray(upstream) || (upstream as { method?: string }).method === undefined || !('url' in upstream))
     return 'its upstream is not an HTTP contract (the base URL of the provider, e.g. {"method":"POST","url":"https://api.openai.com/v1"})';
-  const prices = { input: text['input price'] ?? '', output: text['output price'] ?? '', cached: text['cached price'] || text['input price'] || '' };
+  const input = text['input price'] ?? '';
+  const prices = { input, output: text['output price'] ?? '', cached: text['cached price'] || input };
   for (const [which, value] of Object.entries(prices)) {
     if (parseDecimal(value) === null) return `its ${which} price is not a decimal of USD per million tokens (got ${JSON.stringify(value)})`;
   }
-  const norm = (v: string) => v.trim();
+  const writes = cacheWritePrices(provider, input.trim(), text);
+  if (typeof writes === 'string') return writes;
   const fields = {
     model: name,
     provider,
-    input: norm(prices.input),
-    output: norm(prices.output),
-    cached: norm(prices.cached),
+    input: prices.input.trim(),
+    output: prices.output.trim(),
+    cached: prices.cached.trim(),
+    ...writes,
     date: (text['price date'] ?? '').trim(),
   };
   return {
@@ -143,4 +146,24 @@ export function modelRowOf(
     price: { sha256: priceSha256(fields), ...fields },
     unbound,
   };
+}
+
+/**
+ * Cache-write prices: the row's `cache write price` / `cache write 1h price` when given, else the
+ * provider's rule, Anthropic's 1.25× (5-minute) and 2× (1-hour) the input price; other providers
+ * charge no premium for writing their cache, so the input price.
+ */
+function cacheWritePrices(provider: string, input: string, text: Record<string, string>): { cacheWrite: string; cacheWrite1h: string } | string {
+  const anthropic = provider === 'anthropic';
+  const out = {
+    cacheWrite: text['cache write price']?.trim() || (anthropic ? scaledDecimal(input, 125n) : input),
+    cacheWrite1h: text['cache write 1h price']?.trim() || (anthropic ? scaledDecimal(input, 200n) : input),
+  };
+  for (const [which, value] of [
+    ['cache write', out.cacheWrite],
+    ['cache write 1h', out.cacheWrite1h],
+  ] as const) {
+    if (parseDecimal(value) === null) return `its ${which} price is not a decimal of USD per million tokens (got ${JSON.stringify(value)})`;
+  }
+  return out;
 }

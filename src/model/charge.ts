@@ -7,7 +7,7 @@ import { costUnits, formatDecimal, type PriceBook } from './price.ts';
 /** `price.id`: the SHA-256 of the exact price row charged (model_price); `row`: the model row it came from. */
 export type ModelCharge = { costUsd: string; price: { id: string; date: string }; row: string };
 
-export type ReportedUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined };
+export type ReportedUsage = { input?: number | undefined; output?: number | undefined; cached?: number | undefined; cacheWrite?: number | undefined };
 
 /** The charge for `usage` at the price of the row `model` means; none without counts or without such a row. */
 export async function chargeOf(catalog: ModelCatalog, prices: PriceBook, model: string, usage: ReportedUsage): Promise<ModelCharge | undefined> {
@@ -16,6 +16,6 @@ export async function chargeOf(catalog: ModelCatalog, prices: PriceBook, model: 
   if (!('row' in routed)) return undefined;
   const { price } = routed.row;
   await prices.remember(price);
-  const units = costUnits(price, { input: usage.input ?? 0, output: usage.output ?? 0, cached: usage.cached ?? 0 });
+  const units = costUnits(price, { input: usage.input ?? 0, output: usage.output ?? 0, cached: usage.cached ?? 0, cacheWrite: usage.cacheWrite ?? 0 });
   return { costUsd: formatDecimal(units), price: { id: price.sha256, date: price.date }, row: routed.row.name };
 }

@@ -1,14 +1,16 @@
 // A fake model upstream speaking OpenAI's and Anthropic's wire formats (JSON and event streams, tool
 // calls, usage, errors), for the demo Directory's model rows (DIRLEDGER_FAKE_MODELS=1) and the tests.
 // Its own figures: input tokens = the bytes of the body it received, output tokens = the request's
-// output bound (else 16), cached = half the input when the prompt says FAKE_CACHED. Words in the
+// output bound (else 16), cached = half the input when the prompt says FAKE_CACHED; FAKE_CACHE_WRITE
+// (Anthropic): a quarter of the input written to the cache for 5 minutes, an eighth for 1 hour. Words in the
 // prompt steer it: FAKE_TOOL (a tool call), FAKE_ERROR_400 / FAKE_ERROR_500, FAKE_MIDSTREAM_ERROR,
 // FAKE_SLOW (a chunk every 50 ms), FAKE_NO_USAGE (no usage anywhere), FAKE_STAMP (a streamed chat
 // answer of 20 chunks 2 ms apart, each the wall-clock time it was written, for measuring forwarding).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FakeCall = { path: string; headers: IncomingMessage['headers']; body: Buffer; usage: { input: number; output: number; cached: number } | null };
+export type FakeUsage = { input: number; output: number; cached: number; cacheWrite: number; cacheWrite1h: number };
+export type FakeCall = { path: string; headers: IncomingMessage['headers']; body: Buffer; usage: FakeUsage | null };
 export type FakeUpstream = { origin: string; port: number; calls: FakeCall[]; close(): Promise<void> };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,10 +68,17 @@ async function answer(req: IncomingMessage, res: ServerResponse, body: Buffer, c
   const has = (word: string) => text.includes(word);
   const input = body.length;
   const output = parsed.max_completion_tokens ?? parsed.max_tokens ?? parsed.max_output_tokens ?? 16;
+  const writes = anthropic && has('FAKE_CACHE_WRITE');
   const usage =
     has('FAKE_NO_USAGE') || path.endsWith('count_tokens')
       ? null
-      : { input, output: path.endsWith('embeddings') ? 0 : output, cached: has('FAKE_CACHED') ? Math.floor(input / 2) : 0 };
+      : {
+          input,
+          output: path.endsWith('embeddings') ? 0 : output,
+          cached: has('FAKE_CACHED') ? Math.floor(input / 2) : 0,
+          cacheWrite: writes ? Math.floor(input / 4) : 0,
+          cacheWrite1h: writes ? Math.floor(input / 8) : 0,
+        };
   const call: FakeCall = { path, headers: req.headers, body, usage };
   calls.push(call);
   if (has('FAKE_ERROR_400')) {
@@ -89,8 +98,10 @@ async function answer(req: IncomingMessage, res: ServerResponse, body: Buffer, c
   if (path === '/v1/responses')
     return parsed.stream ? responsesStream(res, model, words, usage, has) : json(res, 200, responseObject(model, words.join(' '), usage));
   if (path === '/v1/chat/completions') {
-    const withUsage = parsed.stream_options?.include_usage === true ? usage : null;
-    return parsed.stream ? chatStream(res, model, words, withUsage, has) : json(res, 200, chatCompletion(model, words.join(' '), usage, has('FAKE_TOOL')));
+    const asked = parsed.stream_options?.include_usage === true;
+    return parsed.stream
+      ? chatStream(res, model, words, asked, asked ? usage : null, has)
+      : json(res, 200, chatCompletion(model, words.join(' '), usage, has('FAKE_TOOL')));
   }
   return json(res, 404, errorOf(anthropic, anthropic ? 'not_found_error' : 'invalid_request_error', `fake upstream: no route ${path}`));
 }
@@ -107,10 +118,11 @@ function errorOf(anthropic: boolean, type: string, message: string) {
 
 const openaiUsage = (u: FakeCall['usage']) =>
   u && { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cached } };
-const anthropicUsage = (u: NonNullable<FakeCall['usage']>) => ({
-  input_tokens: u.input - u.cached,
+const anthropicUsage = (u: FakeUsage) => ({
+  input_tokens: u.input - u.cached - u.cacheWrite - u.cacheWrite1h,
   cache_read_input_tokens: u.cached,
-  cache_creation_input_tokens: 0,
+  cache_creation_input_tokens: u.cacheWrite + u.cacheWrite1h,
+  cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite, ephemeral_1h_input_tokens: u.cacheWrite1h },
   output_tokens: u.output,
 });
 
@@ -196,9 +208,11 @@ const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 const event = (type: string, value: unknown) => `event: ${type}\ndata: ${JSON.stringify(value)}\n\n`;
 const pieces = (words: string[], n = 4) => Array.from({ length: Math.ceil(words.length / n) }, (_, i) => `${words.slice(i * n, i * n + n).join(' ')} `);
 
-function chatStream(res: ServerResponse, model: string, words: string[], usage: FakeCall['usage'], has: (w: string) => boolean) {
+/** `asked`: the caller set stream_options.include_usage, so every chunk carries `"usage":null` and a last chunk the usage, as OpenAI does. */
+function chatStream(res: ServerResponse, model: string, words: string[], asked: boolean, usage: FakeCall['usage'], has: (w: string) => boolean) {
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_764_547_200, model };
-  const chunk = (delta: unknown, finish: string | null = null) => data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(asked && { usage: null }) });
   const frames: (string | (() => string))[] = [chunk({ role: 'assistant', content: '' })];
   if (has('FAKE_STAMP')) {
     for (let i = 0; i < 20; i++) frames.push(() => chunk({ content: `@${wallClockMs().toFixed(3)} ` }));

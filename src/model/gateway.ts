@@ -10,9 +10,10 @@ import { teeStream } from '../capture/tee.ts';
 import { currentInvocation } from '../context/request.ts';
 import type { EventRecord } from '../dispatch/record.ts';
 import { jsonTextTooDeep, plainTextProblem } from '../limits.ts';
-import type { ModelCatalog, ModelRow, Routed } from './catalog.ts';
-import { costUnits, formatDecimal, type PriceBook } from './price.ts';
+import type { ModelCatalog, ModelRow, Routed, Unrouted } from './catalog.ts';
+import { costUnits, formatDecimal, worstCostUnits, type PriceBook } from './price.ts';
 import { ModelRecorder } from './record.ts';
+import { usageAsked, withoutUsageChunks } from './stream-usage.ts';
 import { answerHeaders, isEventStream, sendUpstream, upstreamRequest } from './upstream.ts';
 import { estimateUsage, factsOfStream, usageOfJson, type Usage } from './usage.ts';
 import { wireErrorBody, type Endpoint, type WireError } from './wire.ts';
@@ -31,6 +32,11 @@ export type GatewayOptions = EventRecord & {
 
 const MODEL_NAME_MAX = 512;
 
+type ParsedBody = Record<string, unknown> & { model: string };
+
+/** A call read and routed (`model`: the row it means), or the provider-shaped error to answer. */
+export type Prepared = { body: Buffer; parsed: ParsedBody; routed: Routed; model: string } | { failure: WireError; model?: string };
+
 class WireFailure extends Error {
   readonly error: WireError;
   constructor(error: WireError) {
@@ -45,12 +51,34 @@ export class ModelGateway {
     this.options = options;
   }
 
-  /** One model call; `clientSignal` aborts when the client goes away (a stream is then read on up to the cut-off). */
-  async call(endpoint: Endpoint, body: Buffer, headers: Headers, clientSignal?: AbortSignal): Promise<Response> {
+  /**
+   * Reads a call's body and routes its model, before the exchange is recorded (so the boundary's
+   * events carry the row's name too); `model` is that name whenever the request means a row.
+   */
+  async prepare(endpoint: Endpoint, body: Buffer): Promise<Prepared> {
+    let parsed: ParsedBody;
     try {
-      const parsed = parseBody(body);
-      const routed = await this.route(endpoint, parsed.model);
-      return await this.send(endpoint, routed, body, parsed, headers, clientSignal);
+      parsed = parseBody(body);
+    } catch (error) {
+      if (error instanceof WireFailure) return { failure: error.error };
+      throw error;
+    }
+    const routed = await this.options.catalog.route(parsed.model);
+    const model = 'row' in routed ? routed.row.name : undefined;
+    try {
+      const callable = this.callable(endpoint, routed, parsed.model);
+      return { body, parsed, routed: callable, model: callable.row.name };
+    } catch (error) {
+      if (error instanceof WireFailure) return { failure: error.error, ...(model && { model }) };
+      throw error;
+    }
+  }
+
+  /** One prepared model call; `clientSignal` aborts when the client goes away (a stream is then read on up to the cut-off). */
+  async call(endpoint: Endpoint, prepared: Prepared, headers: Headers, clientSignal?: AbortSignal): Promise<Response> {
+    if ('failure' in prepared) return errorAnswer(endpoint, prepared.failure);
+    try {
+      return await this.send(endpoint, prepared.routed, prepared.body, prepared.parsed, headers, clientSignal);
     } catch (error) {
       if (error instanceof WireFailure) return errorAnswer(endpoint, error.error);
       throw error;
@@ -76,8 +104,8 @@ export class ModelGateway {
     return Response.json(body);
   }
 
-  private async route(endpoint: Endpoint, model: string): Promise<Routed> {
-    const routed = await this.options.catalog.route(model);
+  /** The routed row when this endpoint can call it; else why not, in the provider's words. */
+  private callable(endpoint: Endpoint, routed: Routed | Unrouted, model: string): Routed {
     if ('nearest' in routed) {
       const listed = routed.nearest.map((n) => n.name);
       throw new WireFailure({
@@ -126,7 +154,8 @@ export class ModelGateway {
     };
     const power = this.options.authorize?.model(row.name);
     if (power) return refused(power);
-    const sent = upstreamRequest(row, endpoint, headers, body, parsed, this.options.secrets);
+    const askedUsage = usageAsked(endpoint, parsed);
+    const sent = upstreamRequest(row, endpoint, headers, body, parsed, this.options.secrets, askedUsage);
     const hold = endpoint.charged ? await this.options.authorize?.hold(worstOf(endpoint, row, sent.body.length, parsed)) : null;
     if (hold && 'limit' in hold) return refused(hold);
     const settle = (usage: Usage | null) =>
@@ -170,7 +199,7 @@ export class ModelGateway {
         })
         .catch((error) => this.options.logger?.error({ err: error, actionId: invocation.actionId }, 'recording a streamed model answer failed'));
       this.options.track?.(recording);
-      return new Response(tee.client, { status: answer.status, headers: out });
+      return new Response(askedUsage ? tee.client.pipeThrough(withoutUsageChunks()) : tee.client, { status: answer.status, headers: out });
     }
     const bytes = await readAll(answer.body, this.options.payloadMaxBytes).catch(async (error: Error) => {
       await settle(null);
@@ -188,7 +217,7 @@ export class ModelGateway {
   }
 }
 
-function parseBody(body: Buffer): Record<string, unknown> & { model: string } {
+function parseBody(body: Buffer): ParsedBody {
   const bad = (message: string, param: string | null = null) => new WireFailure({ kind: 'invalid_request', code: 'invalid_body', message, param });
   if (!isUtf8(body)) throw bad('Expected a JSON body in UTF-8, got bytes that are not valid UTF-8.');
   const text = body.toString('utf8');
@@ -208,10 +237,10 @@ function parseBody(body: Buffer): Record<string, unknown> & { model: string } {
       `Expected "model" as a name of at most ${MODEL_NAME_MAX} characters without NUL or unpaired surrogates${problem ? `; it holds ${problem}` : ''}.`,
       'model',
     );
-  return value as Record<string, unknown> & { model: string };
+  return value as ParsedBody;
 }
 
-/** The most a call can use: every byte of the body as a token (a token stands for at least one byte of its text), the output bound in full, nothing cached. */
+/** The most a call can use: every byte of the body as a token (a token stands for at least one byte of its text) at the dearest input-side price, the output bound in full. */
 function worstOf(endpoint: Endpoint, row: ModelRow, input: number, parsed: Record<string, unknown>): Worst {
   let output: number | null = endpoint.outputBound.length === 0 ? 0 : null;
   for (const field of endpoint.outputBound) {
@@ -222,7 +251,7 @@ function worstOf(endpoint: Endpoint, row: ModelRow, input: number, parsed: Recor
     }
   }
   output ??= row.maxOutput;
-  return { model: row.name, input, output, costUnits: output === null ? null : costUnits(row.price, { input, output, cached: 0 }) };
+  return { model: row.name, input, output, costUnits: output === null ? null : worstCostUnits(row.price, input, output) };
 }
 
 function usageOf(endpoint: Endpoint, bytes: Buffer, requestBytes: number): Usage {

@@ -9,8 +9,22 @@ import { canonicalJson } from '../directory/contracts.ts';
 export const SCALE = 10;
 const ONE = 10n ** BigInt(SCALE);
 
-/** USD per million tokens, as decimal text; `date` the day the price was taken. */
-export type Price = { sha256: string; model: string; provider: string; input: string; output: string; cached: string; date: string };
+/**
+ * USD per million tokens, as decimal text; `date` the day the price was taken. `cacheWrite` and
+ * `cacheWrite1h`: input written to the provider's prompt cache for 5 minutes or for 1 hour (Anthropic
+ * charges 1.25× and 2× the input price); `cached`: input read from it.
+ */
+export type Price = {
+  sha256: string;
+  model: string;
+  provider: string;
+  input: string;
+  output: string;
+  cached: string;
+  cacheWrite: string;
+  cacheWrite1h: string;
+  date: string;
+};
 
 /** A non-negative decimal (at most 10 places) → units of 10^-10; null when the text is not one. */
 export function parseDecimal(text: string): bigint | null {
@@ -29,17 +43,44 @@ export function formatDecimal(units: bigint): string {
 /** Rounds a / b half up (a, b ≥ 0). */
 const divRound = (a: bigint, b: bigint) => (a + b / 2n) / b;
 
-export type TokenCount = { input: number; output: number; cached: number };
+/** `input` counts every input token: plain, read from the cache (`cached`) and written to it (`cacheWrite` 5-minute, `cacheWrite1h`). */
+export type TokenCount = { input: number; output: number; cached: number; cacheWrite?: number; cacheWrite1h?: number };
 
 /**
- * The cost in units of 10^-10 USD: uncached input at the input price, cached input at the cached
- * price, output at the output price, each per million, rounded half up once at the end.
+ * The cost in units of 10^-10 USD: plain input at the input price, cache reads at the cached price,
+ * cache writes at their write price (5-minute or 1-hour), output at the output price, each per
+ * million, rounded half up once at the end. The parts never exceed the input count.
  */
 export function costUnits(price: Price, tokens: TokenCount): bigint {
-  const cached = BigInt(Math.min(tokens.cached, tokens.input));
-  const uncached = BigInt(tokens.input) - cached;
-  const sum = uncached * parseDecimal(price.input)! + cached * parseDecimal(price.cached)! + BigInt(tokens.output) * parseDecimal(price.output)!;
+  let left = tokens.input;
+  const take = (n: number | undefined) => {
+    const part = Math.min(n ?? 0, left);
+    left -= part;
+    return BigInt(part);
+  };
+  const cached = take(tokens.cached);
+  const write1h = take(tokens.cacheWrite1h);
+  const write = take(tokens.cacheWrite);
+  const sum =
+    BigInt(left) * parseDecimal(price.input)! +
+    cached * parseDecimal(price.cached)! +
+    write * parseDecimal(price.cacheWrite)! +
+    write1h * parseDecimal(price.cacheWrite1h)! +
+    BigInt(tokens.output) * parseDecimal(price.output)!;
   return divRound(sum, 1_000_000n);
+}
+
+/** The most `input` + `output` tokens can cost: every input token at the dearest input-side price. */
+export function worstCostUnits(price: Price, input: number, output: number): bigint {
+  const dearest = [price.input, price.cached, price.cacheWrite, price.cacheWrite1h].map((p) => parseDecimal(p)!).reduce((a, b) => (a > b ? a : b));
+  return divRound(BigInt(input) * dearest + BigInt(output) * parseDecimal(price.output)!, 1_000_000n);
+}
+
+/** The decimal `text` × `percent` / 100, rounded half up to 10 places, as the shortest decimal text. */
+export function scaledDecimal(text: string, percent: bigint): string {
+  return formatDecimal(divRound(parseDecimal(text)! * percent, 100n))
+    .replace(/0+$/, '')
+    .replace(/\.$/, '');
 }
 
 export function priceSha256(fields: Omit<Price, 'sha256'>): string {
@@ -59,9 +100,9 @@ export class PriceBook {
   async remember(price: Price): Promise<void> {
     if (this.stored.has(price.sha256)) return;
     await this.sql.query(
-      `INSERT INTO model_price (sha256, model, provider, input_per_mtok, output_per_mtok, cached_per_mtok, price_date)
-       VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::numeric, $7) ON CONFLICT (sha256) DO NOTHING`,
-      [price.sha256, price.model, price.provider, price.input, price.output, price.cached, price.date],
+      `INSERT INTO model_price (sha256, model, provider, input_per_mtok, output_per_mtok, cached_per_mtok, cache_write_per_mtok, cache_write_1h_per_mtok, price_date)
+       VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::numeric, $7::numeric, $8::numeric, $9) ON CONFLICT (sha256) DO NOTHING`,
+      [price.sha256, price.model, price.provider, price.input, price.output, price.cached, price.cacheWrite, price.cacheWrite1h, price.date],
     );
     this.stored.add(price.sha256);
   }

@@ -84,7 +84,11 @@ export class ModelRecorder {
     const counted = usage && this.endpoint.charged;
     const event: EventInput = {
       ...this.base('MODEL_RESULT', 'IN', {
-        ...(counted && { usage: usage.source, cachedTokens: usage.cached }),
+        ...(counted && {
+          usage: usage.source,
+          cachedTokens: usage.cached,
+          ...(usage.cacheWrite + usage.cacheWrite1h > 0 && { cacheWriteTokens: usage.cacheWrite, cacheWrite1hTokens: usage.cacheWrite1h }),
+        }),
         ...answer.meta,
       }),
       status: answer.status,

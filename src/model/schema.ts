@@ -16,7 +16,13 @@ const ModelPriceRef = builder.objectRef<Price>('ModelPrice').implement({
     id: t.exposeString('sha256', { description: 'The SHA-256 its events name (metadata.price.id); model_price keeps it after the row changes.' }),
     input: t.exposeString('input'),
     output: t.exposeString('output'),
-    cached: t.exposeString('cached', { description: 'Per million cached input tokens.' }),
+    cached: t.exposeString('cached', { description: 'Per million input tokens read from the prompt cache.' }),
+    cacheWrite: t.exposeString('cacheWrite', {
+      description: 'Per million input tokens written to the prompt cache for 5 minutes (Anthropic: 1.25× input unless the row says).',
+    }),
+    cacheWrite1h: t.exposeString('cacheWrite1h', {
+      description: 'Per million input tokens written to the prompt cache for 1 hour (Anthropic: 2× input unless the row says).',
+    }),
     date: t.exposeString('date', { description: 'The date the price was taken.' }),
   }),
 });

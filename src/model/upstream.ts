@@ -1,6 +1,7 @@
 // Sending one model call to its upstream: the row's contract (base URL, headers with [SECRET] names)
 // rendered with the secrets' values only in the copy that is sent, the client's body as it came (its
-// `model` rewritten only when the row names the upstream's model differently), the answer unread.
+// `model` rewritten when the row names the upstream's model differently, stream_options when the door
+// asks for a stream's usage), the answer unread.
 // Its own keep-alive pool, not the global dispatcher: generic outbound capture never sees these calls.
 import { Agent, request, type Dispatcher } from 'undici';
 import { render } from '../dispatch/template.ts';
@@ -31,6 +32,8 @@ export function upstreamRequest(
   body: Buffer,
   parsed: Record<string, unknown>,
   secrets: Record<string, string>,
+  /** Body fields the door sets (stream_options to read a stream's usage). */
+  set: Record<string, unknown> | null = null,
 ): UpstreamRequest {
   const base = row.upstream.url.replace(/\/+$/, '');
   const rendered = render(row.upstream.headers ?? {}, {}, secrets, 'header');
@@ -43,7 +46,7 @@ export function upstreamRequest(
   shown['accept-encoding'] = 'identity';
   const sent = { ...shown, ...(rendered.sent as Record<string, string>) };
   Object.assign(shown, rendered.shown as Record<string, string>);
-  const rewritten = parsed.model !== row.upstreamModel ? Buffer.from(JSON.stringify({ ...parsed, model: row.upstreamModel })) : body;
+  const rewritten = parsed.model !== row.upstreamModel || set ? Buffer.from(JSON.stringify({ ...parsed, ...set, model: row.upstreamModel })) : body;
   return { url: `${base}/${endpoint.path}`, shownHeaders: shown, sentHeaders: sent, body: rewritten };
 }
 

@@ -3,13 +3,18 @@
 // message_delta). Only when the provider gave none is an estimate made, and it says so.
 import type { Wire } from './catalog.ts';
 
-export type Usage = { input: number; output: number; cached: number; source: 'provider' | 'estimate' };
+/** `input` counts every input token; `cached` of them were read from the prompt cache, `cacheWrite` / `cacheWrite1h` written to it for 5 minutes / 1 hour. */
+export type Usage = { input: number; output: number; cached: number; cacheWrite: number; cacheWrite1h: number; source: 'provider' | 'estimate' };
 
 type Raw = Record<string, unknown>;
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
 const obj = (v: unknown): Raw | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : undefined);
 
-/** One provider `usage` object → input (cached included), output and cached tokens; null when it has no counts. */
+/**
+ * One provider `usage` object → input (cache reads and writes included), output, cache reads and
+ * writes; null when it has no counts. Anthropic counts cache writes apart from `input_tokens`, split
+ * by lifetime in `cache_creation` (without it, every write is a 5-minute one, the default).
+ */
 function normalise(wire: Wire, u: Raw): Usage | null {
   if (wire === 'anthropic') {
     const base = num(u.input_tokens);
@@ -17,13 +22,14 @@ function normalise(wire: Wire, u: Raw): Usage | null {
     const created = num(u.cache_creation_input_tokens) ?? 0;
     const output = num(u.output_tokens);
     if (base === undefined && output === undefined) return null;
-    return { input: (base ?? 0) + read + created, output: output ?? 0, cached: read, source: 'provider' };
+    const hour = Math.min(num(obj(u.cache_creation)?.ephemeral_1h_input_tokens) ?? 0, created);
+    return { input: (base ?? 0) + read + created, output: output ?? 0, cached: read, cacheWrite: created - hour, cacheWrite1h: hour, source: 'provider' };
   }
   const input = num(u.prompt_tokens) ?? num(u.input_tokens);
   const output = num(u.completion_tokens) ?? num(u.output_tokens) ?? 0;
   if (input === undefined) return null;
   const details = obj(u.prompt_tokens_details) ?? obj(u.input_tokens_details);
-  return { input, output, cached: num(details?.cached_tokens) ?? 0, source: 'provider' };
+  return { input, output, cached: num(details?.cached_tokens) ?? 0, cacheWrite: 0, cacheWrite1h: 0, source: 'provider' };
 }
 
 /** The usage of a JSON answer (chat completion, response, embeddings, message). */
@@ -65,5 +71,12 @@ export function factsOfStream(wire: Wire, bytes: Buffer): StreamFacts {
 
 /** The estimate when the provider gave no usage: 4 bytes a token of the request and of the answer (marked `estimate`). */
 export function estimateUsage(requestBytes: number, answerBytes: number, charged: { output: boolean }): Usage {
-  return { input: Math.ceil(requestBytes / 4), output: charged.output ? Math.ceil(answerBytes / 4) : 0, cached: 0, source: 'estimate' };
+  return {
+    input: Math.ceil(requestBytes / 4),
+    output: charged.output ? Math.ceil(answerBytes / 4) : 0,
+    cached: 0,
+    cacheWrite: 0,
+    cacheWrite1h: 0,
+    source: 'estimate',
+  };
 }

@@ -39,6 +39,41 @@ describe('Anthropic wire', () => {
     expect(result.costUsd.toFixed(10)).toBe(cost(fake.usage!.input, fake.usage!.cached, 6));
   });
 
+  it('cache writes are charged at their own rates (5-minute 1.25×, 1-hour 2× the input price), JSON and streamed', async () => {
+    // units of 10^-10 USD per token: 3, 3.75, 6, 0.30 and 15 USD per million.
+    const units = (u: { input: number; cached: number; cacheWrite: number; cacheWrite1h: number; output: number }) => {
+      const plain = u.input - u.cached - u.cacheWrite - u.cacheWrite1h;
+      const sum =
+        BigInt(plain) * 30_000n + BigInt(u.cacheWrite) * 37_500n + BigInt(u.cacheWrite1h) * 60_000n + BigInt(u.cached) * 3_000n + BigInt(u.output) * 150_000n;
+      return `${sum / 10n ** 10n}.${(sum % 10n ** 10n).toString().padStart(10, '0')}`;
+    };
+    const asked = {
+      model: 'fake-claude-sonnet',
+      max_tokens: 5,
+      messages: [{ role: 'user' as const, content: 'long system prompt FAKE_CACHE_WRITE FAKE_CACHED' }],
+    };
+    const { data, response } = await client.messages.create(asked).withResponse();
+    const jsonUsage = t.fake.calls.at(-1)!.usage!;
+    expect(jsonUsage.cacheWrite).toBeGreaterThan(0);
+    expect(jsonUsage.cacheWrite1h).toBeGreaterThan(0);
+    expect(data.usage).toMatchObject({ cache_creation_input_tokens: jsonUsage.cacheWrite + jsonUsage.cacheWrite1h });
+    const streamed = client.messages.stream(asked);
+    await streamed.finalMessage();
+    const { response: streamedResponse } = await streamed.withResponse();
+    const calls = [
+      [response, jsonUsage],
+      [streamedResponse, t.fake.calls.at(-1)!.usage!],
+    ] as const;
+    for (const [answer, fake] of calls) {
+      const result = (await t.events(answer.headers.get('x-dirledger-action')!)).find((e) => e.kind === 'MODEL_RESULT')!;
+      expect(result.inputTokens).toBe(fake.input);
+      expect(result.metadata).toMatchObject({ cachedTokens: fake.cached, cacheWriteTokens: fake.cacheWrite, cacheWrite1hTokens: fake.cacheWrite1h });
+      expect(result.costUsd.toFixed(10)).toBe(units(fake));
+    }
+    const price = await t.gql('{ model(name: "fake-claude-sonnet") { price { input cached cacheWrite cacheWrite1h } } }');
+    expect(price.data.model.price).toEqual({ input: '3', cached: '0.30', cacheWrite: '3.75', cacheWrite1h: '6' });
+  });
+
   it('streams events as Anthropic does; message_start and message_delta usage are merged', async () => {
     const stream = client.messages.stream({ model: 'fake-claude-sonnet', max_tokens: 10, messages: [{ role: 'user', content: 'stream' }] });
     const final = await stream.finalMessage();

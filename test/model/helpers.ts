@@ -2,6 +2,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { SpoolIo } from '../../src/ledger/spool-files.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../src/model/fake-upstream.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import type { DatabaseKind } from '../helpers/database.ts';
@@ -55,10 +56,10 @@ export async function modelDirectory(origin: string): Promise<string> {
   return dir;
 }
 
-export async function startModelApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}): Promise<ModelApp> {
+export async function startModelApp(kind: DatabaseKind = 'pglite', env: Record<string, string> = {}, options: { spoolIo?: SpoolIo } = {}): Promise<ModelApp> {
   const fake = await startFakeUpstream();
   const dir = await modelDirectory(fake.origin);
-  const app = await startTestApp(kind, { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DIRLEDGER_SECRET_OPENAI_API_KEY: UPSTREAM_KEY, ...env });
+  const app = await startTestApp(kind, { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DIRLEDGER_SECRET_OPENAI_API_KEY: UPSTREAM_KEY, ...env }, options);
   const prisma = app.app.services.db.prisma;
   return {
     ...app,

@@ -30,7 +30,8 @@ describe('OpenAI wire', () => {
     const events = await t.events(actionId);
     expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'MODEL_CALL/OUT', 'MODEL_RESULT/IN', 'RESPONSE/OUT']);
     const [reqIn, callOut, resultIn, answerOut] = events;
-    expect(events.every((e) => e.model === 'fake-gpt' || e.kind === 'REQUEST' || e.kind === 'RESPONSE')).toBe(true);
+    // The boundary's request IN and answer OUT carry the model row like the door's own events.
+    expect(events.map((e) => e.model)).toEqual(['fake-gpt', 'fake-gpt', 'fake-gpt', 'fake-gpt']);
     expect(callOut.headers.authorization).toBe('Bearer [OPENAI_API_KEY]');
     expect(callOut.url).toBe(`${t.fake.origin}/openai/v1/chat/completions`);
     expect(await t.payloadText(callOut.payloadSha256)).toBe(fake.body.toString('utf8'));
@@ -77,9 +78,34 @@ describe('OpenAI wire', () => {
     expect(out.payloadSha256).toBe(result.payloadSha256);
   });
 
-  it('a stream without usage is charged an estimate, marked as such', async () => {
+  it('a stream the caller asked no usage for: the door asks upstream, charges the exact count, and the caller gets no usage', async () => {
     const { data: stream, response } = await client.chat.completions
-      .create({ model: 'fake-gpt', messages: [{ role: 'user', content: 'no usage' }], max_tokens: 4, stream: true })
+      .create({ model: 'fake-gpt', messages: [{ role: 'user', content: 'no usage asked' }], max_tokens: 4, stream: true, stream_options: {} })
+      .withResponse();
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('w0 w1 w2 w3 ');
+    expect(chunks.filter((c) => 'usage' in c)).toEqual([]);
+    const fake = t.fake.calls.at(-1)!;
+    expect(JSON.parse(fake.body.toString()).stream_options).toEqual({ include_usage: true });
+    const events = await t.events(response.headers.get('x-dirledger-action')!);
+    const [reqIn, callOut, resultIn, answerOut] = events;
+    expect(JSON.parse((await t.payloadText(reqIn.payloadSha256))!).stream_options).toEqual({});
+    expect(await t.payloadText(callOut.payloadSha256)).toBe(fake.body.toString('utf8'));
+    expect(resultIn).toMatchObject({ inputTokens: fake.usage!.input, outputTokens: 4, metadata: { usage: 'provider' } });
+    // The answer IN is the upstream's bytes (usage chunk and all); the answer OUT is what the caller received.
+    const upstreamText = (await t.payloadText(resultIn.payloadSha256))!;
+    const callerText = (await t.payloadText(answerOut.payloadSha256))!;
+    expect(upstreamText).toMatch(/"choices":\[\],"usage":\{"prompt_tokens":\d+/);
+    expect(upstreamText).toContain(',"usage":null}');
+    expect(callerText).not.toContain('"usage"');
+    expect(callerText).toBe(upstreamText.replaceAll(',"usage":null}', '}').replace(/data: \{[^\n]*"choices":\[\],"usage":\{[^\n]*\n\n/, ''));
+    expect(callerText).toMatch(/data: \[DONE\]\n\n$/);
+  });
+
+  it('a stream whose upstream gives no usage even when asked is charged an estimate, marked as such', async () => {
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: 'fake-gpt', messages: [{ role: 'user', content: 'FAKE_NO_USAGE' }], max_tokens: 4, stream: true })
       .withResponse();
     for await (const _ of stream);
     const result = (await t.events(response.headers.get('x-dirledger-action')!)).find((e) => e.kind === 'MODEL_RESULT')!;
@@ -140,6 +166,11 @@ describe('OpenAI wire', () => {
     expect(unbound.message).toContain('[NOT_BOUND_KEY]');
     const wrongWire = await client.chat.completions.create({ model: 'fake-claude-sonnet', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(wrongWire.message).toContain('/v1/messages');
+    // The boundary's events name the row a request means, even one it cannot call here; a name meaning no row leaves it empty.
+    const wrongWireEvents = await t.events(wrongWire.headers.get('x-dirledger-action'), ['REQUEST', 'RESPONSE']);
+    expect(wrongWireEvents.map((e) => `${e.kind}:${e.model}`)).toEqual(['REQUEST:fake-claude-sonnet', 'RESPONSE:fake-claude-sonnet']);
+    const unknownEvents = await t.events(unknown.headers.get('x-dirledger-action'), ['REQUEST', 'RESPONSE']);
+    expect(unknownEvents.map((e) => `${e.kind}:${e.model}`)).toEqual(['REQUEST:null', 'RESPONSE:null']);
   });
 
   it('a mid-stream error reaches the client as the provider sent it, and is recorded', async () => {

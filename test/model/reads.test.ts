@@ -81,7 +81,7 @@ describe('model reads', () => {
       upstreamModel: 'claude-upstream-id',
       price: { input: '3', output: '15', cached: '0.30' },
     });
-    expect(m.data.model.events.edges.map((e: any) => e.node.kind)).toEqual(['MODEL_CALL', 'MODEL_RESULT']);
+    expect(m.data.model.events.edges.map((e: any) => e.node.kind)).toEqual(['REQUEST', 'MODEL_CALL', 'MODEL_RESULT', 'RESPONSE']);
     const models = await t.gql('{ models { name unboundSecrets } }');
     expect(models.data.models.find((x: any) => x.name === 'unbound-gpt').unboundSecrets).toEqual(['NOT_BOUND_KEY']);
   });

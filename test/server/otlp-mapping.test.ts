@@ -340,7 +340,7 @@ describe.each(databaseKinds)("model spans charged at the model row's price on %s
 
   it('a span naming the demo model row (exactly, or by an alias the resolver reads) costs what the model door would charge; an unknown model costs nothing', async () => {
     const { traceId, span } = ids();
-    const model = (spanId: string, name: string) => ({
+    const model = (spanId: string, name: string, extra: Record<string, unknown> = {}) => ({
       traceId,
       spanId,
       attributes: {
@@ -349,12 +349,18 @@ describe.each(databaseKinds)("model spans charged at the model row's price on %s
         'gen_ai.usage.input_tokens': 1_000_000,
         'gen_ai.usage.output_tokens': 2_000_000,
         'gen_ai.usage.cache_read.input_tokens': 400_000,
+        ...extra,
       },
     });
+    const spans = [
+      model(span(1), 'demo-gpt'),
+      model(span(2), 'no-such-model-anywhere'),
+      model(span(3), 'demo-claude', { 'gen_ai.usage.cache_creation.input_tokens': 200_000 }),
+    ];
     const response = await fetch(`${t.origin}/v1/traces`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...t.auth },
-      body: JSON.stringify(otlpJson([model(span(1), 'demo-gpt'), model(span(2), 'no-such-model-anywhere')])),
+      body: JSON.stringify(otlpJson(spans)),
     });
     expect(response.status).toBe(200);
     const rows = await sql.query<Row>(`SELECT id, cost_usd::text AS cost, metadata FROM ledger_event WHERE id LIKE $1 AND kind = 'MODEL_RESULT' ORDER BY id`, [
@@ -370,5 +376,9 @@ describe.each(databaseKinds)("model spans charged at the model row's price on %s
     const unknown = rows.find((r) => r.id.includes(span(2)))!;
     expect(unknown.cost).toBeNull();
     expect(unknown.metadata.price).toBeUndefined();
+    // demo-claude: cache writes at Anthropic's 5-minute rate, 1.25 × $3: 400,000 × 3 + 400,000 × 0.30 + 200,000 × 3.75 + 2,000,000 × 15 per million.
+    const claude = rows.find((r) => r.id.includes(span(3)))!;
+    expect(claude.cost).toBe('32.0700000000');
+    expect(claude.metadata).toMatchObject({ cachedTokens: 400_000, cacheWriteTokens: 200_000, price: { row: 'demo-claude' } });
   });
 });

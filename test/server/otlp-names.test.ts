@@ -29,10 +29,26 @@ const cases: (readonly [string, Record<string, unknown>, 'call' | 'result' | 'sp
     'llm.token_count.completion',
     'ai.usage.completionTokens',
   ].map((k, i) => [k, { ...chat, [k]: 20 + i }, 'result', 'output_tokens', 20 + i] as const),
+  ...[
+    'gen_ai.usage.cache_read.input_tokens',
+    'gen_ai.usage.cache_read_input_tokens',
+    'llm.token_count.prompt_details.cache_read',
+    'ai.usage.cachedInputTokens',
+  ].map((k, i) => [k, { ...chat, [k]: 30 + i }, 'result', 'metadata.cachedTokens', 30 + i] as const),
+  ...['gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_creation_input_tokens', 'llm.token_count.prompt_details.cache_write'].map(
+    (k, i) => [k, { ...chat, [k]: 40 + i }, 'result', 'metadata.cacheWriteTokens', 40 + i] as const,
+  ),
   ...['gen_ai.tool.call.id', 'tool_call.id', 'ai.toolCall.id'].map((k) => [k, { ...tool, [k]: `c-${k}` }, 'call', 'metadata.toolCallId', `c-${k}`] as const),
   ...['gen_ai.input.messages', 'gen_ai.prompt', 'ai.prompt.messages', 'ai.prompt', 'input.value', 'traceloop.entity.input'].map(
     (k) => [k, { ...chat, [k]: `p-${k}` }, 'call', 'payload', `p-${k}`] as const,
   ),
+  [
+    'gen_ai.system_instructions (alone: the prompt holds it)',
+    { ...chat, 'gen_ai.system_instructions': 'si' },
+    'call',
+    'payload',
+    '{"system_instructions":"si"}',
+  ],
   ...['gen_ai.output.messages', 'gen_ai.completion', 'ai.response.text', 'output.value', 'traceloop.entity.output'].map(
     (k) => [k, { ...chat, [k]: `o-${k}` }, 'result', 'payload', `o-${k}`] as const,
   ),
