@@ -15,6 +15,14 @@ export function toMatch<R extends ResolverRow>(index: ResolverIndex<R>, q: Query
     const used = q.corrections.filter((k) => words.includes(k.to));
     return used.length ? ` (${used.map((k) => `"${k.from}" read as "${k.to}"`).join(', ')})` : '';
   };
+  /** A layer that matched every word of the query as read. */
+  const everyWord = (reason: string): ResolverMatch<R> => ({
+    row,
+    score: found.score,
+    layer: found.layer,
+    reason: `${reason}${corrected(q.readAs)}`,
+    matchedWords: q.readAs,
+  });
   switch (found.layer) {
     case L.EXACT_NAME:
     case L.NAME_PREFIX: {
@@ -23,37 +31,13 @@ export function toMatch<R extends ResolverRow>(index: ResolverIndex<R>, q: Query
       return { row, score: found.score, layer: found.layer, reason, matchedWords: words };
     }
     case L.EXACT_WORDS:
-      return {
-        row,
-        score: found.score,
-        layer: found.layer,
-        reason: `the row is named exactly the words of the query${corrected(q.readAs)}`,
-        matchedWords: q.readAs,
-      };
+      return everyWord('the row is named exactly the words of the query');
     case L.NAME_WORDS:
-      return {
-        row,
-        score: found.score,
-        layer: found.layer,
-        reason: `every word of the query is a word of its name${corrected(q.readAs)}`,
-        matchedWords: q.readAs,
-      };
+      return everyWord('every word of the query is a word of its name');
     case L.ROW_WORDS:
-      return {
-        row,
-        score: found.score,
-        layer: found.layer,
-        reason: `every word of the query is somewhere in the row${corrected(q.readAs)}`,
-        matchedWords: q.readAs,
-      };
+      return everyWord('every word of the query is somewhere in the row');
     case L.NAME_START:
-      return {
-        row,
-        score: found.score,
-        layer: found.layer,
-        reason: `its name starts with "${q.first}" and the rest of the query is in the row${corrected(q.readAs)}`,
-        matchedWords: q.readAs,
-      };
+      return everyWord(`its name starts with "${q.first}" and the rest of the query is in the row`);
     case L.ALIAS: {
       const { entry, at, key } = found.alias!;
       const pattern = entry.patterns[entry.patternOf[at]!]!;
