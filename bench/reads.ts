@@ -1,7 +1,10 @@
 // Reviewer reads: dirledger's GraphQL vs PostGraphile 5 on the same database vs one SQL statement (PostgreSQL).
 //
 //   npm run bench -- reads [--events 150000] [--load 150000] [--grow 1000000,10000000] [--rounds 3] [--seconds 2]
-//                          [--concurrency 1,16] [--only "event by id,…"] [--skip-postgraphile] [--db postgres|both]
+//                          [--concurrency 1,16] [--only "event by id,…"] [--skip-postgraphile] [--db postgres|both] [--base DIR]
+//
+// --base DIR also runs the server of another checkout (e.g. a worktree of main) on the same database and
+// times it in the same interleaved rounds as "base" (an A/B beside PostGraphile); it is not accounted.
 //
 // --events N above --load (150,000) loads --load events through the door, measures, grows the ledger to
 // N in SQL and measures again: `--events 1000000` prints how p99 grows from 150,000 to 1M. --grow adds sizes.
@@ -49,7 +52,7 @@ const contractOf = (tool: string) => ({
   headers: { 'content-type': 'application/json' },
   body: { query: '{{query}}' },
 });
-const systems = ['ours', 'postgraphile', 'floor', 'pglite'] as const;
+const systems = ['ours', 'base', 'postgraphile', 'floor', 'pglite'] as const;
 type System = (typeof systems)[number];
 /** `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process). */
 type Cell = { rps: number; p50: number; p99: number; cpuMs?: number };
@@ -74,6 +77,7 @@ export async function run(args: string[]): Promise<void> {
       only: { type: 'string', default: '' },
       'skip-postgraphile': { type: 'boolean', default: false },
       db: { type: 'string', default: 'postgres' },
+      base: { type: 'string' },
     },
     strict: true,
   });
@@ -88,9 +92,10 @@ export async function run(args: string[]): Promise<void> {
   if (values.db === 'pglite') throw new Error('--db: reads compares against PostgreSQL; use --db both for PGlite beside it');
   const active: System[] = [
     ...(values['skip-postgraphile'] ? (['ours', 'floor'] as const) : (['ours', 'postgraphile', 'floor'] as const)),
+    ...(values.base ? (['base'] as const) : []),
     ...(withPglite ? (['pglite'] as const) : []),
   ];
-  const onPostgres = active.filter((s) => s !== 'pglite');
+  const onPostgres = active.filter((s) => s !== 'pglite' && s !== 'base');
   console.log(
     `reads: ${int(events)} events through the ingest door${sizes.length > 1 ? `, then grown to ${sizes.slice(1).map(int).join(', ')}` : ''}; ` +
       `${rounds} interleaved rounds of ${seconds} s per cell; concurrency ${levels.join(', ')}; PostgreSQL at ${new URL(benchBaseUrl()).host}`,
@@ -123,6 +128,8 @@ export async function run(args: string[]): Promise<void> {
   await ingest(ours.origin, events, contracts);
   console.log(`loaded ${int(events)} events through POST /ledger/batches in ${fixed((performance.now() - t0) / 1000, 1)} s`);
   const peer = active.includes('postgraphile') ? await startPostgraphile(db.url) : undefined;
+  const baseRoot = values.base && path.resolve(values.base);
+  const base = baseRoot ? await startServer(ourEnv(db.url, 'base'), { root: baseRoot, entry: await benchServerEntry(baseRoot, 'reads') }) : undefined;
   let embedded: ServerProcess | undefined;
   if (withPglite) {
     const target = await createBenchTarget('pglite', 'reads');
@@ -144,7 +151,7 @@ export async function run(args: string[]): Promise<void> {
       console.log(`grown in ${fixed(s, 0)} s`);
     }
     const pools = await readPools(floor, tools);
-    const servers = { ours, postgraphile: peer, pglite: embedded };
+    const servers = { ours, base, postgraphile: peer, pglite: embedded };
     await checkSameAnswers(asked, servers, floor, pools, onPostgres);
     const accounting = await account(asked, db.url, pools, onPostgres, startOurs, startPostgraphile);
     const cells = await timeRounds(asked, servers, floor, pools, active, levels, rounds, seconds);
@@ -154,6 +161,7 @@ export async function run(args: string[]): Promise<void> {
   }
   if (results.length > 1) printGrowth(results, asked, active, levels);
   await peer?.stop();
+  await base?.stop();
   await embedded?.stop();
   await ours.stop();
   await db.drop();
@@ -212,7 +220,7 @@ async function readPools(pool: pg.Pool, tools: string[]): Promise<Pools> {
   };
 }
 
-type Servers = { ours: ServerProcess; postgraphile?: ServerProcess; pglite?: ServerProcess };
+type Servers = { ours: ServerProcess; base?: ServerProcess; postgraphile?: ServerProcess; pglite?: ServerProcess };
 
 async function askGraph(
   client: PostClient,
@@ -234,7 +242,7 @@ async function askGraph(
   return answer.data;
 }
 
-const headersOf = (system: System) => (system === 'ours' || system === 'pglite' ? auth : {});
+const headersOf = (system: System) => (system === 'postgraphile' ? {} : auth);
 
 async function checkSameAnswers(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[]): Promise<void> {
   const clients = { ours: postClient(servers.ours.origin, 1), postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, 1) };
@@ -352,6 +360,7 @@ async function timeRounds(
   const clients = {
     ours: postClient(servers.ours.origin, max),
     postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, max),
+    base: servers.base && postClient(servers.base.origin, max),
     pglite: servers.pglite && postClient(servers.pglite.origin, max),
   };
   try {
@@ -363,7 +372,7 @@ async function timeRounds(
             const call = (i: number) =>
               system === 'floor'
                 ? askFloor(floor, q, questions.indexOf(q), pools, i)
-                : askGraph(clients[system]!, q, system === 'pglite' ? 'ours' : system, pools, i, headersOf(system));
+                : askGraph(clients[system]!, q, system === 'postgraphile' ? system : 'ours', pools, i, headersOf(system));
             await drive(Math.min(0.3, seconds / 4), c, call); // warm-up, not kept
             const pid = system === 'floor' ? undefined : servers[system]!.pid;
             const cpu0 = pid && processCpuSeconds(pid);
@@ -379,6 +388,7 @@ async function timeRounds(
   } finally {
     clients.ours.close();
     clients.postgraphile?.close();
+    clients.base?.close();
     clients.pglite?.close();
   }
   return cells;
@@ -400,9 +410,10 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
       if (active.includes('postgraphile'))
         console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
       console.log(row(`  ours / floor rps, conc ${c}`, fixed(ratio('floor'))));
+      if (active.includes('base')) console.log(row(`  ours / base rps, conc ${c}`, fixed(ratio('base'))));
       if (active.includes('pglite')) console.log(row(`  ours on PGlite / on PostgreSQL rps, conc ${c}`, fixed(1 / ratio('pglite'))));
     }
-    const onPostgres = active.filter((a) => a !== 'pglite');
+    const onPostgres = active.filter((a) => a !== 'pglite' && a !== 'base');
     const acc = (a: System) => s.accounting.get(`${a}|${q.short}`)!;
     console.log(row('  SQL statements per request', ...onPostgres.map((a) => fixed(acc(a).statements, 1))));
     if (onPostgres.some((a) => acc(a).appends)) console.log(row('  + ledger appends (its own record)', ...onPostgres.map((a) => fixed(acc(a).appends, 2))));

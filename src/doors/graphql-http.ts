@@ -16,6 +16,7 @@ import { schema } from '../graphql/schema.ts';
 import { jsonTextTooDeep, tooDeep } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
+import { answerDirect, answerDirectly } from './graphql-direct.ts';
 import { json } from './respond.ts';
 
 export const graphqlPath = '/graphql';
@@ -43,7 +44,9 @@ function limitCode(code: string) {
 }
 
 export function createGraphqlYoga(config: Config, services: Services, logger: Logger): Yoga {
-  return createYoga<Record<string, unknown>, Context>({
+  const mask = maskError(logger, (text) => services.redactor.text(text, new Set()));
+  const maxBytes = Math.max(config.PAYLOAD_MAX_BYTES, config.BATCH_MAX_BYTES);
+  const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: graphqlPath,
     logging: false,
@@ -57,10 +60,10 @@ export function createGraphqlYoga(config: Config, services: Services, logger: Lo
       const caller = init.extra ? ((init.extra as { caller?: Caller }).caller ?? { door: 'GRAPHQL_WS' }) : (currentCaller() ?? { door: 'GRAPHQL' });
       return { services, caller };
     },
-    maskedErrors: { maskError: maskError(logger, (text) => services.redactor.text(text, new Set())) },
+    maskedErrors: { maskError: mask },
     batching: { limit: config.GRAPHQL_MAX_BATCH },
     plugins: [
-      useInputLimits(Math.max(config.PAYLOAD_MAX_BYTES, config.BATCH_MAX_BYTES)),
+      useInputLimits(maxBytes),
       ...(config.GRAPHQL_INTROSPECTION ? [] : [noIntrospection]),
       EnvelopArmorPlugin({
         maxDepth: { n: config.GRAPHQL_MAX_DEPTH, onReject: limitCode('DEPTH_LIMIT_EXCEEDED') },
@@ -72,6 +75,8 @@ export function createGraphqlYoga(config: Config, services: Services, logger: Lo
       }),
     ],
   });
+  answerDirectly(yoga, { mask, maxBytes });
+  return yoga;
 }
 
 /** GraphQL over SSE when the client accepts an event stream, else over HTTP. */
@@ -97,13 +102,11 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
     const body = Buffer.from(await request.arrayBuffer());
     let params: unknown;
     // A body parsed here as a JSON object goes on parsed; anything else goes as the bytes, for yoga to answer as it does.
-    const forward = async () =>
-      yoga.fetch(
-        params !== null && typeof params === 'object'
-          ? withParsedBody(request, params, body.length)
-          : new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }),
-        {},
-      );
+    const forward = async () => {
+      if (params === null || typeof params !== 'object')
+        return yoga.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: new Uint8Array(body), signal: request.signal }), {});
+      return (await answerDirect(yoga, request, params, body.length)) ?? yoga.fetch(withParsedBody(request, params, body.length), {});
+    };
     // Never decoded with U+FFFD in place of what was sent: refused, the exact bytes on the request IN.
     if (!isUtf8(body)) {
       return recordExchange(door, request, body, async () =>
