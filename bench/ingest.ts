@@ -1,6 +1,8 @@
 // Ledger ingest: POST /ledger/batches on a server child process vs a bare INSERT ceiling (PostgreSQL and PGlite).
 //
-//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite] [--chain-ab [--chain on|v1]]
+//   npm run bench -- ingest [--events 200000] [--batch 500] [--senders 4] [--repeat 1] [--seed 1] [--db both|postgres|pglite] [--no-ceiling] [--chain-ab [--chain on|v1]]
+//
+// --no-ceiling skips the bare INSERT ceiling (minutes on PGlite on a busy machine) when only the server's figures matter, e.g. memory A/B runs.
 //
 // --chain-ab: what the hash chain costs. Each repetition ingests the same rows twice, into two fresh
 // databases, through a server with LEDGER_CHAIN=off and one with it on, the order alternating
@@ -15,6 +17,8 @@
 // with the server's settings), then ingests the same rows through the HTTP door while sampling the
 // server's RSS, reads a sample of blobs back against hashes computed here, stops the server, reads
 // the ledger's own accounting, and drops it all.
+// Before ingesting, the bench waits for the server's RSS to settle (bench/lib/rss.ts settleRss): on a busy machine the
+// start's one-off WebAssembly compile can outlast the start and would be counted as ingest memory; its peak is printed.
 // BENCH_SERVER_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
 // BENCH_SERVER_ROOT runs the server from another checkout (an A/B comparison against the same client).
 // The server runs as one esbuild bundle of src/ on plain node (bench/lib/build.ts), as a deployment
@@ -29,7 +33,7 @@ import { type WorkloadBatch, type WorkloadOptions, workload } from './lib/ledger
 import { benchBaseUrl, createBenchDatabase } from './lib/postgres.ts';
 import { type BenchDbKind, type BenchTarget, createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { type CpuSplit, backendsCpu, cpuSplit } from './lib/cpu.ts';
-import { sampleRss } from './lib/rss.ts';
+import { sampleRss, settleRss } from './lib/rss.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { postClient } from './lib/post.ts';
 import { repoRoot, startServer } from './lib/server.ts';
@@ -84,7 +88,9 @@ export async function run(args: string[]): Promise<void> {
       db: { type: 'string', default: 'both' },
       'chain-ab': { type: 'boolean', default: false },
       chain: { type: 'string', default: 'on' },
+      ceiling: { type: 'boolean', default: true },
     },
+    allowNegative: true,
     strict: true,
   });
   const num = (name: keyof typeof values) => {
@@ -134,13 +140,21 @@ export async function run(args: string[]): Promise<void> {
         // Authority on, as in production: an admin token signed with this run's root key (rate limit off: one token sends every batch).
         const server = await startServer(
           { ...target.env, DIRLEDGER_SECRET_DIRLEDGER_ROOT_KEY: benchRootKey.toString('hex'), AUTH_RATE_PER_SECOND: '0' },
-          { nodeArgs, root, entry, timeoutMs: 180_000 },
+          { nodeArgs, root, entry, timeoutMs: 600_000 },
         );
         let ceiling: Ceiling;
         let ingest: Ingest;
         let verified: Stored['verified'];
         try {
-          ceiling = kind === 'postgres' ? await measureCeiling(target.url!, options, senders) : await measurePgliteCeiling(options, senders);
+          ceiling = !values.ceiling
+            ? { withPayloads: Number.NaN, withoutPayloads: Number.NaN }
+            : kind === 'postgres'
+              ? await measureCeiling(target.url!, options, senders)
+              : await measurePgliteCeiling(options, senders);
+          const settled = await settleRss(server.pid);
+          console.log(
+            `server: RSS settled after ${fixed(settled.seconds)} s${settled.settled ? '' : ' (not settled: measured anyway)'}, max ${mb(settled.maxBytes)} before ingest`,
+          );
           ingest = await measureIngest(server.origin, server.pid, options, prepared, senders);
           verified = await verifyBlobs(server.origin, prepared, 200);
         } finally {
@@ -522,7 +536,8 @@ function printSummary(reps: Repetition[], o: WorkloadOptions): void {
   console.log(`\n== ingest summary, ${dbLabel(kind)} (${label}; ratios taken within each repetition, side by side)`);
   console.log(row('events sent', int(o.events)));
   console.log(target('ingest throughput', `${int(eps)} events/s`, `≥ ${int(targets.eventsPerSecond)}`, eps >= targets.eventsPerSecond));
-  console.log(target('ratio to the ceiling', fixed(ratio), `≥ ${targets.ofCeiling}`, ratio >= targets.ofCeiling));
+  if (Number.isNaN(ratio)) console.log(row('ratio to the ceiling', 'not measured (--no-ceiling)'));
+  else console.log(target('ratio to the ceiling', fixed(ratio), `≥ ${targets.ofCeiling}`, ratio >= targets.ofCeiling));
   const rssTarget = kind === 'pglite' ? targets.pgliteRssBytes : targets.rssBytes;
   console.log(target('server RSS max while ingesting', mb(rssMax), `≤ ${rssTarget / 1e6} MB`, rssMax <= rssTarget));
   const lost = reps.reduce((n, r) => n + (r.ingest.received - r.ingest.expectedDuplicates - r.stored.events), 0);

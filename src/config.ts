@@ -67,6 +67,14 @@ export const settings = {
     doc: 'Payloads larger than this are recorded as MISSING; an outbound request body larger than this is not sent (PAYLOAD_TOO_LARGE).',
   },
   BATCH_MAX_BYTES: { schema: bytes.default(67_108_864), doc: 'Largest request body the ledger ingest door reads (413 past it).' },
+  INGEST_INFLIGHT_MAX_BYTES: {
+    schema: bytes.default(8_388_608),
+    doc: 'Request body bytes the ingest and OTLP doors hold at once (a larger body runs alone); further batches wait unread, then get 503 with Retry-After.',
+  },
+  INGEST_WAIT_MAX_MS: {
+    schema: positiveMs.default(30_000),
+    doc: 'How long a batch waits for room under INGEST_INFLIGHT_MAX_BYTES before it is refused with 503 and Retry-After (nothing written).',
+  },
   GRAPHQL_MAX_DEPTH: { schema: z.coerce.number().int().min(1).default(12), doc: 'Deepest GraphQL selection allowed.' },
   GRAPHQL_MAX_COST: { schema: z.coerce.number().int().min(1).default(20_000), doc: 'Highest GraphQL query cost allowed.' },
   GRAPHQL_MAX_ALIASES: { schema: z.coerce.number().int().min(1).default(30), doc: 'Most aliases in one operation.' },

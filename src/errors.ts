@@ -9,6 +9,8 @@ export const ErrorCode = {
   /** The spool could not make a record durable (disk full, write failed) or stayed full. `ran` says whether the call it records had run (its result could not be recorded) or nothing ran; `retryAfterSeconds` when to try again. */
   SPOOL_UNAVAILABLE: 'SPOOL_UNAVAILABLE',
   BLOB_CORRUPT: 'BLOB_CORRUPT',
+  /** The server is busy with others' work of the same kind (the ingest door's budget); nothing was done; `retryAfterSeconds` when to try again. */
+  SERVER_BUSY: 'SERVER_BUSY',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   /** No credential, or one this server cannot verify (never says which check failed). */
   UNAUTHENTICATED: 'UNAUTHENTICATED',
@@ -47,6 +49,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   DATABASE_UNAVAILABLE: 503,
   SPOOL_UNAVAILABLE: 503,
   BLOB_CORRUPT: 500,
+  SERVER_BUSY: 503,
   QUERY_TOO_COMPLEX: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,

@@ -35,3 +35,26 @@ export function sampleRss(pid: number, intervalMs = 50): RssSampler {
     },
   };
 }
+
+/**
+ * Waits at least `minMs`, then until `pid`'s RSS has stayed within `bandBytes` of its lowest for `quietMs` (at most `maxMs`):
+ * on a busy machine the start's one-off work (V8 compiling PGlite's parser with TurboFan, ~600 MB for
+ * seconds) can end only after the server listens, and would otherwise be counted as ingest memory.
+ */
+export async function settleRss(pid: number, { bandBytes = 50e6, quietMs = 5000, minMs = 30_000, maxMs = 300_000, intervalMs = 250 } = {}) {
+  const t0 = performance.now();
+  let low = Number.POSITIVE_INFINITY;
+  let high = 0;
+  let lastAbove = t0;
+  for (;;) {
+    const rss = readRssBytes(pid) ?? 0;
+    const now = performance.now();
+    low = Math.min(low, rss);
+    high = Math.max(high, rss);
+    if (rss > low + bandBytes) lastAbove = now;
+    // A compile that outlasts minMs at a steady height is not told apart: the printed peak shows it.
+    if ((now - t0 >= minMs && now - lastAbove >= quietMs) || now - t0 >= maxMs)
+      return { seconds: (now - t0) / 1000, maxBytes: high, settled: now - lastAbove >= quietMs };
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

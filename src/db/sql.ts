@@ -97,7 +97,19 @@ function int32Chars(n: number): string {
 }
 
 const forPool = (params: readonly SqlParam[]) => params.map((p) => (p instanceof ByteaArray || p instanceof TextArray ? p.toBinary() : p));
-const forPglite = (params: readonly SqlParam[]) => params.map((p) => (p instanceof ByteaArray || p instanceof TextArray ? [...p.items] : p));
+const TEXT_ARRAY = 1009;
+const BYTEA_ARRAY = 1001;
+
+/**
+ * TextArray and ByteaArray go to PGlite in the binary array format too: its bind sends a Uint8Array
+ * as a binary parameter. As the default text form, every element was quoted into one literal (bytea
+ * as hex, twice its bytes) in this heap and scanned again by array_in in its WebAssembly memory.
+ */
+function pgliteSerializers(db: PGlite): Record<number, (value: unknown) => string> {
+  const binaryOr = (oid: number) => (value: unknown) =>
+    value instanceof TextArray || value instanceof ByteaArray ? (value.toBinary() as unknown as string) : db.serializers[oid]!(value);
+  return { [TEXT_ARRAY]: binaryOr(TEXT_ARRAY), [BYTEA_ARRAY]: binaryOr(BYTEA_ARRAY) };
+}
 
 export type SqlRow = Record<string, unknown>;
 
@@ -173,9 +185,10 @@ export function poolExecutor(pool: pg.Pool): SqlExecutor {
 const pgliteParsers = { [INT8]: parseInt8, [INT8_ARRAY]: parseInt8Array };
 
 export function pgliteExecutor(db: PGlite): SqlExecutor {
+  const serializers = pgliteSerializers(db);
   const on = (client: PGlite | PGliteTransaction): SqlQueryable => ({
     async query<R extends SqlRow>(text: string, params: readonly SqlParam[] = []) {
-      const result = await client.query<R>(text, forPglite(params), { parsers: pgliteParsers });
+      const result = await client.query<R>(text, params as unknown[], { parsers: pgliteParsers, serializers });
       return result.rows;
     },
   });

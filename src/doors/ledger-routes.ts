@@ -9,56 +9,50 @@ import { taskReferencesBlob } from '../ledger/reads.ts';
 import type { Services } from '../services.ts';
 import { parseInput } from '../validation.ts';
 import { recordRefusal, refusalResponse } from './authenticate.ts';
+import { IngestGate } from './ingest-gate.ts';
 import { errorResponse, json, readJson } from './respond.ts';
 
 /**
- * Batches read, parsed and appended at once per app. Appends hold the commit lock one at a time
- * anyway; three in flight keep both cores busy (one batch under the lock, one storing its blobs, one
- * being parsed and hashed here), and each batch held costs several times its body in memory. Further
- * requests wait here before their body is read, so their bytes stay in the socket (backpressure).
+ * Batches read, parsed and appended at once per app; each batch held costs several times its body
+ * in memory. On PostgreSQL appends hold the commit lock one at a time anyway; three in flight keep
+ * both cores busy (one batch under the lock, one storing its blobs, one being parsed and hashed
+ * here). PGlite runs every statement on this thread, so one batch in the database and one being
+ * read and prepared is all the overlap there is.
  */
-const INGEST_CONCURRENCY = 3;
+const INGEST_SLOTS = { postgres: 3, pglite: 2 } as const;
+/** Requests waiting for the gate at most (each holds only its socket); one more is refused at once. */
+const INGEST_MAX_WAITING = 256;
 
-export class Gate {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  private readonly limit: number;
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next)
-        next(); // the slot passes straight to the next request
-      else this.active--;
-    }
-  }
-}
-
-const gates = new WeakMap<Services, Gate>();
+const gates = new WeakMap<Services, IngestGate>();
 
 /** The app's one ingest gate, shared by every door that appends collectors' batches (ingest, OTLP). */
-export function ingestGate(services: Services): Gate {
+export function ingestGate(services: Services): IngestGate {
   let gate = gates.get(services);
   if (!gate) {
-    gate = new Gate(INGEST_CONCURRENCY);
+    const { INGEST_INFLIGHT_MAX_BYTES, INGEST_WAIT_MAX_MS } = services.config;
+    gate = new IngestGate({
+      slots: INGEST_SLOTS[services.db.kind],
+      maxBytes: INGEST_INFLIGHT_MAX_BYTES,
+      maxWaiting: INGEST_MAX_WAITING,
+      maxWaitMs: INGEST_WAIT_MAX_MS,
+    });
     gates.set(services, gate);
   }
   return gate;
 }
 
+/** What a request's body will hold, for the gate: its declared length, or the most a body may be when it declares none. */
+export function bodyBytesOf(request: Request, limit: number): number {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, limit) : limit;
+}
+
 export async function ingestBatch(request: Request, services: Services): Promise<Response> {
   const gate = ingestGate(services);
+  const limit = services.config.BATCH_MAX_BYTES;
   try {
-    const result = await gate.run(async () => {
-      const body = await readJson(request, services.config.BATCH_MAX_BYTES);
+    const result = await gate.run(bodyBytesOf(request, limit), async () => {
+      const body = await readJson(request, limit);
       const batch = parseBatchFast(body) ?? parseInput(BatchInput, body, 'batch');
       const grant = currentGrant();
       const refusal = grant && services.authority.allowsIngest(grant, 'INGEST', batch);

@@ -16,7 +16,7 @@ import { jsonTextTooDeep, JSON_MAX_DEPTH, readBody } from '../limits.ts';
 import { chargeOf } from '../model/charge.ts';
 import type { Services } from '../services.ts';
 import { recordRefusal, refusalResponse } from './authenticate.ts';
-import { ingestGate } from './ledger-routes.ts';
+import { bodyBytesOf, ingestGate } from './ledger-routes.ts';
 import { decodeJsonTraces } from './otlp/json.ts';
 import { decodeProtobufTraces, encodeProtobufResponse, encodeProtobufStatus, protobufDepthLimit } from './otlp/proto.ts';
 
@@ -48,8 +48,8 @@ export async function receiveTraces(request: Request, services: Services): Promi
     return failure(encoding, 415, `Expected content-encoding gzip or none, got ${JSON.stringify(coding.slice(0, 64))}.`);
   }
   try {
-    return await ingestGate(services).run(async () => {
-      const limit = services.config.BATCH_MAX_BYTES;
+    const limit = services.config.BATCH_MAX_BYTES;
+    return await ingestGate(services).run(bodyBytesOf(request, limit), async () => {
       const body = await inflate(await readBody(request, limit), coding === 'gzip', limit);
       const spans = decode(encoding, body);
       return await record(request, services, encoding, spans);

@@ -20,7 +20,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 
 export function errorResponse(error: DomainError, headers: Record<string, string> = {}): Response {
   const extra: Record<string, string> =
-    error.code === ErrorCode.DATABASE_UNAVAILABLE || error.code === ErrorCode.SPOOL_UNAVAILABLE
+    error.code === ErrorCode.DATABASE_UNAVAILABLE || error.code === ErrorCode.SPOOL_UNAVAILABLE || error.code === ErrorCode.SERVER_BUSY
       ? { 'retry-after': String(error.details.retryAfterSeconds ?? 5) }
       : {};
   return json({ error: { code: error.code, message: error.message, ...error.details } }, httpStatusOf[error.code], {
