@@ -13,7 +13,7 @@ import { planEventSelect, type EventQuery } from '../ledger/event-select.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
 import { pageSize } from '../ledger/reads.ts';
-import { withoutNulls } from '../ledger/schema.ts';
+import { withoutNulls } from '../graphql/without-nulls.ts';
 import { DirectoryRowRef, DirectorySectionRef, ToolRef } from './schema.ts';
 import { readTools, type Ahead } from './tool-reads.ts';
 

@@ -11,7 +11,9 @@ import { runRead, SqlParams } from './event-select.ts';
 import { parseFilter, withinTask } from './filter.ts';
 import { ledgerScope, ledgerScopeNow } from './read-scope.ts';
 import { filteredEventPage, pageSize, type Page } from './reads.ts';
-import { ActionRef, LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum, withoutNulls, type ActionShape } from './schema.ts';
+import { withoutNulls } from '../graphql/without-nulls.ts';
+import { LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum } from './read-schema.ts';
+import { ActionRef, type ActionShape } from './schema.ts';
 import { summarizeCall, type CallEventRow, type CallOutcome, type CallSummary } from './task-calls.ts';
 
 /** A call's outcome, in the ledger's words (a DispatchResult's too). */

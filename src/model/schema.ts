@@ -6,7 +6,8 @@ import { builder } from '../graphql/builder.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { filteredEventPage, PAGE_DEFAULT, PAGE_MAX } from '../ledger/reads.ts';
-import { LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum, withoutNulls } from '../ledger/schema.ts';
+import { withoutNulls } from '../graphql/without-nulls.ts';
+import { LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum } from '../ledger/read-schema.ts';
 import type { ModelRow } from './catalog.ts';
 import type { Price } from './price.ts';
 
