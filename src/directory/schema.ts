@@ -3,7 +3,9 @@
 // to rows and contracts: recorded-schema.ts.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../graphql/builder.ts';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Context } from '../graphql/context.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { IssuedTokenRef } from '../auth/schema.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
@@ -239,7 +241,7 @@ builder.objectFields(IssuedTokenRef, (t) => ({
   }),
 }));
 
-builder.prismaObject('DirectoryRow', {
+const EntryRef = builder.prismaObject('DirectoryRow', {
   variant: 'Entry',
   interfaces: [DirectoryRowRef],
   description: 'A row with no contract: an article, credential, flow, task, file, variable…',
@@ -247,3 +249,24 @@ builder.prismaObject('DirectoryRow', {
     text: t.expose('text', { type: 'JSON', description: 'Free-text columns, label → text.' }),
   }),
 });
+
+type RowKey = { type: string; name: string };
+const rowKey = (row: RowKey) => `${row.type}:${row.name}`;
+
+/** A row by "type:name" as a Tool or an Entry, null when it is the other kind; the Directory is readable by any caller that reaches GraphQL, as row(name:, type:) is. */
+function rowNode(variant: 'Tool' | 'Entry') {
+  return async (id: string, ctx: Context, info: GraphQLResolveInfo) => {
+    const colon = id.indexOf(':');
+    const where = { type_name: { type: id.slice(0, colon), name: id.slice(colon + 1) } };
+    const row = await ctx.services.db.prisma.directoryRow.findUnique({ ...queryFromInfo({ context: ctx, info, typeName: variant }), where });
+    return row && isTool(row) === (variant === 'Tool') ? row : null;
+  };
+}
+
+for (const [ref, variant] of [
+  [ToolRef, 'Tool'],
+  [EntryRef, 'Entry'],
+] as const) {
+  builder.prismaObjectField(ref, 'nodeId', (t) => t.field({ ...nodeIdField<RowKey>(variant, rowKey), select: { type: true, name: true } }));
+  registerNode(ref, rowNode(variant));
+}

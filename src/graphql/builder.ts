@@ -34,6 +34,14 @@ export const builder = new SchemaBuilder<{
     cursorType: 'String',
     edgesFieldOptions: { nullable: false },
     nodeFieldOptions: { nullable: false },
+    // Every type keeps its own `id` (event ids, action ids are what clients and the seed pass around);
+    // the global id is `nodeId`, as PostGraphile names it (Relay's compiler: nodeInterfaceIdField).
+    idFieldName: 'nodeId',
+    idFieldOptions: { description: 'A global id for node(id:): opaque, stable, and readable only with the authority this object needs.' },
+    nodeTypeOptions: { description: 'An object a client can refetch by its global id (nodeId) with node(id:).' },
+    // node(id:) is graphql/node.ts's: it reads each type with its own root field's authority.
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
   },
 });
 

@@ -2,6 +2,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../graphql/builder.ts';
 import { loadBatched } from '../graphql/loader.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import type { Context } from '../graphql/context.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
@@ -176,23 +177,43 @@ async function eventsOfActions(
   return out;
 }
 
+/** One event by id, as the caller may read it (`event(id:)` and `node(id:)`). */
+async function readEvent(ctx: Context, id: string, query: EventQuery): Promise<LedgerEvent | null> {
+  const scope = await ledgerScope(ctx, 'event');
+  const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), id, order: 'ASC', limit: 1 });
+  return (rows[0] ?? null) as LedgerEvent | null;
+}
+
+/** An action the caller may read one event of (`action(id:)` without events, and `node(id:)`). */
+async function findAction(ctx: Context, id: string, scope: LedgerScope): Promise<ActionShape | null> {
+  const one = await ctx.services.db.prisma.ledgerEvent.findFirst({ where: { actionId: id, ...scopeWhere(scope) }, select: { actionId: true } });
+  return one ? { id: one.actionId } : null;
+}
+
+type BlobQuery = { select?: Record<string, unknown>; include?: Record<string, unknown> };
+
+/** Stored bytes by hash, as the caller may read them (`blob(sha256:)` and `node(id:)`). */
+async function readBlob(ctx: Context, hash: string, query: BlobQuery) {
+  const scope = await ledgerScope(ctx, 'blob');
+  const sha256 = hash.toLowerCase();
+  if (scope.kind === 'all') return ctx.services.db.prisma.blob.findUnique({ ...query, where: { sha256 } });
+  // Bytes an event of the task references; any other reads as unknown.
+  return ctx.services.db.prisma.blob.findFirst({ ...query, where: { sha256, events: { some: { task: scope.task } } } });
+}
+
 builder.queryFields((t) => ({
   event: t.prismaField({
     type: LedgerEventRef,
     nullable: true,
     description: `One event by id.${scopeNote}`,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const scope = await ledgerScope(ctx, 'event');
-      const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), id: String(args.id), order: 'ASC', limit: 1 });
-      return (rows[0] ?? null) as LedgerEvent | null;
-    },
+    args: { id: t.arg.id({ required: true, description: "The event's own id (LedgerEvent.id)." }) },
+    resolve: (query, _root, args, ctx) => readEvent(ctx, String(args.id), query),
   }),
   action: t.field({
     type: ActionRef,
     nullable: true,
     description: `Every event of one request.${scopeNote}`,
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: 'The action id its events share (LedgerEvent.actionId).' }) },
     resolve: async (_root, args, ctx, info) => {
       const scope = await ledgerScope(ctx, 'action');
       if (selectedFields(info, 'events').length) {
@@ -201,24 +222,21 @@ builder.queryFields((t) => ({
         const events = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionId: String(args.id), order: 'ASC' });
         return events.length ? { id: String(args.id), events } : null;
       }
-      const one = await ctx.services.db.prisma.ledgerEvent.findFirst({
-        where: { actionId: String(args.id), ...scopeWhere(scope) },
-        select: { actionId: true },
-      });
-      return one ? { id: one.actionId } : null;
+      return findAction(ctx, String(args.id), scope);
     },
   }),
   blob: t.prismaField({
     type: BlobRef,
     nullable: true,
     description: `Stored bytes by SHA-256.${scopeNote.replace("'s;", "'s (bytes an event of the task references);")}`,
-    args: { sha256: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const scope = await ledgerScope(ctx, 'blob');
-      const sha256 = args.sha256.toLowerCase();
-      if (scope.kind === 'all') return ctx.services.db.prisma.blob.findUnique({ ...query, where: { sha256 } });
-      // Bytes an event of the task references; any other reads as unknown.
-      return ctx.services.db.prisma.blob.findFirst({ ...query, where: { sha256, events: { some: { task: scope.task } } } });
-    },
+    args: { sha256: t.arg.string({ required: true, description: 'The SHA-256 of the bytes, 64 hex digits in either case.' }) },
+    resolve: (query, _root, args, ctx) => readBlob(ctx, args.sha256, query),
   }),
 }));
+
+builder.prismaObjectField(LedgerEventRef, 'nodeId', (t) => t.field({ ...nodeIdField<{ id: string }>('LedgerEvent', (e) => e.id), select: { id: true } }));
+registerNode(LedgerEventRef, (id, ctx, info) => readEvent(ctx, id, queryFromInfo({ context: ctx, info, typeName: 'LedgerEvent' })));
+builder.objectField(ActionRef, 'nodeId', (t) => t.field(nodeIdField<ActionShape>('Action', (a) => a.id)));
+registerNode(ActionRef, async (id, ctx) => findAction(ctx, id, await ledgerScope(ctx, 'action')));
+builder.prismaObjectField(BlobRef, 'nodeId', (t) => t.field({ ...nodeIdField<{ sha256: string }>('Blob', (b) => b.sha256), select: { sha256: true } }));
+registerNode(BlobRef, (id, ctx, info) => readBlob(ctx, id, queryFromInfo({ context: ctx, info, typeName: 'Blob' })));

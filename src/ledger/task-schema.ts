@@ -4,6 +4,7 @@
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { loadBatched } from '../graphql/loader.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -188,19 +189,24 @@ builder.objectType(TaskRef, {
   }),
 });
 
+/** The task if the ledger holds an event of it and the caller may read it (`task(id:)` and `node(id:)`). */
+async function readTask(ctx: Context, id: string): Promise<TaskShape | null> {
+  const scope = await ledgerScope(ctx, 'task');
+  if (scope.kind === 'task' && scope.task !== id) return null;
+  const params = new SqlParams();
+  const rows = await runRead(ctx.services.db.sql, `SELECT 1 FROM ledger_event WHERE task = ${params.add(id)} LIMIT 1`, params);
+  return rows.length ? { id } : null;
+}
+
 builder.queryField('task', (t) =>
   t.field({
     type: TaskRef,
     nullable: true,
     description: 'One task: null when the ledger holds no event of it. A task-scoped token reads only its own task (another reads as null).',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const id = String(args.id);
-      const scope = await ledgerScope(ctx, 'task');
-      if (scope.kind === 'task' && scope.task !== id) return null;
-      const params = new SqlParams();
-      const rows = await runRead(ctx.services.db.sql, `SELECT 1 FROM ledger_event WHERE task = ${params.add(id)} LIMIT 1`, params);
-      return rows.length ? { id } : null;
-    },
+    args: { id: t.arg.id({ required: true, description: 'The task id its events carry (LedgerEvent.task).' }) },
+    resolve: (_root, args, ctx) => readTask(ctx, String(args.id)),
   }),
 );
+
+builder.objectField(TaskRef, 'nodeId', (t) => t.field(nodeIdField<TaskShape>('Task', (task) => task.id)));
+registerNode(TaskRef, (id, ctx) => readTask(ctx, id));

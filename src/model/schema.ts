@@ -3,6 +3,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { filteredEventPage, PAGE_DEFAULT, PAGE_MAX } from '../ledger/reads.ts';
@@ -56,6 +57,10 @@ const ModelRef = builder.objectRef<ModelRow>('Model').implement({
     }),
   }),
 });
+
+builder.objectField(ModelRef, 'nodeId', (t) => t.field(nodeIdField<ModelRow>('Model', (m) => m.name)));
+// By its exact name (a global id names one row; model(name:) also routes a near name).
+registerNode(ModelRef, async (id, ctx) => (await ctx.services.models.rows()).find((m) => m.name === id) ?? null);
 
 builder.queryFields((t) => ({
   models: t.field({
