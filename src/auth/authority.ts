@@ -65,7 +65,8 @@ declare module '../context/request.ts' {
   }
 }
 
-export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked';
+/** `origin`: a browser page of another site opening a WebSocket (doors/cors.ts). */
+export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked' | 'origin';
 
 export type Refusal = Readonly<{
   limit: RefusalLimit;
