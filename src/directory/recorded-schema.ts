@@ -12,8 +12,9 @@ const RecordedContractRef = builder.objectRef<RecordedShape>('RecordedContract')
   description: 'The exact contract an event ran, kept by its hash after the row changes.',
   fields: (t) => ({
     form: t.exposeString('form', { description: 'A ContractForm name, or the way column (e.g. "way: http").' }),
-    sha256: t.exposeString('sha256'),
+    sha256: t.exposeString('sha256', { description: "SHA-256 of the contract's canonical JSON, lowercase hex." }),
     shape: t.field({
+      description: 'Which kind of call it is; null only when the hash names no stored contract.',
       type: ContractShapeEnum,
       nullable: true,
       resolve: async (c, _a, ctx) => ((await contractsBySha(ctx, c.sha256))?.shape as ContractShape | undefined) ?? null,

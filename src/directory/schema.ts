@@ -57,11 +57,11 @@ export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').imple
   fields: (t) => ({
     form: t.expose('form', { type: ContractFormEnum, nullable: true, description: 'The rendered form; null for a way column of the row.' }),
     way: t.exposeString('way', { nullable: true, description: 'The way column this contract came from (e.g. "way: http").' }),
-    shape: t.expose('shape', { type: ContractShapeEnum }),
+    shape: t.expose('shape', { description: 'Which kind of call the contract is (HTTP, MCP, CLI, SEQUENCE, CODE).', type: ContractShapeEnum }),
     door: t.exposeString('door', { nullable: true, description: 'The door the form needs.' }),
-    json: t.expose('json', { type: 'JSON' }),
+    json: t.expose('json', { description: 'The contract as canonical JSON (secrets as [NAMES], never values).', type: 'JSON' }),
     text: t.exposeString('text', { nullable: true, description: 'Pasteable text, where it helps.' }),
-    secretNames: t.exposeStringList('secretNames'),
+    secretNames: t.exposeStringList('secretNames', { description: 'Secret names the contract uses, bound at run time from DIRLEDGER_SECRET_<NAME>.' }),
     sha256: t.string({ description: 'sha256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
   }),
 });
@@ -70,39 +70,47 @@ type Problem = SectionProblem & { text?: string };
 const DirectoryProblemRef = builder.objectRef<Problem>('DirectoryProblem').implement({
   description: 'Why a section (or a row of it) was not built: the section, row and column, and what was expected.',
   fields: (t) => ({
-    section: t.exposeString('section'),
-    row: t.exposeInt('row', { nullable: true }),
-    column: t.exposeString('column', { nullable: true }),
-    message: t.exposeString('message'),
-    text: t.string({ resolve: (p) => p.text ?? describeProblem(p) }),
+    section: t.exposeString('section', { description: "The section file's type." }),
+    row: t.exposeInt('row', { description: 'The 1-based data row at fault, when one is.', nullable: true }),
+    column: t.exposeString('column', { description: 'The column (header) at fault, when one is.', nullable: true }),
+    message: t.exposeString('message', { description: 'The problem in words: what was expected and what the file holds.' }),
+    text: t.string({ description: 'The offending text as written (shortened).', resolve: (p) => p.text ?? describeProblem(p) }),
   }),
 });
 type Refusal = { row: number; name: string; column: string; reason: string };
 const DirectoryRefusalRef = builder.objectRef<Refusal>('DirectoryRefusal').implement({
   description: 'A row refused at build (it reaches the retired build), with the reason.',
   fields: (t) => ({
-    row: t.exposeInt('row'),
-    name: t.exposeString('name'),
-    column: t.exposeString('column'),
-    reason: t.exposeString('reason'),
+    row: t.exposeInt('row', { description: 'The 1-based data row.' }),
+    name: t.exposeString('name', { description: "The row's name." }),
+    column: t.exposeString('column', { description: 'The column whose value was refused.' }),
+    reason: t.exposeString('reason', { description: 'Why the row was left out of the live version.' }),
   }),
 });
 
 export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
   description: 'One section file (one per type) and the version of it that is live.',
   fields: (t) => ({
-    type: t.exposeString('type'),
-    file: t.exposeString('file'),
+    type: t.exposeString('type', { description: "The section's type (the file's name without its extension)." }),
+    file: t.exposeString('file', { description: "The file's name in the Directory folder." }),
     versionTag: t.exposeString('versionTag', { nullable: true, description: "sha256 of the live version's bytes." }),
-    builtAt: t.expose('builtAt', { type: 'DateTime', nullable: true }),
-    status: t.expose('status', { type: DirectorySectionStatusEnum }),
+    builtAt: t.expose('builtAt', { description: 'When the live version was built (UTC); null when it never built.', type: 'DateTime', nullable: true }),
+    status: t.expose('status', { description: 'Whether the live version is the file as it is now.', type: DirectorySectionStatusEnum }),
     seenTag: t.exposeString('seenTag', { description: 'sha256 of the file as last read.' }),
-    seenAt: t.expose('seenAt', { type: 'DateTime' }),
-    errors: t.field({ type: [DirectoryProblemRef], resolve: (s) => s.errors as Problem[] }),
-    refusals: t.field({ type: [DirectoryRefusalRef], resolve: (s) => s.refusals as Refusal[] }),
+    seenAt: t.expose('seenAt', { description: 'When the file was last read (UTC).', type: 'DateTime' }),
+    errors: t.field({
+      description: 'Why the file as it is now failed validation (empty when it built).',
+      type: [DirectoryProblemRef],
+      resolve: (s) => s.errors as Problem[],
+    }),
+    refusals: t.field({
+      description: 'Rows left out of the live version, each with why.',
+      type: [DirectoryRefusalRef],
+      resolve: (s) => s.refusals as Refusal[],
+    }),
     unknownHeaders: t.exposeStringList('unknownHeaders', { description: 'Headers nobody recognises: reported, never guessed at.' }),
-    headers: t.exposeStringList('headers'),
-    rowCount: t.exposeInt('rowCount'),
+    headers: t.exposeStringList('headers', { description: "The file's column headers, as written." }),
+    rowCount: t.exposeInt('rowCount', { description: 'Rows in the live version.' }),
     builds: t.exposeInt('builds', { description: 'How many times this section was (re)built.' }),
   }),
 });
@@ -113,12 +121,12 @@ export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
   name: 'DirectoryRow',
   description: 'One row of the Directory, as of its section’s live version.',
   fields: (t) => ({
-    name: t.exposeString('name'),
-    type: t.exposeString('type'),
-    kind: t.exposeString('kind', { nullable: true }),
+    name: t.exposeString('name', { description: "The row's name: what a caller names it by (unique within its type)." }),
+    type: t.exposeString('type', { description: "The row's type: its section's name (tool, model, credential, skill…)." }),
+    kind: t.exposeString('kind', { description: "The row's kind column (free text, e.g. builtin, api); null when empty.", nullable: true }),
     id: t.exposeString('rowId', { nullable: true, description: "The row's own id column." }),
-    description: t.exposeString('description'),
-    section: t.relation('section'),
+    description: t.exposeString('description', { description: "The row's description column: what it is for, in words." }),
+    section: t.relation('section', { description: 'The section (file) the row comes from.' }),
   }),
   resolveType: (row) => (isTool(row) ? 'Tool' : 'Entry'),
 });
@@ -135,7 +143,7 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
   description: 'A row that holds at least one runnable contract (every row of the tool section is a Tool).',
   fields: (t) => ({
     argsSchema: t.expose('argsSchema', { type: 'JSON', nullable: true, description: 'JSON Schema of the arguments.' }),
-    runnable: t.exposeBoolean('runnable'),
+    runnable: t.exposeBoolean('runnable', { description: 'True when at least one contract can run now (every secret it names is bound).' }),
     reasons: t.exposeStringList('reasons', { description: 'Why the row is not runnable (empty when it is).' }),
     secretNames: t.exposeStringList('secretNames', { description: 'Secret names its contracts use.' }),
     unboundSecrets: t.exposeStringList('unboundSecrets', { description: 'Of those, the names not bound in the secret registry.' }),
@@ -199,7 +207,11 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
     events: t.field({
       type: LedgerEventConnectionRef,
       description: "Every ledger event with this tool name, in position order: from a capability to its uses. A task-scoped token sees only its task's.",
-      args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
+      args: {
+        first: t.arg.int({ description: 'How many events (default 50, at most 500).' }),
+        after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): events after it.' }),
+        filter: t.arg({ description: "Narrows the tool's events further.", type: LedgerFilterRef }),
+      },
       resolve: async (row, args, ctx, info) => {
         const take = pageSize(args.first);
         const ahead = (row as ToolRow)[eventsReadAhead];

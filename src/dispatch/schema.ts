@@ -22,10 +22,10 @@ export const DispatchResultRef = builder.objectRef<DispatchResult>('DispatchResu
 DispatchResultRef.implement({
   description: 'The result of one dispatched call: secret values never appear in it (they read as [NAME]).',
   fields: (t) => ({
-    tool: t.exposeString('tool'),
+    tool: t.exposeString('tool', { description: "The Directory row's name that ran." }),
     actionId: t.exposeString('actionId', { description: 'The action id every ledger event of this call carries.' }),
-    outcome: t.field({ type: DispatchOutcomeEnum, resolve: (r) => r.outcome }),
-    dryRun: t.exposeBoolean('dryRun'),
+    outcome: t.field({ description: 'How the call ended.', type: DispatchOutcomeEnum, resolve: (r) => r.outcome }),
+    dryRun: t.exposeBoolean('dryRun', { description: 'True when nothing was sent (the rendered requests are in `requests`).' }),
     status: t.int({ nullable: true, description: 'Upstream HTTP status or CLI exit code, when there is one.', resolve: (r) => r.status ?? null }),
     output: t.field({ type: 'JSON', nullable: true, description: 'Parsed JSON when the answer is JSON, else its text.', resolve: (r) => r.output ?? null }),
     outputText: t.string({ nullable: true, description: 'The answer as text, when it is UTF-8.', resolve: (r) => r.outputText ?? null }),
@@ -37,7 +37,7 @@ DispatchResultRef.implement({
       resolve: (r) => r.requests ?? null,
     }),
     steps: t.field({ type: [DispatchResultRef], nullable: true, description: "A sequence: each step's own result.", resolve: (r) => r.steps ?? null }),
-    error: t.field({ type: DispatchError, nullable: true, resolve: (r) => r.error ?? null }),
+    error: t.field({ description: 'Why a REFUSED or ERROR call failed; null when OK.', type: DispatchError, nullable: true, resolve: (r) => r.error ?? null }),
   }),
 });
 
@@ -78,8 +78,12 @@ const ContractDifferenceRef = builder.objectRef<ContractDifference>('ContractDif
 const ContractMatchRef = builder.objectRef<ContractMatch>('ContractMatch').implement({
   description: 'Whether a recorded outbound call equals its contract rendered with the recorded args.',
   fields: (t) => ({
-    matches: t.exposeBoolean('matches'),
-    differences: t.field({ type: [ContractDifferenceRef], resolve: (m) => m.differences }),
+    matches: t.exposeBoolean('matches', { description: 'True when the call is exactly the contract with its arguments filled in.' }),
+    differences: t.field({
+      description: 'Each way the call differs from the contract (empty when it matches).',
+      type: [ContractDifferenceRef],
+      resolve: (m) => m.differences,
+    }),
   }),
 });
 

@@ -41,15 +41,15 @@ export const LedgerFilterRef = builder.inputType('LedgerFilter', {
   description:
     'Every field is optional and the fields are combined with AND. A list matches any of its values (one value may be sent without brackets); values match exactly. occurredFrom is inclusive, occurredTo exclusive.',
   fields: (t) => ({
-    kind: t.stringList(),
-    direction: t.field({ type: [DirectionEnum] }),
-    tool: t.stringList(),
-    session: t.stringList(),
-    turn: t.stringList(),
-    task: t.stringList(),
-    agent: t.stringList(),
-    model: t.stringList(),
-    status: t.stringList(),
+    kind: t.stringList({ description: 'Events of these kinds (e.g. TOOL_CALL, REFUSAL).' }),
+    direction: t.field({ description: 'Events of these directions.', type: [DirectionEnum] }),
+    tool: t.stringList({ description: 'Events naming these tools.' }),
+    session: t.stringList({ description: 'Events of these sessions.' }),
+    turn: t.stringList({ description: 'Events of these turns.' }),
+    task: t.stringList({ description: 'Events of these tasks.' }),
+    agent: t.stringList({ description: 'Events of these agents.' }),
+    model: t.stringList({ description: 'Events naming these models.' }),
+    status: t.stringList({ description: 'Events with these statuses (as text: "200", "0", "OK").' }),
     occurredFrom: t.field({ type: 'DateTime', description: 'Events that occurred at or after this instant.' }),
     occurredTo: t.field({ type: 'DateTime', description: 'Events that occurred before this instant.' }),
   }),
@@ -58,17 +58,24 @@ export const LedgerFilterRef = builder.inputType('LedgerFilter', {
 export const LedgerFilterValueRef = builder.objectRef<LedgerFilter>('LedgerFilterValue').implement({
   description: 'A LedgerFilter as read back; it can be sent again as a LedgerFilter unchanged.',
   fields: (t) => ({
-    kind: t.exposeStringList('kind', { nullable: true }),
-    direction: t.expose('direction', { type: [DirectionEnum], nullable: true }),
-    tool: t.exposeStringList('tool', { nullable: true }),
-    session: t.exposeStringList('session', { nullable: true }),
-    turn: t.exposeStringList('turn', { nullable: true }),
-    task: t.exposeStringList('task', { nullable: true }),
-    agent: t.exposeStringList('agent', { nullable: true }),
-    model: t.exposeStringList('model', { nullable: true }),
-    status: t.exposeStringList('status', { nullable: true }),
-    occurredFrom: t.expose('occurredFrom', { type: 'DateTime', nullable: true }),
-    occurredTo: t.expose('occurredTo', { type: 'DateTime', nullable: true }),
+    kind: t.exposeStringList('kind', { description: 'Kinds matched; null when not filtered.', nullable: true }),
+    direction: t.expose('direction', { description: 'Directions matched; null when not filtered.', type: [DirectionEnum], nullable: true }),
+    tool: t.exposeStringList('tool', { description: 'Tools matched; null when not filtered.', nullable: true }),
+    session: t.exposeStringList('session', { description: 'Sessions matched; null when not filtered.', nullable: true }),
+    turn: t.exposeStringList('turn', { description: 'Turns matched; null when not filtered.', nullable: true }),
+    task: t.exposeStringList('task', {
+      description: "Tasks matched; null when not filtered (a task-scoped token's answers are narrowed to its task besides).",
+      nullable: true,
+    }),
+    agent: t.exposeStringList('agent', { description: 'Agents matched; null when not filtered.', nullable: true }),
+    model: t.exposeStringList('model', { description: 'Models matched; null when not filtered.', nullable: true }),
+    status: t.exposeStringList('status', { description: 'Statuses matched; null when not filtered.', nullable: true }),
+    occurredFrom: t.expose('occurredFrom', {
+      description: 'Events that occurred at or after this instant; null when not filtered.',
+      type: 'DateTime',
+      nullable: true,
+    }),
+    occurredTo: t.expose('occurredTo', { description: 'Events that occurred before this instant; null when not filtered.', type: 'DateTime', nullable: true }),
   }),
 });
 
@@ -84,9 +91,9 @@ const LedgerCountRef = builder.objectRef<LedgerCount>('LedgerCount').implement({
       nullable: true,
       description: "The group's value; for HOUR and DAY the start of the hour or day as an ISO timestamp (UTC); null for events without one, and for a total.",
     }),
-    events: t.exposeInt('events'),
-    inputTokens: t.expose('inputTokens', { type: 'BigInt' }),
-    outputTokens: t.expose('outputTokens', { type: 'BigInt' }),
+    events: t.exposeInt('events', { description: 'Events in the group.' }),
+    inputTokens: t.expose('inputTokens', { description: 'Sum of input tokens (events with none add nothing).', type: 'BigInt' }),
+    outputTokens: t.expose('outputTokens', { description: 'Sum of output tokens (events with none add nothing).', type: 'BigInt' }),
     costUsd: t.expose('costUsd', { type: 'Decimal', description: 'Exact sum in US dollars.' }),
   }),
 });
@@ -103,15 +110,19 @@ type AnswerShape = AskReading & { question: string; scope: LedgerScope };
 const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement({
   description: 'A question read into a filter and grouping, beside its result, so the reader sees how it was read.',
   fields: (t) => ({
-    question: t.exposeString('question'),
+    question: t.exposeString('question', { description: 'The question as asked (trimmed).' }),
     readAs: t.exposeString('readAs', { description: 'One sentence saying how the question was read.' }),
-    filter: t.field({ type: LedgerFilterValueRef, resolve: (a) => a.filter }),
-    grouping: t.expose('grouping', { type: LedgerGroupingEnum, nullable: true }),
-    measures: t.expose('measures', { type: [LedgerMeasureEnum] }),
+    filter: t.field({ description: 'The filter the question was read into.', type: LedgerFilterValueRef, resolve: (a) => a.filter }),
+    grouping: t.expose('grouping', {
+      description: 'The grouping the question asked for; null when it did not group.',
+      type: LedgerGroupingEnum,
+      nullable: true,
+    }),
+    measures: t.expose('measures', { description: 'What the question asked to measure (events, cost, tokens).', type: [LedgerMeasureEnum] }),
     notUnderstood: t.exposeStringList('notUnderstood', {
       description: 'Words that were not understood and had no effect on the answer. Nothing is guessed.',
     }),
-    answer: t.expose('answer', { type: LedgerAnswerKindEnum }),
+    answer: t.expose('answer', { description: 'Which part of this answer answers the question: counts, total or events.', type: LedgerAnswerKindEnum }),
     counts: t.field({
       type: [LedgerCountRef],
       nullable: true,
@@ -125,7 +136,11 @@ const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement
     }),
     events: t.field({
       type: LedgerEventConnectionRef,
-      args: { first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
+      args: {
+        first: t.arg.int(firstArg),
+        after: t.arg.string(afterArg),
+        order: t.arg({ description: 'ASC oldest first (the default) or DESC newest first.', type: LedgerOrderEnum }),
+      },
       description: 'The events the filter matches.',
       resolve: (a, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(ctx.services.db, scopedFilter(a.filter, a.scope), args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
@@ -158,7 +173,12 @@ builder.queryFields((t) => ({
     type: LedgerEventConnectionRef,
     description:
       "Events matching the filter, paged by commit-ordered position; stays correct while writers append. A task-scoped token's task is merged into the filter.",
-    args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
+    args: {
+      filter: t.arg({ description: 'Which events; omitted: all the caller may read.', type: LedgerFilterRef }),
+      first: t.arg.int(firstArg),
+      after: t.arg.string(afterArg),
+      order: t.arg({ description: 'ASC oldest first (the default) or DESC newest first.', type: LedgerOrderEnum }),
+    },
     resolve: async (_root, args, ctx, info) =>
       filteredEventPage<LedgerEvent>(
         ctx.services.db,
@@ -171,7 +191,10 @@ builder.queryFields((t) => ({
     type: [LedgerCountRef],
     description:
       "Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task's events.",
-    args: { by: t.arg({ type: LedgerGroupingEnum, required: true }), filter: t.arg({ type: LedgerFilterRef }) },
+    args: {
+      by: t.arg({ description: 'The grouping: a column, or HOUR/DAY of occurredAt (UTC).', type: LedgerGroupingEnum, required: true }),
+      filter: t.arg({ description: 'Which events to count; omitted: all the caller may read.', type: LedgerFilterRef }),
+    },
     resolve: async (_root, args, ctx, info) =>
       ledgerCounts(ctx.services.db, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts')), selectsSums(info)),
   }),
@@ -180,7 +203,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       "A question in plain words, read deterministically (no model) into a filter and grouping; see docs/ARCHITECTURE.md for the grammar. A task-scoped token's answer covers only its task's events.",
-    args: { question: t.arg.string({ required: true }) },
+    args: { question: t.arg.string({ description: 'The question in plain words, 1 to 1000 characters (e.g. "cost by model last week").', required: true }) },
     resolve: async (_root, args, ctx) => {
       const question = args.question.trim();
       if (!question || question.length > 1000) {
