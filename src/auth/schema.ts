@@ -103,7 +103,11 @@ const TokenBudgetRef = builder.objectRef<BudgetState>('TokenBudget').implement({
 });
 const TokenUseRef = builder.objectRef<{ caveat: string; used: number; max: number }>('TokenUse').implement({
   description: 'Uses taken under one `uses <= N` caveat.',
-  fields: (t) => ({ caveat: t.exposeString('caveat'), used: t.exposeInt('used'), max: t.exposeInt('max') }),
+  fields: (t) => ({
+    caveat: t.exposeString('caveat', { description: 'The uses caveat, as signed (e.g. "uses <= 5").' }),
+    used: t.exposeInt('used', { description: 'How many it has had, across every token narrowed from the same one.' }),
+    max: t.exposeInt('max', { description: 'How many uses it allows.' }),
+  }),
 });
 const TokenInspectionRef = builder.objectRef<Inspection>('TokenInspection').implement({
   description: "What anyone can read of a token: its id and limits. `valid` and `uses` only say whether this server's key signed it.",
@@ -143,7 +147,7 @@ builder.mutationField('issueToken', (t) =>
     type: IssuedTokenRef,
     description:
       'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
-    args: { input: t.arg({ type: IssueTokenInput, required: true }) },
+    args: { input: t.arg({ description: "The new token's limits; every one narrows the caller's own.", type: IssueTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const door = ctx.caller.door;
       const grant = grantOf(ctx);
@@ -179,7 +183,14 @@ builder.mutationField('recordGrant', (t) =>
     type: TokenInspectionRef,
     description:
       'Records the grant of a token made offline (`dirledger token narrow|admin --url`): a GRANT event with its id, caveats and issuer (the bearer), never the token. NARROW needs a narrowing of the bearer token; ADMIN an admin token presenting itself.',
-    args: { token: t.arg.string({ required: true }), via: t.arg({ type: GrantViaEnum, required: true }) },
+    args: {
+      token: t.arg.string({ description: "The token that was narrowed or minted offline; it must verify with this server's key.", required: true }),
+      via: t.arg({
+        description: 'NARROW: a narrowing of the bearer token; ADMIN: an admin token minted from the root key.',
+        type: GrantViaEnum,
+        required: true,
+      }),
+    },
     resolve: async (_root, { token, via }, ctx) => {
       const door = ctx.caller.door;
       let record: GrantRecord;
@@ -203,7 +214,7 @@ builder.queryField('inspectToken', (t) =>
   t.field({
     type: TokenInspectionRef,
     description: 'Lists the limits of a token, as anyone holding it can read them.',
-    args: { token: t.arg.string({ required: true }) },
+    args: { token: t.arg.string({ description: "The token's text; it is never recorded.", required: true }) },
     resolve: async (_root, { token }, ctx) => {
       let read: ReturnType<typeof inspect>;
       try {

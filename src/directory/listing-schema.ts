@@ -67,7 +67,8 @@ const DirectoryIndexRef = builder.objectRef<IndexShape>('DirectoryIndex').implem
 
 type TypeCount = { type: string; rows: number };
 const TypeCountRef = builder.objectRef<TypeCount>('DirectoryTypeCount').implement({
-  fields: (t) => ({ type: t.exposeString('type'), rows: t.exposeInt('rows') }),
+  description: 'How many rows one type has.',
+  fields: (t) => ({ type: t.exposeString('type', { description: 'A row type.' }), rows: t.exposeInt('rows', { description: 'Rows of this type.' }) }),
 });
 type StatsShape = {
   type: string | null;
@@ -86,7 +87,7 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
     namesOnlyBytes: t.exposeInt('namesOnlyBytes', { description: 'Bytes of the names-only listing (name, type, kind per row).' }),
     withDescriptionsBytes: t.exposeInt('withDescriptionsBytes', { description: 'Bytes of the listing with every description.' }),
     ratio: t.float({
-      description: 'withDescriptionsBytes / namesOnlyBytes: how much smaller the names-only listing is.',
+      description: 'The ratio withDescriptionsBytes / namesOnlyBytes: how much smaller the names-only listing is.',
       resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0),
     }),
     namesOnlyTokensEstimate: t.int({
@@ -97,7 +98,7 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
       description: "Bytes of the seed's names-only projection: names alone, one a line (GET /api/directory?names=1).",
     }),
     namesAloneRatio: t.float({
-      description: 'withDescriptionsBytes / namesAloneBytes, to one decimal: the ratio the seed measures.',
+      description: 'The ratio withDescriptionsBytes / namesAloneBytes, to one decimal: the ratio the seed measures.',
       resolve: (s) => (s.namesAloneBytes ? Math.round((s.withDescriptionsBytes / s.namesAloneBytes) * 10) / 10 : 0),
     }),
     namesAloneTokensEstimate: t.int({
@@ -107,7 +108,7 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
   }),
 });
 
-const ListedEdge = { name: 'DirectoryEdge' };
+const ListedEdge = { name: 'DirectoryEdge', description: 'One listed row, with its cursor.' };
 const maxPage = 1000;
 
 builder.queryFields((t) => ({
@@ -132,7 +133,7 @@ builder.queryFields((t) => ({
         );
       },
     },
-    { name: 'DirectoryConnection' },
+    { name: 'DirectoryConnection', description: 'Rows of the names-only listing, in section order, paged forward.' },
     ListedEdge,
   ),
   row: t.prismaField({

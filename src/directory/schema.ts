@@ -34,6 +34,7 @@ export const ContractShapeEnum = builder.enumType('ContractShape', {
   values: ContractShapes,
 });
 export const DirectorySectionStatusEnum = builder.enumType('DirectorySectionStatus', {
+  description: "Whether a section's live version is its file as it is now.",
   values: {
     OK: { description: 'Built from the file as it is now.' },
     STALE: { description: 'The file as it is now failed validation; the previous version stays live.' },
@@ -62,7 +63,7 @@ export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').imple
     json: t.expose('json', { description: 'The contract as canonical JSON (secrets as [NAMES], never values).', type: 'JSON' }),
     text: t.exposeString('text', { nullable: true, description: 'Pasteable text, where it helps.' }),
     secretNames: t.exposeStringList('secretNames', { description: 'Secret names the contract uses, bound at run time from DIRLEDGER_SECRET_<NAME>.' }),
-    sha256: t.string({ description: 'sha256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
+    sha256: t.string({ description: 'SHA-256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
   }),
 });
 
@@ -93,10 +94,10 @@ export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
   fields: (t) => ({
     type: t.exposeString('type', { description: "The section's type (the file's name without its extension)." }),
     file: t.exposeString('file', { description: "The file's name in the Directory folder." }),
-    versionTag: t.exposeString('versionTag', { nullable: true, description: "sha256 of the live version's bytes." }),
+    versionTag: t.exposeString('versionTag', { nullable: true, description: "SHA-256 of the live version's bytes." }),
     builtAt: t.expose('builtAt', { description: 'When the live version was built (UTC); null when it never built.', type: 'DateTime', nullable: true }),
     status: t.expose('status', { description: 'Whether the live version is the file as it is now.', type: DirectorySectionStatusEnum }),
-    seenTag: t.exposeString('seenTag', { description: 'sha256 of the file as last read.' }),
+    seenTag: t.exposeString('seenTag', { description: 'SHA-256 of the file as last read.' }),
     seenAt: t.expose('seenAt', { description: 'When the file was last read (UTC).', type: 'DateTime' }),
     errors: t.field({
       description: 'Why the file as it is now failed validation (empty when it built).',

@@ -15,7 +15,10 @@ import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type Cont
 
 const DispatchError = builder.objectRef<{ code: string; message: string }>('DispatchError').implement({
   description: 'Why a call was refused or failed: a SCREAMING_SNAKE code and a message saying what was expected and what arrived.',
-  fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'SCREAMING_SNAKE code (e.g. NOT_FOUND, FORBIDDEN, UPSTREAM_ERROR).' }),
+    message: t.exposeString('message', { description: 'What was expected and what arrived, in words; secret values are never shown.' }),
+  }),
 });
 
 export const DispatchResultRef = builder.objectRef<DispatchResult>('DispatchResult');
@@ -46,9 +49,9 @@ builder.mutationField('dispatch', (t) =>
     type: DispatchResultRef,
     description: 'Runs a Directory tool with the canonical call {tool, args}; dryRun renders without sending.',
     args: {
-      tool: t.arg.string({ required: true }),
-      args: t.arg({ type: 'JSON', required: false }),
-      dryRun: t.arg.boolean({ required: false }),
+      tool: t.arg.string({ description: 'The Directory row to run, by name.', required: true }),
+      args: t.arg({ description: "The tool's arguments as a JSON object, checked against its args schema.", type: 'JSON', required: false }),
+      dryRun: t.arg.boolean({ description: 'True: render the outgoing request(s) and record the dry run, send nothing.', required: false }),
       form: t.arg({ type: ContractFormEnum, required: false, description: 'The form the caller used, recorded on the events.' }),
     },
     resolve: async (_root, a, ctx) => {

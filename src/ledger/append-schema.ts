@@ -33,6 +33,7 @@ const ContractIdentityInputRef = builder.inputType('ContractIdentityInput', {
 });
 
 const LedgerEventInputRef = builder.inputType('LedgerEventInput', {
+  description: 'One event as a collector sends it; the id makes a resend harmless (a known id is a duplicate).',
   fields: (t) => ({
     id: t.string({ required: true, description: "The source's own stable event id." }),
     kind: t.string({
@@ -62,6 +63,7 @@ const LedgerEventInputRef = builder.inputType('LedgerEventInput', {
 });
 
 const AppendBatchInputRef = builder.inputType('AppendBatchInput', {
+  description: "A collector's batch: appended in one transaction, or not at all.",
   fields: (t) => ({
     collector: t.string({ description: 'The collector sending the batch (its name); a `collector` caveat must allow it.', required: true }),
     position: t.field({ type: 'BigInt', description: "The collector's delivered position after this batch." }),
@@ -76,6 +78,7 @@ const AppendBatchInputRef = builder.inputType('AppendBatchInput', {
 const AppendBatchResultRef = builder
   .objectRef<{ batchId: string; received: number; inserted: number; duplicates: number; position: bigint | null }>('AppendBatchResult')
   .implement({
+    description: 'What one appendBatch did.',
     fields: (t) => ({
       batchId: t.exposeID('batchId', { description: 'The id of the LedgerBatch row that records this append.' }),
       received: t.exposeInt('received', { description: 'Events in the batch as sent.' }),
@@ -100,7 +103,9 @@ builder.mutationField('appendBatch', (t) =>
   t.field({
     type: AppendBatchResultRef,
     description: 'Appends one batch in one transaction. A known event id adds nothing and counts as a duplicate.',
-    args: { input: t.arg({ type: AppendBatchInputRef, required: true }) },
+    args: {
+      input: t.arg({ description: "The batch: its collector, its events, and the collector's position after it.", type: AppendBatchInputRef, required: true }),
+    },
     resolve: async (_root, args, ctx) => {
       const input = withoutNulls(args.input) as Record<string, unknown>;
       const batch = parseInput(BatchInput, { ...input, position: input.position?.toString() }, 'appendBatch input');

@@ -81,7 +81,7 @@ export const LedgerFilterValueRef = builder.objectRef<LedgerFilter>('LedgerFilte
 
 export const LedgerEventConnectionRef = builder.connectionObject(
   { type: LedgerEventRef, name: 'LedgerEventConnection', description: 'Events in position order; cursors are ledger cursors.' },
-  { name: 'LedgerEventEdge' },
+  { name: 'LedgerEventEdge', description: 'One event, with its ledger cursor.' },
 );
 
 const LedgerCountRef = builder.objectRef<LedgerCount>('LedgerCount').implement({

@@ -31,6 +31,7 @@ export const PayloadEncodingEnum = builder.enumType('PayloadEncoding', {
   values: ['UTF8', 'BINARY'] as const,
 });
 export const BlobStorageEnum = builder.enumType('BlobStorage', {
+  description: "Where a blob's bytes are kept.",
   values: {
     INLINE: { description: 'Compressed in PostgreSQL.' },
     OBJECT: { description: 'In the object store (a folder or S3-compatible storage).' },
@@ -183,7 +184,7 @@ export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
 builder.objectType(ActionRef, {
   description: 'Every event of one request, linked by the action id.',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { description: 'The action id every event of this request carries (LedgerEvent.actionId).' }),
     events: t.field({
       type: [LedgerEventRef],
       description: 'In position order (those the caller may read).',

@@ -33,7 +33,7 @@ const ActionConnectionRef = builder.connectionObject(
     name: 'ActionConnection',
     description: "A task's calls in the order they started; cursors are ledger cursors of each call's first event.",
   },
-  { name: 'ActionEdge' },
+  { name: 'ActionEdge', description: 'One call of a task, with its cursor.' },
 );
 
 /** The columns of an event a call's summary reads (CallEventRow), over `ledger_event e`. */
@@ -141,7 +141,7 @@ const firstArg = { description: 'How many (default 50, at most 500).' };
 builder.objectType(TaskRef, {
   description: 'Everything one task did: its calls, its events and its refusals.',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { description: 'The task id its events carry (LedgerEvent.task).' }),
     calls: t.field({
       type: ActionConnectionRef,
       description: 'Its calls (actions), in the order they started.',
@@ -165,7 +165,12 @@ builder.objectType(TaskRef, {
     events: t.field({
       type: LedgerEventConnectionRef,
       description: 'Its events, in position order; the filter narrows them further.',
-      args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(), order: t.arg({ type: LedgerOrderEnum }) },
+      args: {
+        filter: t.arg({ description: "Narrows the task's events further.", type: LedgerFilterRef }),
+        first: t.arg.int(firstArg),
+        after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): events after it.' }),
+        order: t.arg({ description: 'ASC oldest first (the default) or DESC newest first.', type: LedgerOrderEnum }),
+      },
       resolve: (task, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(
           ctx.services.db,
@@ -177,7 +182,7 @@ builder.objectType(TaskRef, {
     refusals: t.field({
       type: LedgerEventConnectionRef,
       description: 'Its REFUSAL events, in position order: each names the limit that refused (metadata.limit, .caveat, .door).',
-      args: { first: t.arg.int(firstArg), after: t.arg.string() },
+      args: { first: t.arg.int(firstArg), after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): refusals after it.' }) },
       resolve: (task, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(
           ctx.services.db,

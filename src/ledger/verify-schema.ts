@@ -37,6 +37,7 @@ const ChainProblemKindEnum = builder.enumType('ChainProblemKind', {
 });
 
 const ChainProblemRef = builder.objectRef<ChainProblem>('ChainProblem').implement({
+  description: 'One place where the stored rows no longer match the hash chain.',
   fields: (t) => ({
     kind: t.field({ description: 'What kind of break this is.', type: ChainProblemKindEnum, resolve: (p) => p.kind }),
     message: t.exposeString('message', { description: 'The break in words: what was expected and what is stored.' }),
@@ -124,6 +125,7 @@ const LedgerCheckpointRef = builder.objectRef<Checkpoint>('LedgerCheckpoint').im
 });
 
 const CheckpointCheckRef = builder.objectRef<CheckpointCheck>('CheckpointCheck').implement({
+  description: 'A signed checkpoint checked against the chain as stored now.',
   fields: (t) => ({
     ok: t.exposeBoolean('ok', { description: 'True when the signature holds and the chain link at its position is the one it signed.' }),
     message: t.exposeString('message', { description: 'Why the check failed; null when it passed.' }),
@@ -153,8 +155,8 @@ builder.queryField('verifyLedger', (t) =>
     description:
       'Recomputes the hash chain over the batches holding positions from..to (default: all, with the head and collectors) and names what no longer matches. Operator only.',
     args: {
-      from: t.arg({ type: 'BigInt', required: false }),
-      to: t.arg({ type: 'BigInt', required: false }),
+      from: t.arg({ description: 'Verify the batches holding positions from this one on; omitted: from the first.', type: 'BigInt', required: false }),
+      to: t.arg({ description: 'Verify the batches holding positions up to this one; omitted: up to the head.', type: 'BigInt', required: false }),
       limit: t.arg.int({ required: false, defaultValue: 100, description: 'Problems listed at most (1 to 1000); all are counted.' }),
     },
     resolve: async (_root, args, ctx) => {
@@ -181,7 +183,7 @@ builder.queryField('verifyLedgerCheckpoint', (t) =>
   t.field({
     type: CheckpointCheckRef,
     description: "Checks a checkpoint (its JSON) against this database: signed by this server's key, and the chain up to it unchanged. Operator only.",
-    args: { checkpoint: t.arg.string({ required: true }) },
+    args: { checkpoint: t.arg.string({ description: 'A checkpoint as `dirledger checkpoint export` printed it (JSON).', required: true }) },
     resolve: async (_root, args, ctx) => {
       await requireOperator(ctx, 'Checking a checkpoint');
       if (args.checkpoint.length > 4096)

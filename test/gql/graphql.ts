@@ -4,6 +4,7 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+/** A collector's batch: appended in one transaction, or not at all. */
 export type AppendBatchInput = {
   /** The collector sending the batch (its name); a `collector` caveat must allow it. */
   collector: string;
@@ -13,6 +14,7 @@ export type AppendBatchInput = {
   position?: string | null | undefined;
 };
 
+/** Where a blob's bytes are kept. */
 export type BlobStorage =
   /** Compressed in PostgreSQL. */
   | 'INLINE'
@@ -74,6 +76,7 @@ export type LedgerAnswerKind =
   /** The question measured without grouping: see total. */
   | 'TOTAL';
 
+/** One event as a collector sends it; the id makes a resend harmless (a known id is a duplicate). */
 export type LedgerEventInput = {
   /** The request this event belongs to: every event of one call shares it. */
   actionId: string;
