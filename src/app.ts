@@ -114,7 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     wsServer = new WebSocketServer({ noServer: true, maxPayload: Math.max(config.PAYLOAD_MAX_BYTES, config.BATCH_MAX_BYTES) });
     wsDoor = createWsDoor(services);
     server.on('upgrade', () => started++);
-    server.on('upgrade', upgradeListener(services, logger, wsServer, wsDoor));
+    server.on('upgrade', upgradeListener(services, logger, wsServer, wsDoor, cors));
     disposeWs = useGraphqlWs(services, logger, yoga, wsServer);
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);

@@ -132,7 +132,7 @@ export const settings = {
         return origins;
       })
       .optional(),
-    doc: 'Comma-separated origins (https://app.example.com) whose browser pages may call this server with credentials; a preflight is answered without a token. Unset: none.',
+    doc: 'Comma-separated origins (https://app.example.com) whose browser pages may call this server with credentials; a preflight is answered without a token. They and the pages this server serves may also open its WebSockets: any other browser Origin is refused (403). Unset: none.',
   },
   MCP_CATALOG: {
     schema: z.enum(['tools', 'names']).default('tools'),

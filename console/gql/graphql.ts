@@ -107,15 +107,19 @@ export type IssueTokenInput = {
   collectors?: Array<string> | null | undefined;
   /** Model cost in USD at most (a decimal), shared by every token narrowed from this one. */
   costUsd?: string | null | undefined;
+  /** Only these doors may take the new token; omitted: no doors caveat is added (the issuer's own limits still apply). */
   doors?: Array<AuthDoor> | null | undefined;
+  /** The new token stops working at this instant (UTC). */
   expires?: string | null | undefined;
   /** File rows and path arguments only inside these folders. */
   folders?: Array<string> | null | undefined;
   /** Model rows the model door may call; a trailing * is a prefix. */
   models?: Array<string> | null | undefined;
+  /** The new token works only from this instant (UTC). */
   notBefore?: string | null | undefined;
   /** Omitted: every power the issuer may grant. */
   powers?: Array<Power> | null | undefined;
+  /** Which ledger events the new token may read; omitted: no read caveat is added (the issuer's own limits still apply). */
   read?: ReadScope | null | undefined;
   /** Every call made with the token is filed under this task. */
   task?: string | null | undefined;
@@ -138,18 +142,27 @@ export type LedgerAnswerKind =
 
 /** Every field is optional and the fields are combined with AND. A list matches any of its values (one value may be sent without brackets); values match exactly. occurredFrom is inclusive, occurredTo exclusive. */
 export type LedgerFilter = {
+  /** Events of these agents. */
   agent?: Array<string> | null | undefined;
+  /** Events of these directions. */
   direction?: Array<Direction> | null | undefined;
+  /** Events of these kinds (e.g. TOOL_CALL, REFUSAL). */
   kind?: Array<string> | null | undefined;
+  /** Events naming these models. */
   model?: Array<string> | null | undefined;
   /** Events that occurred at or after this instant. */
   occurredFrom?: string | null | undefined;
   /** Events that occurred before this instant. */
   occurredTo?: string | null | undefined;
+  /** Events of these sessions. */
   session?: Array<string> | null | undefined;
+  /** Events with these statuses (as text: "200", "0", "OK"). */
   status?: Array<string> | null | undefined;
+  /** Events of these tasks. */
   task?: Array<string> | null | undefined;
+  /** Events naming these tools. */
   tool?: Array<string> | null | undefined;
+  /** Events of these turns. */
   turn?: Array<string> | null | undefined;
 };
 

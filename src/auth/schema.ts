@@ -30,15 +30,23 @@ const IssueTokenInput = builder.inputType('IssueTokenInput', {
   description: 'The limits of the new token; each becomes one caveat. Omitted limits are not added.',
   fields: (t) => ({
     tools: t.stringList({ required: false, description: 'Tool names; a trailing * is a prefix.' }),
-    doors: t.field({ type: [AuthDoorEnum], required: false }),
+    doors: t.field({
+      description: "Only these doors may take the new token; omitted: no doors caveat is added (the issuer's own limits still apply).",
+      type: [AuthDoorEnum],
+      required: false,
+    }),
     uses: t.int({ required: false, description: 'How many calls, counted across every token narrowed from this one.' }),
-    notBefore: t.field({ type: 'DateTime', required: false }),
-    expires: t.field({ type: 'DateTime', required: false }),
+    notBefore: t.field({ description: 'The new token works only from this instant (UTC).', type: 'DateTime', required: false }),
+    expires: t.field({ description: 'The new token stops working at this instant (UTC).', type: 'DateTime', required: false }),
     task: t.string({ required: false, description: 'Every call made with the token is filed under this task.' }),
     agent: t.string({ required: false, description: 'Every call made with the token is recorded as this agent.' }),
     folders: t.stringList({ required: false, description: 'File rows and path arguments only inside these folders.' }),
     audience: t.string({ required: false, description: 'Only at the server whose AUTH_AUDIENCE is this.' }),
-    read: t.field({ type: ReadScopeEnum, required: false }),
+    read: t.field({
+      description: "Which ledger events the new token may read; omitted: no read caveat is added (the issuer's own limits still apply).",
+      type: ReadScopeEnum,
+      required: false,
+    }),
     powers: t.field({ type: [PowerEnum], required: false, description: 'Omitted: every power the issuer may grant.' }),
     collectors: t.stringList({ required: false, description: 'Collector ids whose batches (and positions) the token may append; a trailing * is a prefix.' }),
     models: t.stringList({ required: false, description: 'Model rows the model door may call; a trailing * is a prefix.' }),
@@ -62,9 +70,9 @@ const TokenRevocationRef = builder.objectRef<Revocation & { already?: boolean }>
   description: 'A revocation, as recorded (append-only): the id revoked, by whom, when and why.',
   fields: (t) => ({
     tokenId: t.exposeString('tokenId', { description: 'The revoked id: the token itself, or a token it was issued under.' }),
-    reason: t.exposeString('reason'),
+    reason: t.exposeString('reason', { description: 'Why it was revoked, as given.' }),
     revokedBy: t.exposeString('revokedBy', { description: 'The caller that revoked it (`token:<id>`).' }),
-    revokedAt: t.expose('revokedAt', { type: 'DateTime' }),
+    revokedAt: t.expose('revokedAt', { description: 'When it was revoked (UTC).', type: 'DateTime' }),
     actionId: t.exposeString('actionId', { description: 'The action under which the REVOCATION ledger event is filed.' }),
     already: t.boolean({
       description: 'On revokeToken: true when the id had been revoked before (this is that first revocation).',
@@ -86,25 +94,29 @@ type Inspection = {
 const TokenBudgetRef = builder.objectRef<BudgetState>('TokenBudget').implement({
   description: 'One `tokens <= N` or `cost <= X` caveat: spent, held by calls in flight, and left (exact decimals as text; cost in USD).',
   fields: (t) => ({
-    caveat: t.exposeString('caveat'),
+    caveat: t.exposeString('caveat', { description: 'The spend caveat, as signed (e.g. "tokens <= 100000", "cost <= 5").' }),
     unit: t.exposeString('unit', { description: '`tokens` or `cost` (USD).' }),
-    max: t.exposeString('max'),
-    spent: t.exposeString('spent'),
+    max: t.exposeString('max', { description: "The caveat's limit (tokens, or USD for cost)." }),
+    spent: t.exposeString('spent', { description: 'Settled spend so far, across every token narrowed from the same one.' }),
     held: t.exposeString('held', { description: 'Held by calls not yet answered: their worst case.' }),
-    left: t.exposeString('left'),
+    left: t.exposeString('left', { description: 'What is left: max minus spent minus held.' }),
   }),
 });
 const TokenUseRef = builder.objectRef<{ caveat: string; used: number; max: number }>('TokenUse').implement({
   description: 'Uses taken under one `uses <= N` caveat.',
-  fields: (t) => ({ caveat: t.exposeString('caveat'), used: t.exposeInt('used'), max: t.exposeInt('max') }),
+  fields: (t) => ({
+    caveat: t.exposeString('caveat', { description: 'The uses caveat, as signed (e.g. "uses <= 5").' }),
+    used: t.exposeInt('used', { description: 'How many it has had, across every token narrowed from the same one.' }),
+    max: t.exposeInt('max', { description: 'How many uses it allows.' }),
+  }),
 });
 const TokenInspectionRef = builder.objectRef<Inspection>('TokenInspection').implement({
   description: "What anyone can read of a token: its id and limits. `valid` and `uses` only say whether this server's key signed it.",
   fields: (t) => ({
-    tokenId: t.exposeString('tokenId', { nullable: true }),
+    tokenId: t.exposeString('tokenId', { description: "The token's id (revokeToken takes it); null when the text is not a token.", nullable: true }),
     issuedBy: t.exposeStringList('issuedBy', { description: 'The ids of the tokens it was issued under, nearest first; revoking any of them revokes it.' }),
-    caveats: t.exposeStringList('caveats'),
-    limits: t.exposeStringList('limits'),
+    caveats: t.exposeStringList('caveats', { description: "The token's caveats as signed, in order." }),
+    limits: t.exposeStringList('limits', { description: 'The caveats in words, one sentence each.' }),
     valid: t.exposeBoolean('valid', { description: 'This server signed it and it is usable now (not expired, not for another audience).' }),
     uses: t.field({ type: [TokenUseRef], nullable: true, description: 'Per `uses` caveat, the uses spent so far (when valid).', resolve: (i) => i.uses }),
     budgets: t.field({
@@ -136,7 +148,7 @@ builder.mutationField('issueToken', (t) =>
     type: IssuedTokenRef,
     description:
       'Issues a scoped token (needs the issue power). A token issued by a non-admin token also carries every limit of its issuer but powers and uses; an issuer with `uses <= N` spends one use per token issued, and the new token gets at most the uses it had left. Only a holder of the revoke power may pass it on.',
-    args: { input: t.arg({ type: IssueTokenInput, required: true }) },
+    args: { input: t.arg({ description: "The new token's limits; every one narrows the caller's own.", type: IssueTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const door = ctx.caller.door;
       const grant = grantOf(ctx);
@@ -172,7 +184,14 @@ builder.mutationField('recordGrant', (t) =>
     type: TokenInspectionRef,
     description:
       'Records the grant of a token made offline (`dirledger token narrow|admin --url`): a GRANT event with its id, caveats and issuer (the bearer), never the token. NARROW needs a narrowing of the bearer token; ADMIN an admin token presenting itself.',
-    args: { token: t.arg.string({ required: true }), via: t.arg({ type: GrantViaEnum, required: true }) },
+    args: {
+      token: t.arg.string({ description: "The token that was narrowed or minted offline; it must verify with this server's key.", required: true }),
+      via: t.arg({
+        description: 'NARROW: a narrowing of the bearer token; ADMIN: an admin token minted from the root key.',
+        type: GrantViaEnum,
+        required: true,
+      }),
+    },
     resolve: async (_root, { token, via }, ctx) => {
       const door = ctx.caller.door;
       let record: GrantRecord;
@@ -196,7 +215,7 @@ builder.queryField('inspectToken', (t) =>
   t.field({
     type: TokenInspectionRef,
     description: 'Lists the limits of a token, as anyone holding it can read them.',
-    args: { token: t.arg.string({ required: true }) },
+    args: { token: t.arg.string({ description: "The token's text; it is never recorded.", required: true }) },
     resolve: async (_root, { token }, ctx) => {
       let read: ReturnType<typeof inspect>;
       try {

@@ -42,7 +42,8 @@ declare module '../context/request.ts' {
 
 export type Checked = { ok: true; grant: Grant } | { ok: false; refusal: Refusal };
 
-export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked';
+/** `origin`: a browser page of another site opening a WebSocket (doors/cors.ts). */
+export type RefusalLimit = CaveatKind | 'credential' | 'power' | 'rate' | 'revoked' | 'origin';
 
 export type Refusal = Readonly<{
   limit: RefusalLimit;

@@ -2,7 +2,7 @@
 // before the token is printed, so no token made against a server is missing from its ledger.
 import { EXIT_REFUSED, isRefusalStatus, refusalLine, refusalOf } from './token.ts';
 
-const RECORD_GRANT = `mutation RecordGrant($token: String!, $via: GrantVia!) { recordGrant(token: $token, via: $via) { tokenId caveats } }`;
+const RECORD_GRANT = /* GraphQL */ `mutation RecordGrant($token: String!, $via: GrantVia!) { recordGrant(token: $token, via: $via) { tokenId caveats } }`;
 
 /** 0 recorded; 2 the server refused it as bad input; 3 unreachable or failing; 4 refused for the bearer. */
 export async function recordGrantAt(url: string, bearer: string, token: string, via: 'NARROW' | 'ADMIN', err = process.stderr): Promise<number> {

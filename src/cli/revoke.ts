@@ -4,7 +4,7 @@ import { EXIT_REFUSED, isRefusalStatus, refusalLine, refusalOf } from './token.t
 
 export type RevokeOptions = { url: string; token?: string; reason: string; json?: boolean };
 
-const mutation = `mutation Revoke($tokenId: String!, $reason: String!) {
+const mutation = /* GraphQL */ `mutation Revoke($tokenId: String!, $reason: String!) {
   revokeToken(tokenId: $tokenId, reason: $reason) { tokenId reason revokedBy revokedAt actionId already }
 }`;
 

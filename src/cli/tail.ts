@@ -18,7 +18,7 @@ export type TailOptions = {
   limit?: number;
 };
 
-const query = `subscription Tail($filter: LedgerFilter, $after: String) {
+const query = /* GraphQL */ `subscription Tail($filter: LedgerFilter, $after: String) {
   ledgerEvents(filter: $filter, after: $after) {
     id position cursor kind direction toolName session status occurredAt payloadState payloadSize
   }

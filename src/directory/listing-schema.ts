@@ -13,7 +13,7 @@ import { planEventSelect, type EventQuery } from '../ledger/event-select.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
 import { pageSize } from '../ledger/reads.ts';
-import { withoutNulls } from '../ledger/schema.ts';
+import { withoutNulls } from '../graphql/without-nulls.ts';
 import { DirectoryRowRef, DirectorySectionRef, ToolRef } from './schema.ts';
 import { readTools, type Ahead } from './tool-reads.ts';
 
@@ -42,9 +42,9 @@ type ListedShape = { name: string; type: string; kind: string | null };
 const ListedRowRef = builder.objectRef<ListedShape>('ListedRow').implement({
   description: 'The names-only projection of a row.',
   fields: (t) => ({
-    name: t.exposeString('name'),
-    type: t.exposeString('type'),
-    kind: t.exposeString('kind', { nullable: true }),
+    name: t.exposeString('name', { description: "The row's name." }),
+    type: t.exposeString('type', { description: "The row's type (its section)." }),
+    kind: t.exposeString('kind', { description: "The row's kind column; null when empty.", nullable: true }),
   }),
 });
 
@@ -55,9 +55,10 @@ const DirectoryIndexRef = builder.objectRef<IndexShape>('DirectoryIndex').implem
     dir: t.exposeString('dir', { description: 'The folder of section files.' }),
     passes: t.exposeInt('passes', { description: 'Build passes run since start.' }),
     sectionBuilds: t.exposeInt('sectionBuilds', { description: 'Sections (re)built since start: only those whose content hash changed.' }),
-    lastBuildMs: t.exposeFloat('lastBuildMs', { nullable: true }),
-    lastBuiltAt: t.expose('lastBuiltAt', { type: 'DateTime', nullable: true }),
+    lastBuildMs: t.exposeFloat('lastBuildMs', { description: 'How long the last full build took, in milliseconds; null before the first.', nullable: true }),
+    lastBuiltAt: t.expose('lastBuiltAt', { description: 'When the last full build started (UTC); null before the first.', type: 'DateTime', nullable: true }),
     sections: t.prismaField({
+      description: 'Every section file and the version of it that is live, in type order.',
       type: [DirectorySectionRef],
       resolve: (query, _i, _a, ctx) => ctx.services.db.prisma.directorySection.findMany({ ...query, orderBy: { type: 'asc' } }),
     }),
@@ -66,7 +67,8 @@ const DirectoryIndexRef = builder.objectRef<IndexShape>('DirectoryIndex').implem
 
 type TypeCount = { type: string; rows: number };
 const TypeCountRef = builder.objectRef<TypeCount>('DirectoryTypeCount').implement({
-  fields: (t) => ({ type: t.exposeString('type'), rows: t.exposeInt('rows') }),
+  description: 'How many rows one type has.',
+  fields: (t) => ({ type: t.exposeString('type', { description: 'A row type.' }), rows: t.exposeInt('rows', { description: 'Rows of this type.' }) }),
 });
 type StatsShape = {
   type: string | null;
@@ -79,12 +81,15 @@ type StatsShape = {
 const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implement({
   description: 'Counted from the data: the bytes are those of GET /api/directory and GET /api/directory?full=1 for the same type.',
   fields: (t) => ({
-    type: t.exposeString('type', { nullable: true }),
-    rows: t.exposeInt('rows'),
-    rowsByType: t.expose('rowsByType', { type: [TypeCountRef] }),
-    namesOnlyBytes: t.exposeInt('namesOnlyBytes'),
-    withDescriptionsBytes: t.exposeInt('withDescriptionsBytes'),
-    ratio: t.float({ resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0) }),
+    type: t.exposeString('type', { description: 'The type counted; null for all rows.', nullable: true }),
+    rows: t.exposeInt('rows', { description: 'Rows counted (of `type`, or all).' }),
+    rowsByType: t.expose('rowsByType', { description: 'Rows per type, in type order.', type: [TypeCountRef] }),
+    namesOnlyBytes: t.exposeInt('namesOnlyBytes', { description: 'Bytes of the names-only listing (name, type, kind per row).' }),
+    withDescriptionsBytes: t.exposeInt('withDescriptionsBytes', { description: 'Bytes of the listing with every description.' }),
+    ratio: t.float({
+      description: 'The ratio withDescriptionsBytes / namesOnlyBytes: how much smaller the names-only listing is.',
+      resolve: (s) => (s.namesOnlyBytes ? Math.round((s.withDescriptionsBytes / s.namesOnlyBytes) * 10) / 10 : 0),
+    }),
     namesOnlyTokensEstimate: t.int({
       description: 'At 3.7 bytes per token: an estimate, not a tokenizer count.',
       resolve: (s) => Math.round(s.namesOnlyBytes / 3.7),
@@ -93,7 +98,7 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
       description: "Bytes of the seed's names-only projection: names alone, one a line (GET /api/directory?names=1).",
     }),
     namesAloneRatio: t.float({
-      description: 'withDescriptionsBytes / namesAloneBytes, to one decimal: the ratio the seed measures.',
+      description: 'The ratio withDescriptionsBytes / namesAloneBytes, to one decimal: the ratio the seed measures.',
       resolve: (s) => (s.namesAloneBytes ? Math.round((s.withDescriptionsBytes / s.namesAloneBytes) * 10) / 10 : 0),
     }),
     namesAloneTokensEstimate: t.int({
@@ -103,7 +108,7 @@ const DirectoryStatsRef = builder.objectRef<StatsShape>('DirectoryStats').implem
   }),
 });
 
-const ListedEdge = { name: 'DirectoryEdge' };
+const ListedEdge = { name: 'DirectoryEdge', description: 'One listed row, with its cursor.' };
 const maxPage = 1000;
 
 builder.queryFields((t) => ({
@@ -111,7 +116,7 @@ builder.queryFields((t) => ({
     {
       type: ListedRowRef,
       description: 'The cheap names-only listing (name, type, kind), in section order.',
-      args: { type: t.arg.string() },
+      args: { type: t.arg.string({ description: 'Only rows of this type (e.g. "tool"); all rows when omitted.' }) },
       resolve: async (_root, args, ctx) => {
         const first = args.first ?? 100;
         if (first < 0 || first > maxPage) throw badInput(`Invalid first: expected a whole number from 0 to ${maxPage}, got ${first}`);
@@ -128,14 +133,17 @@ builder.queryFields((t) => ({
         );
       },
     },
-    { name: 'DirectoryConnection' },
+    { name: 'DirectoryConnection', description: 'Rows of the names-only listing, in section order, paged forward.' },
     ListedEdge,
   ),
   row: t.prismaField({
     type: DirectoryRowRef,
     nullable: true,
     description: 'One targeted read. A name used by several types answers the tool first, then the first type alphabetically, unless type is given.',
-    args: { name: t.arg.string({ required: true }), type: t.arg.string() },
+    args: {
+      name: t.arg.string({ description: "The row's exact name.", required: true }),
+      type: t.arg.string({ description: "The row's type, when the name is used by several." }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const rows = await ctx.services.db.prisma.directoryRow.findMany({
         ...query,
@@ -149,20 +157,21 @@ builder.queryFields((t) => ({
     type: ToolRef,
     nullable: true,
     description: 'One tool by name, with its contracts.',
-    args: { name: t.arg.string({ required: true }) },
+    args: { name: t.arg.string({ description: "The tool's exact name.", required: true }) },
     resolve: async (_root, args, ctx, info) =>
       (await readTools(ctx.services.db.sql, ctx.services.directory, [args.name], toolEventsAhead(ctx, info)))[0] ?? null,
   }),
   tools: t.field({
     type: [ToolRef],
     description: 'Several tools by name in one read (at most 100), in the order asked; unknown names are left out.',
-    args: { names: t.arg.stringList({ required: true }) },
+    args: { names: t.arg.stringList({ description: 'Exact names, at most 100; the answer keeps their order.', required: true }) },
     resolve: async (_root, args, ctx, info) => {
       if (args.names.length > 100) throw badInput(`Invalid names: expected at most 100, got ${args.names.length}`);
       return readTools(ctx.services.db.sql, ctx.services.directory, args.names, toolEventsAhead(ctx, info));
     },
   }),
   directoryIndex: t.field({
+    description: "How the Directory index was built: its folder's sections, build passes and timing.",
     type: DirectoryIndexRef,
     resolve: (_root, _args, ctx) => {
       const d = ctx.services.directory;
@@ -176,6 +185,7 @@ builder.queryFields((t) => ({
     },
   }),
   directoryStats: t.field({
+    description: 'Row counts and listing sizes: names-only against with descriptions, in bytes and estimated tokens.',
     type: DirectoryStatsRef,
     args: { type: t.arg.string({ description: 'Count one type (e.g. "tool"); all rows when omitted.' }) },
     resolve: async (_root, args, ctx) => {

@@ -2,6 +2,7 @@
 // LedgerEvent.contract (the exact contract it ran, by hash, after the row changes).
 import { builder } from '../graphql/builder.ts';
 import { loadBatched } from '../graphql/loader.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { LedgerEventRef } from '../ledger/schema.ts';
 import type { ContractShape } from './contracts.ts';
 import { ContractShapeEnum, contractsBySha, DirectoryRowRef } from './schema.ts';
@@ -11,8 +12,9 @@ const RecordedContractRef = builder.objectRef<RecordedShape>('RecordedContract')
   description: 'The exact contract an event ran, kept by its hash after the row changes.',
   fields: (t) => ({
     form: t.exposeString('form', { description: 'A ContractForm name, or the way column (e.g. "way: http").' }),
-    sha256: t.exposeString('sha256'),
+    sha256: t.exposeString('sha256', { description: "SHA-256 of the contract's canonical JSON, lowercase hex." }),
     shape: t.field({
+      description: 'Which kind of call it is; null only when the hash names no stored contract.',
       type: ContractShapeEnum,
       nullable: true,
       resolve: async (c, _a, ctx) => ((await contractsBySha(ctx, c.sha256))?.shape as ContractShape | undefined) ?? null,
@@ -55,3 +57,13 @@ builder.prismaObjectFields(LedgerEventRef, (t) => ({
     resolve: (e) => (e.contractForm && e.contractSha256 ? { form: e.contractForm, sha256: e.contractSha256, tool: e.tool } : null),
   }),
 }));
+
+/** "sha256:form": the hash first, since a way column's form holds a colon. */
+const contractKey = (c: RecordedShape) => `${c.sha256}:${c.form}`;
+
+builder.objectField(RecordedContractRef, 'nodeId', (t) => t.field(nodeIdField<RecordedShape>('RecordedContract', contractKey)));
+registerNode(RecordedContractRef, async (id, ctx) => {
+  const sha256 = id.slice(0, 64);
+  if (id[64] !== ':' || id.length === 65) return null;
+  return (await contractsBySha(ctx, sha256)) ? { sha256, form: id.slice(65), tool: null } : null;
+});

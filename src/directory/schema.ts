@@ -3,13 +3,16 @@
 // to rows and contracts: recorded-schema.ts.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../graphql/builder.ts';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Context } from '../graphql/context.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { IssuedTokenRef } from '../auth/schema.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
-import { LedgerEventConnectionRef, LedgerFilterRef, withoutNulls } from '../ledger/schema.ts';
+import { withoutNulls } from '../graphql/without-nulls.ts';
+import { LedgerEventConnectionRef, LedgerFilterRef } from '../ledger/read-schema.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
@@ -31,6 +34,7 @@ export const ContractShapeEnum = builder.enumType('ContractShape', {
   values: ContractShapes,
 });
 export const DirectorySectionStatusEnum = builder.enumType('DirectorySectionStatus', {
+  description: "Whether a section's live version is its file as it is now.",
   values: {
     OK: { description: 'Built from the file as it is now.' },
     STALE: { description: 'The file as it is now failed validation; the previous version stays live.' },
@@ -54,12 +58,12 @@ export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').imple
   fields: (t) => ({
     form: t.expose('form', { type: ContractFormEnum, nullable: true, description: 'The rendered form; null for a way column of the row.' }),
     way: t.exposeString('way', { nullable: true, description: 'The way column this contract came from (e.g. "way: http").' }),
-    shape: t.expose('shape', { type: ContractShapeEnum }),
+    shape: t.expose('shape', { description: 'Which kind of call the contract is (HTTP, MCP, CLI, SEQUENCE, CODE).', type: ContractShapeEnum }),
     door: t.exposeString('door', { nullable: true, description: 'The door the form needs.' }),
-    json: t.expose('json', { type: 'JSON' }),
+    json: t.expose('json', { description: 'The contract as canonical JSON (secrets as [NAMES], never values).', type: 'JSON' }),
     text: t.exposeString('text', { nullable: true, description: 'Pasteable text, where it helps.' }),
-    secretNames: t.exposeStringList('secretNames'),
-    sha256: t.string({ description: 'sha256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
+    secretNames: t.exposeStringList('secretNames', { description: 'Secret names the contract uses, bound at run time from DIRLEDGER_SECRET_<NAME>.' }),
+    sha256: t.string({ description: 'SHA-256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
   }),
 });
 
@@ -67,39 +71,47 @@ type Problem = SectionProblem & { text?: string };
 const DirectoryProblemRef = builder.objectRef<Problem>('DirectoryProblem').implement({
   description: 'Why a section (or a row of it) was not built: the section, row and column, and what was expected.',
   fields: (t) => ({
-    section: t.exposeString('section'),
-    row: t.exposeInt('row', { nullable: true }),
-    column: t.exposeString('column', { nullable: true }),
-    message: t.exposeString('message'),
-    text: t.string({ resolve: (p) => p.text ?? describeProblem(p) }),
+    section: t.exposeString('section', { description: "The section file's type." }),
+    row: t.exposeInt('row', { description: 'The 1-based data row at fault, when one is.', nullable: true }),
+    column: t.exposeString('column', { description: 'The column (header) at fault, when one is.', nullable: true }),
+    message: t.exposeString('message', { description: 'The problem in words: what was expected and what the file holds.' }),
+    text: t.string({ description: 'The offending text as written (shortened).', resolve: (p) => p.text ?? describeProblem(p) }),
   }),
 });
 type Refusal = { row: number; name: string; column: string; reason: string };
 const DirectoryRefusalRef = builder.objectRef<Refusal>('DirectoryRefusal').implement({
   description: 'A row refused at build (it reaches the retired build), with the reason.',
   fields: (t) => ({
-    row: t.exposeInt('row'),
-    name: t.exposeString('name'),
-    column: t.exposeString('column'),
-    reason: t.exposeString('reason'),
+    row: t.exposeInt('row', { description: 'The 1-based data row.' }),
+    name: t.exposeString('name', { description: "The row's name." }),
+    column: t.exposeString('column', { description: 'The column whose value was refused.' }),
+    reason: t.exposeString('reason', { description: 'Why the row was left out of the live version.' }),
   }),
 });
 
 export const DirectorySectionRef = builder.prismaObject('DirectorySection', {
   description: 'One section file (one per type) and the version of it that is live.',
   fields: (t) => ({
-    type: t.exposeString('type'),
-    file: t.exposeString('file'),
-    versionTag: t.exposeString('versionTag', { nullable: true, description: "sha256 of the live version's bytes." }),
-    builtAt: t.expose('builtAt', { type: 'DateTime', nullable: true }),
-    status: t.expose('status', { type: DirectorySectionStatusEnum }),
-    seenTag: t.exposeString('seenTag', { description: 'sha256 of the file as last read.' }),
-    seenAt: t.expose('seenAt', { type: 'DateTime' }),
-    errors: t.field({ type: [DirectoryProblemRef], resolve: (s) => s.errors as Problem[] }),
-    refusals: t.field({ type: [DirectoryRefusalRef], resolve: (s) => s.refusals as Refusal[] }),
+    type: t.exposeString('type', { description: "The section's type (the file's name without its extension)." }),
+    file: t.exposeString('file', { description: "The file's name in the Directory folder." }),
+    versionTag: t.exposeString('versionTag', { nullable: true, description: "SHA-256 of the live version's bytes." }),
+    builtAt: t.expose('builtAt', { description: 'When the live version was built (UTC); null when it never built.', type: 'DateTime', nullable: true }),
+    status: t.expose('status', { description: 'Whether the live version is the file as it is now.', type: DirectorySectionStatusEnum }),
+    seenTag: t.exposeString('seenTag', { description: 'SHA-256 of the file as last read.' }),
+    seenAt: t.expose('seenAt', { description: 'When the file was last read (UTC).', type: 'DateTime' }),
+    errors: t.field({
+      description: 'Why the file as it is now failed validation (empty when it built).',
+      type: [DirectoryProblemRef],
+      resolve: (s) => s.errors as Problem[],
+    }),
+    refusals: t.field({
+      description: 'Rows left out of the live version, each with why.',
+      type: [DirectoryRefusalRef],
+      resolve: (s) => s.refusals as Refusal[],
+    }),
     unknownHeaders: t.exposeStringList('unknownHeaders', { description: 'Headers nobody recognises: reported, never guessed at.' }),
-    headers: t.exposeStringList('headers'),
-    rowCount: t.exposeInt('rowCount'),
+    headers: t.exposeStringList('headers', { description: "The file's column headers, as written." }),
+    rowCount: t.exposeInt('rowCount', { description: 'Rows in the live version.' }),
     builds: t.exposeInt('builds', { description: 'How many times this section was (re)built.' }),
   }),
 });
@@ -110,12 +122,12 @@ export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
   name: 'DirectoryRow',
   description: 'One row of the Directory, as of its section’s live version.',
   fields: (t) => ({
-    name: t.exposeString('name'),
-    type: t.exposeString('type'),
-    kind: t.exposeString('kind', { nullable: true }),
+    name: t.exposeString('name', { description: "The row's name: what a caller names it by (unique within its type)." }),
+    type: t.exposeString('type', { description: "The row's type: its section's name (tool, model, credential, skill…)." }),
+    kind: t.exposeString('kind', { description: "The row's kind column (free text, e.g. builtin, api); null when empty.", nullable: true }),
     id: t.exposeString('rowId', { nullable: true, description: "The row's own id column." }),
-    description: t.exposeString('description'),
-    section: t.relation('section'),
+    description: t.exposeString('description', { description: "The row's description column: what it is for, in words." }),
+    section: t.relation('section', { description: 'The section (file) the row comes from.' }),
   }),
   resolveType: (row) => (isTool(row) ? 'Tool' : 'Entry'),
 });
@@ -132,7 +144,7 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
   description: 'A row that holds at least one runnable contract (every row of the tool section is a Tool).',
   fields: (t) => ({
     argsSchema: t.expose('argsSchema', { type: 'JSON', nullable: true, description: 'JSON Schema of the arguments.' }),
-    runnable: t.exposeBoolean('runnable'),
+    runnable: t.exposeBoolean('runnable', { description: 'True when at least one contract can run now (every secret it names is bound).' }),
     reasons: t.exposeStringList('reasons', { description: 'Why the row is not runnable (empty when it is).' }),
     secretNames: t.exposeStringList('secretNames', { description: 'Secret names its contracts use.' }),
     unboundSecrets: t.exposeStringList('unboundSecrets', { description: 'Of those, the names not bound in the secret registry.' }),
@@ -196,7 +208,11 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
     events: t.field({
       type: LedgerEventConnectionRef,
       description: "Every ledger event with this tool name, in position order: from a capability to its uses. A task-scoped token sees only its task's.",
-      args: { first: t.arg.int(), after: t.arg.string(), filter: t.arg({ type: LedgerFilterRef }) },
+      args: {
+        first: t.arg.int({ description: 'How many events (default 50, at most 500).' }),
+        after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): events after it.' }),
+        filter: t.arg({ description: "Narrows the tool's events further.", type: LedgerFilterRef }),
+      },
       resolve: async (row, args, ctx, info) => {
         const take = pageSize(args.first);
         const ahead = (row as ToolRow)[eventsReadAhead];
@@ -238,7 +254,7 @@ builder.objectFields(IssuedTokenRef, (t) => ({
   }),
 }));
 
-builder.prismaObject('DirectoryRow', {
+const EntryRef = builder.prismaObject('DirectoryRow', {
   variant: 'Entry',
   interfaces: [DirectoryRowRef],
   description: 'A row with no contract: an article, credential, flow, task, file, variable…',
@@ -246,3 +262,24 @@ builder.prismaObject('DirectoryRow', {
     text: t.expose('text', { type: 'JSON', description: 'Free-text columns, label → text.' }),
   }),
 });
+
+type RowKey = { type: string; name: string };
+const rowKey = (row: RowKey) => `${row.type}:${row.name}`;
+
+/** A row by "type:name" as a Tool or an Entry, null when it is the other kind; the Directory is readable by any caller that reaches GraphQL, as row(name:, type:) is. */
+function rowNode(variant: 'Tool' | 'Entry') {
+  return async (id: string, ctx: Context, info: GraphQLResolveInfo) => {
+    const colon = id.indexOf(':');
+    const where = { type_name: { type: id.slice(0, colon), name: id.slice(colon + 1) } };
+    const row = await ctx.services.db.prisma.directoryRow.findUnique({ ...queryFromInfo({ context: ctx, info, typeName: variant }), where });
+    return row && isTool(row) === (variant === 'Tool') ? row : null;
+  };
+}
+
+for (const [ref, variant] of [
+  [ToolRef, 'Tool'],
+  [EntryRef, 'Entry'],
+] as const) {
+  builder.prismaObjectField(ref, 'nodeId', (t) => t.field({ ...nodeIdField<RowKey>(variant, rowKey), select: { type: true, name: true } }));
+  registerNode(ref, rowNode(variant));
+}

@@ -15,17 +15,20 @@ import { CLIENT_ADDED_HEADERS, matchContract, type ContractDifference, type Cont
 
 const DispatchError = builder.objectRef<{ code: string; message: string }>('DispatchError').implement({
   description: 'Why a call was refused or failed: a SCREAMING_SNAKE code and a message saying what was expected and what arrived.',
-  fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'SCREAMING_SNAKE code (e.g. NOT_FOUND, FORBIDDEN, UPSTREAM_ERROR).' }),
+    message: t.exposeString('message', { description: 'What was expected and what arrived, in words; secret values are never shown.' }),
+  }),
 });
 
 export const DispatchResultRef = builder.objectRef<DispatchResult>('DispatchResult');
 DispatchResultRef.implement({
   description: 'The result of one dispatched call: secret values never appear in it (they read as [NAME]).',
   fields: (t) => ({
-    tool: t.exposeString('tool'),
+    tool: t.exposeString('tool', { description: "The Directory row's name that ran." }),
     actionId: t.exposeString('actionId', { description: 'The action id every ledger event of this call carries.' }),
-    outcome: t.field({ type: DispatchOutcomeEnum, resolve: (r) => r.outcome }),
-    dryRun: t.exposeBoolean('dryRun'),
+    outcome: t.field({ description: 'How the call ended.', type: DispatchOutcomeEnum, resolve: (r) => r.outcome }),
+    dryRun: t.exposeBoolean('dryRun', { description: 'True when nothing was sent (the rendered requests are in `requests`).' }),
     status: t.int({ nullable: true, description: 'Upstream HTTP status or CLI exit code, when there is one.', resolve: (r) => r.status ?? null }),
     output: t.field({ type: 'JSON', nullable: true, description: 'Parsed JSON when the answer is JSON, else its text.', resolve: (r) => r.output ?? null }),
     outputText: t.string({ nullable: true, description: 'The answer as text, when it is UTF-8.', resolve: (r) => r.outputText ?? null }),
@@ -37,7 +40,7 @@ DispatchResultRef.implement({
       resolve: (r) => r.requests ?? null,
     }),
     steps: t.field({ type: [DispatchResultRef], nullable: true, description: "A sequence: each step's own result.", resolve: (r) => r.steps ?? null }),
-    error: t.field({ type: DispatchError, nullable: true, resolve: (r) => r.error ?? null }),
+    error: t.field({ description: 'Why a REFUSED or ERROR call failed; null when OK.', type: DispatchError, nullable: true, resolve: (r) => r.error ?? null }),
   }),
 });
 
@@ -46,9 +49,9 @@ builder.mutationField('dispatch', (t) =>
     type: DispatchResultRef,
     description: 'Runs a Directory tool with the canonical call {tool, args}; dryRun renders without sending.',
     args: {
-      tool: t.arg.string({ required: true }),
-      args: t.arg({ type: 'JSON', required: false }),
-      dryRun: t.arg.boolean({ required: false }),
+      tool: t.arg.string({ description: 'The Directory row to run, by name.', required: true }),
+      args: t.arg({ description: "The tool's arguments as a JSON object, checked against its args schema.", type: 'JSON', required: false }),
+      dryRun: t.arg.boolean({ description: 'True: render the outgoing request(s) and record the dry run, send nothing.', required: false }),
       form: t.arg({ type: ContractFormEnum, required: false, description: 'The form the caller used, recorded on the events.' }),
     },
     resolve: async (_root, a, ctx) => {
@@ -78,8 +81,12 @@ const ContractDifferenceRef = builder.objectRef<ContractDifference>('ContractDif
 const ContractMatchRef = builder.objectRef<ContractMatch>('ContractMatch').implement({
   description: 'Whether a recorded outbound call equals its contract rendered with the recorded args.',
   fields: (t) => ({
-    matches: t.exposeBoolean('matches'),
-    differences: t.field({ type: [ContractDifferenceRef], resolve: (m) => m.differences }),
+    matches: t.exposeBoolean('matches', { description: 'True when the call is exactly the contract with its arguments filled in.' }),
+    differences: t.field({
+      description: 'Each way the call differs from the contract (empty when it matches).',
+      type: [ContractDifferenceRef],
+      resolve: (m) => m.differences,
+    }),
   }),
 });
 

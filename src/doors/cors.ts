@@ -23,6 +23,13 @@ export type Cors = {
   preflight(request: Request): Response | undefined;
   /** The answer with the Access-Control-* headers its request's origin may have, and none otherwise. */
   apply(request: Request, response: Response): Response;
+  /**
+   * Whether a WebSocket upgrade may open. A browser sends Origin and no preflight guards a socket, so a
+   * page of any site could otherwise open one with the user's cookies or subprotocol token: only this
+   * server's own pages (Origin's host is the upgrade's Host, or PUBLIC_URL's origin) and the origins
+   * CORS_ORIGINS names may. No Origin at all is not a browser, and opens.
+   */
+  allowsSocket(origin: string | undefined, host: string | undefined, publicUrl: string): boolean;
 };
 
 /** `*` is refused by config: credentials are never shared with any origin. */
@@ -56,6 +63,11 @@ export function corsPolicy(origins: readonly string[]): Cors {
         headers.set('access-control-expose-headers', exposedHeaders.join(', '));
       }
       return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    },
+    allowsSocket(origin, host, publicUrl) {
+      if (origin === undefined || allows(origin)) return true;
+      const own = URL.parse(origin);
+      return own !== null && own.origin === origin && (own.host === host || own.origin === URL.parse(publicUrl)?.origin);
     },
   };
 }

@@ -3,6 +3,8 @@ import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.ts';
 import './scalars.ts';
 import '../ledger/schema.ts';
+import '../ledger/read-schema.ts';
+import '../ledger/append-schema.ts';
 import '../directory/schema.ts';
 import '../directory/listing-schema.ts';
 import '../directory/recorded-schema.ts';

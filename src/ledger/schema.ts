@@ -1,33 +1,16 @@
-// The Ledger's GraphQL types and the root fields that return them.
-import { builder } from '../graphql/builder.ts';
-import { parseInput } from '../validation.ts';
+// The Ledger's GraphQL objects (events, actions, blobs, batches) and the root fields that read one by id.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { GraphQLResolveInfo } from 'graphql';
+import { builder } from '../graphql/builder.ts';
 import { loadBatched } from '../graphql/loader.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import type { Context } from '../graphql/context.ts';
 import { selectedFields } from '../graphql/selection.ts';
-import type { EventQuery } from './event-select.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
-import { randomUUID } from 'node:crypto';
-import { badInput, DomainError, ErrorCode } from '../errors.ts';
-import { readQuestion, LedgerMeasure, type AskReading } from './ask.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
-import { parseFilter, type LedgerFilter } from './filter.ts';
-import { BatchInput } from './input.ts';
+import type { EventQuery } from './event-select.ts';
+import { encodeCursor } from './cursor.ts';
 import { decodeJson, decodeText } from './storable.ts';
-import { ledgerScope, ledgerScopeNow, scopedFilter, scopeFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
-import {
-  filteredEventPage,
-  readEvents,
-  ledgerCounts,
-  LedgerGrouping,
-  LedgerOrder,
-  PAGE_DEFAULT,
-  PAGE_MAX,
-  pageSize,
-  toPage,
-  type LedgerCount,
-} from './reads.ts';
+import { ledgerScope, ledgerScopeNow, scopeFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
+import { readEvents } from './reads.ts';
 
 export const DirectionEnum = builder.enumType('Direction', {
   description: 'IN: arrived at this system. OUT: sent by it.',
@@ -48,6 +31,7 @@ export const PayloadEncodingEnum = builder.enumType('PayloadEncoding', {
   values: ['UTF8', 'BINARY'] as const,
 });
 export const BlobStorageEnum = builder.enumType('BlobStorage', {
+  description: "Where a blob's bytes are kept.",
   values: {
     INLINE: { description: 'Compressed in PostgreSQL.' },
     OBJECT: { description: 'In the object store (a folder or S3-compatible storage).' },
@@ -61,10 +45,16 @@ export const BlobRef = builder.prismaObject('Blob', {
   description: 'Exact bytes, stored once under their SHA-256. Every read verifies the hash.',
   select: { sha256: true },
   fields: (t) => ({
-    sha256: t.exposeString('sha256'),
+    sha256: t.exposeString('sha256', { description: "SHA-256 of the exact bytes, lowercase hex: the blob's key." }),
     size: t.expose('size', { type: 'BigInt', description: 'Bytes as recorded.' }),
-    encoding: t.expose('encoding', { type: PayloadEncodingEnum }),
-    storage: t.expose('storage', { type: BlobStorageEnum }),
+    encoding: t.expose('encoding', {
+      description: 'UTF8 when the bytes decode strictly as UTF-8 and back to the same bytes, else BINARY.',
+      type: PayloadEncodingEnum,
+    }),
+    storage: t.expose('storage', {
+      description: 'Where the bytes are kept: INLINE (compressed in the database) or OBJECT (the object store).',
+      type: BlobStorageEnum,
+    }),
     codec: t.exposeString('codec', { description: 'How inline bytes are compressed: zstd, deflate-raw or identity.' }),
     storedSize: t.expose('storedSize', { type: 'BigInt', description: 'Bytes actually stored after compression.' }),
     text: t.string({
@@ -90,14 +80,18 @@ export const LedgerBatchRef = builder.prismaObject('LedgerBatch', {
   description: 'Bookkeeping for one appended batch. Not an event.',
   select: { id: true },
   fields: (t) => ({
-    id: t.exposeID('id'),
-    collector: t.exposeString('collector'),
-    position: t.expose('position', { type: 'BigInt', nullable: true }),
-    received: t.exposeInt('received'),
-    inserted: t.exposeInt('inserted'),
-    duplicates: t.exposeInt('duplicates'),
-    bytes: t.expose('bytes', { type: 'BigInt' }),
-    receivedAt: t.expose('receivedAt', { type: 'DateTime' }),
+    id: t.exposeID('id', { description: "The batch's id." }),
+    collector: t.exposeString('collector', { description: 'The collector that sent the batch.' }),
+    position: t.expose('position', {
+      description: "The collector's delivered position after this batch; null when it sent none.",
+      type: 'BigInt',
+      nullable: true,
+    }),
+    received: t.exposeInt('received', { description: 'Events in the batch as sent.' }),
+    inserted: t.exposeInt('inserted', { description: 'Events newly appended.' }),
+    duplicates: t.exposeInt('duplicates', { description: 'Events already in the ledger (or repeated in the batch): not appended again.' }),
+    bytes: t.expose('bytes', { description: 'Payload bytes the batch carried, as received.', type: 'BigInt' }),
+    receivedAt: t.expose('receivedAt', { description: 'When the batch was appended (UTC).', type: 'DateTime' }),
   }),
 });
 
@@ -116,35 +110,70 @@ export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
       select: { position: true },
       resolve: (e) => encodeCursor(e.position),
     }),
-    kind: t.exposeString('kind'),
-    direction: t.expose('direction', { type: DirectionEnum }),
-    actionId: t.exposeID('actionId'),
+    kind: t.exposeString('kind', { description: 'What happened: REQUEST, RESPONSE, TOOL_CALL, TOOL_RESULT, MODEL_CALL, MODEL_RESULT, REFUSAL, GRANT…' }),
+    direction: t.expose('direction', { description: 'IN: arrived at this system; OUT: sent by it.', type: DirectionEnum }),
+    actionId: t.exposeID('actionId', { description: 'The request this event belongs to: every event of one call shares it.' }),
     toolName: t.exposeString('tool', { nullable: true, description: 'The name of the tool this event concerns (LedgerEvent.tool opens its Directory row).' }),
-    session: t.exposeString('session', { nullable: true }),
-    turn: t.exposeString('turn', { nullable: true }),
-    task: t.exposeString('task', { nullable: true }),
-    agent: t.exposeString('agent', { nullable: true }),
-    model: t.exposeString('model', { nullable: true }),
-    status: t.exposeString('status', { nullable: true }),
-    method: t.exposeString('method', { nullable: true }),
-    url: t.string({ nullable: true, select: { url: true }, resolve: (e) => (e.url === null ? null : decodeText(e.url)) }),
-    headers: t.field({ type: 'JSON', nullable: true, select: { headers: true }, resolve: (e) => decodeJson(e.headers) }),
-    costUsd: t.expose('costUsd', { type: 'Decimal', nullable: true }),
-    inputTokens: t.exposeInt('inputTokens', { nullable: true }),
-    outputTokens: t.exposeInt('outputTokens', { nullable: true }),
-    occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
-    recordedAt: t.expose('recordedAt', { type: 'DateTime' }),
-    payloadState: t.expose('payloadState', { type: PayloadStateEnum }),
-    payloadSha256: t.exposeString('payloadSha256', { nullable: true }),
-    payloadSize: t.expose('payloadSize', { type: 'BigInt', nullable: true }),
-    payloadEncoding: t.expose('payloadEncoding', { type: PayloadEncodingEnum, nullable: true }),
-    artifactUri: t.exposeString('artifactUri', { nullable: true }),
-    artifactSha256: t.exposeString('artifactSha256', { nullable: true }),
+    session: t.exposeString('session', { description: 'The session it belongs to, as the caller named it; null when none.', nullable: true }),
+    turn: t.exposeString('turn', { description: 'The turn within its session; null when none.', nullable: true }),
+    task: t.exposeString('task', {
+      description: 'The task it was done for (a task-bound token files every call under its task); null when none.',
+      nullable: true,
+    }),
+    agent: t.exposeString('agent', {
+      description: "The agent that acted, as the caller named it (x-dirledger-agent or the token's agent caveat); null when none.",
+      nullable: true,
+    }),
+    model: t.exposeString('model', { description: 'The model named (model traffic); null when none.', nullable: true }),
+    status: t.exposeString('status', {
+      description: "The answer's status: HTTP status, exit code, or a door's own (e.g. OK); null when none.",
+      nullable: true,
+    }),
+    method: t.exposeString('method', { description: 'The HTTP method, or CLI/MCP/CODE for other calls; null when none.', nullable: true }),
+    url: t.string({
+      description: 'The URL called or served, secrets redacted; null when none.',
+      nullable: true,
+      select: { url: true },
+      resolve: (e) => (e.url === null ? null : decodeText(e.url)),
+    }),
+    headers: t.field({
+      description: 'HTTP headers as recorded (lowercase names), secrets replaced by [NAMES]; null when none.',
+      type: 'JSON',
+      nullable: true,
+      select: { headers: true },
+      resolve: (e) => decodeJson(e.headers),
+    }),
+    costUsd: t.expose('costUsd', {
+      description: 'Cost in US dollars, exact to 10 decimal places (MODEL_RESULT events); null when none.',
+      type: 'Decimal',
+      nullable: true,
+    }),
+    inputTokens: t.exposeInt('inputTokens', { description: 'Input tokens the provider counted (MODEL_RESULT events); null when none.', nullable: true }),
+    outputTokens: t.exposeInt('outputTokens', { description: 'Output tokens the provider counted (MODEL_RESULT events); null when none.', nullable: true }),
+    occurredAt: t.expose('occurredAt', { description: 'When it happened, as the source saw it (UTC, milliseconds).', type: 'DateTime' }),
+    recordedAt: t.expose('recordedAt', { description: "When the ledger appended it (UTC): its commit, not the event's own time.", type: 'DateTime' }),
+    payloadState: t.expose('payloadState', { description: "Whether and how the body's bytes are stored.", type: PayloadStateEnum }),
+    payloadSha256: t.exposeString('payloadSha256', { description: 'SHA-256 of the stored bytes; null when none are stored.', nullable: true }),
+    payloadSize: t.expose('payloadSize', {
+      description: 'Bytes of the body (for MISSING, the size that was not stored); null when unknown.',
+      type: 'BigInt',
+      nullable: true,
+    }),
+    payloadEncoding: t.expose('payloadEncoding', { description: 'UTF8 or BINARY; null when no bytes are stored.', type: PayloadEncodingEnum, nullable: true }),
+    artifactUri: t.exposeString('artifactUri', { description: 'ARTIFACT: where the file lives (a file:// or object URI), secrets redacted.', nullable: true }),
+    artifactSha256: t.exposeString('artifactSha256', { description: "ARTIFACT: the file's SHA-256, when known.", nullable: true }),
     redactedSecrets: t.exposeStringList('redactedSecrets', { description: 'Names of secrets whose values were replaced.' }),
-    metadata: t.field({ type: 'JSON', nullable: true, select: { metadata: true }, resolve: (e) => decodeJson(e.metadata) }),
-    payload: t.relation('payload', { nullable: true }),
-    batch: t.relation('batch'),
+    metadata: t.field({
+      description: 'Everything else recorded, as JSON (refusal limit, price id, stream state…), secrets redacted; null when none.',
+      type: 'JSON',
+      nullable: true,
+      select: { metadata: true },
+      resolve: (e) => decodeJson(e.metadata),
+    }),
+    payload: t.relation('payload', { description: 'The stored bytes (COMPLETE or PARTIAL); null when the event has none.', nullable: true }),
+    batch: t.relation('batch', { description: 'The batch that appended this event.' }),
     action: t.field({
+      description: 'Every event of this request (linked by actionId).',
       type: ActionRef,
       select: { actionId: true },
       resolve: (e) => ({ id: e.actionId }),
@@ -155,7 +184,7 @@ export const LedgerEventRef = builder.prismaObject('LedgerEvent', {
 builder.objectType(ActionRef, {
   description: 'Every event of one request, linked by the action id.',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { description: 'The action id every event of this request carries (LedgerEvent.actionId).' }),
     events: t.field({
       type: [LedgerEventRef],
       description: 'In position order (those the caller may read).',
@@ -194,26 +223,43 @@ async function eventsOfActions(
   return out;
 }
 
-/** Whether a LedgerCount field asks for a sum (tokens or cost), not only the count. */
-const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens', 'costUsd'].some((f) => selectedFields(info, f).length > 0);
+/** One event by id, as the caller may read it (`event(id:)` and `node(id:)`). */
+async function readEvent(ctx: Context, id: string, query: EventQuery): Promise<LedgerEvent | null> {
+  const scope = await ledgerScope(ctx, 'event');
+  const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), id, order: 'ASC', limit: 1 });
+  return (rows[0] ?? null) as LedgerEvent | null;
+}
+
+/** An action the caller may read one event of (`action(id:)` without events, and `node(id:)`). */
+async function findAction(ctx: Context, id: string, scope: LedgerScope): Promise<ActionShape | null> {
+  const one = await ctx.services.db.prisma.ledgerEvent.findFirst({ where: { actionId: id, ...scopeWhere(scope) }, select: { actionId: true } });
+  return one ? { id: one.actionId } : null;
+}
+
+type BlobQuery = { select?: Record<string, unknown>; include?: Record<string, unknown> };
+
+/** Stored bytes by hash, as the caller may read them (`blob(sha256:)` and `node(id:)`). */
+async function readBlob(ctx: Context, hash: string, query: BlobQuery) {
+  const scope = await ledgerScope(ctx, 'blob');
+  const sha256 = hash.toLowerCase();
+  if (scope.kind === 'all') return ctx.services.db.prisma.blob.findUnique({ ...query, where: { sha256 } });
+  // Bytes an event of the task references; any other reads as unknown.
+  return ctx.services.db.prisma.blob.findFirst({ ...query, where: { sha256, events: { some: { task: scope.task } } } });
+}
 
 builder.queryFields((t) => ({
   event: t.prismaField({
     type: LedgerEventRef,
     nullable: true,
     description: `One event by id.${scopeNote}`,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const scope = await ledgerScope(ctx, 'event');
-      const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), id: String(args.id), order: 'ASC', limit: 1 });
-      return (rows[0] ?? null) as LedgerEvent | null;
-    },
+    args: { id: t.arg.id({ required: true, description: "The event's own id (LedgerEvent.id)." }) },
+    resolve: (query, _root, args, ctx) => readEvent(ctx, String(args.id), query),
   }),
   action: t.field({
     type: ActionRef,
     nullable: true,
     description: `Every event of one request.${scopeNote}`,
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: 'The action id its events share (LedgerEvent.actionId).' }) },
     resolve: async (_root, args, ctx, info) => {
       const scope = await ledgerScope(ctx, 'action');
       if (selectedFields(info, 'events').length) {
@@ -222,305 +268,21 @@ builder.queryFields((t) => ({
         const events = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionId: String(args.id), order: 'ASC' });
         return events.length ? { id: String(args.id), events } : null;
       }
-      const one = await ctx.services.db.prisma.ledgerEvent.findFirst({
-        where: { actionId: String(args.id), ...scopeWhere(scope) },
-        select: { actionId: true },
-      });
-      return one ? { id: one.actionId } : null;
+      return findAction(ctx, String(args.id), scope);
     },
   }),
   blob: t.prismaField({
     type: BlobRef,
     nullable: true,
     description: `Stored bytes by SHA-256.${scopeNote.replace("'s;", "'s (bytes an event of the task references);")}`,
-    args: { sha256: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const scope = await ledgerScope(ctx, 'blob');
-      const sha256 = args.sha256.toLowerCase();
-      if (scope.kind === 'all') return ctx.services.db.prisma.blob.findUnique({ ...query, where: { sha256 } });
-      // Bytes an event of the task references; any other reads as unknown.
-      return ctx.services.db.prisma.blob.findFirst({ ...query, where: { sha256, events: { some: { task: scope.task } } } });
-    },
+    args: { sha256: t.arg.string({ required: true, description: 'The SHA-256 of the bytes, 64 hex digits in either case.' }) },
+    resolve: (query, _root, args, ctx) => readBlob(ctx, args.sha256, query),
   }),
 }));
 
-// ---- reading ----
-
-export const LedgerOrderEnum = builder.enumType('LedgerOrder', {
-  description: 'Position order: ASC oldest commit first (the default), DESC newest first.',
-  values: LedgerOrder,
-});
-export const LedgerGroupingEnum = builder.enumType('LedgerGrouping', {
-  description: 'HOUR and DAY group by when the event occurred (UTC); the rest by that column.',
-  values: LedgerGrouping,
-});
-export const LedgerMeasureEnum = builder.enumType('LedgerMeasure', {
-  description: 'What a question asked to be measured: the number of events, their cost, or their tokens.',
-  values: LedgerMeasure,
-});
-export const LedgerAnswerKindEnum = builder.enumType('LedgerAnswerKind', {
-  description: 'Which part of a LedgerAnswer answers the question.',
-  values: {
-    COUNTS: { description: 'The question grouped: see counts.' },
-    TOTAL: { description: 'The question measured without grouping: see total.' },
-    EVENTS: { description: 'The question asked for events: see events.' },
-  } as const,
-});
-
-export const LedgerFilterRef = builder.inputType('LedgerFilter', {
-  description:
-    'Every field is optional and the fields are combined with AND. A list matches any of its values (one value may be sent without brackets); values match exactly. occurredFrom is inclusive, occurredTo exclusive.',
-  fields: (t) => ({
-    kind: t.stringList(),
-    direction: t.field({ type: [DirectionEnum] }),
-    tool: t.stringList(),
-    session: t.stringList(),
-    turn: t.stringList(),
-    task: t.stringList(),
-    agent: t.stringList(),
-    model: t.stringList(),
-    status: t.stringList(),
-    occurredFrom: t.field({ type: 'DateTime', description: 'Events that occurred at or after this instant.' }),
-    occurredTo: t.field({ type: 'DateTime', description: 'Events that occurred before this instant.' }),
-  }),
-});
-
-export const LedgerFilterValueRef = builder.objectRef<LedgerFilter>('LedgerFilterValue').implement({
-  description: 'A LedgerFilter as read back; it can be sent again as a LedgerFilter unchanged.',
-  fields: (t) => ({
-    kind: t.exposeStringList('kind', { nullable: true }),
-    direction: t.expose('direction', { type: [DirectionEnum], nullable: true }),
-    tool: t.exposeStringList('tool', { nullable: true }),
-    session: t.exposeStringList('session', { nullable: true }),
-    turn: t.exposeStringList('turn', { nullable: true }),
-    task: t.exposeStringList('task', { nullable: true }),
-    agent: t.exposeStringList('agent', { nullable: true }),
-    model: t.exposeStringList('model', { nullable: true }),
-    status: t.exposeStringList('status', { nullable: true }),
-    occurredFrom: t.expose('occurredFrom', { type: 'DateTime', nullable: true }),
-    occurredTo: t.expose('occurredTo', { type: 'DateTime', nullable: true }),
-  }),
-});
-
-export const LedgerEventConnectionRef = builder.connectionObject(
-  { type: LedgerEventRef, name: 'LedgerEventConnection', description: 'Events in position order; cursors are ledger cursors.' },
-  { name: 'LedgerEventEdge' },
-);
-
-const LedgerCountRef = builder.objectRef<LedgerCount>('LedgerCount').implement({
-  description: 'One group of events, summed in SQL from the rows. An event without a token or cost value adds nothing to that sum.',
-  fields: (t) => ({
-    key: t.exposeString('key', {
-      nullable: true,
-      description: "The group's value; for HOUR and DAY the start of the hour or day as an ISO timestamp (UTC); null for events without one, and for a total.",
-    }),
-    events: t.exposeInt('events'),
-    inputTokens: t.expose('inputTokens', { type: 'BigInt' }),
-    outputTokens: t.expose('outputTokens', { type: 'BigInt' }),
-    costUsd: t.expose('costUsd', { type: 'Decimal', description: 'Exact sum in US dollars.' }),
-  }),
-});
-
-const firstArg = { description: `How many events (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}).` };
-const afterArg = { description: 'A cursor from an earlier page or event.' };
-
-export function filterArg(value: unknown): LedgerFilter {
-  return parseFilter(withoutNulls(value ?? {}));
-}
-
-type AnswerShape = AskReading & { question: string; scope: LedgerScope };
-
-const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement({
-  description: 'A question read into a filter and grouping, beside its result, so the reader sees how it was read.',
-  fields: (t) => ({
-    question: t.exposeString('question'),
-    readAs: t.exposeString('readAs', { description: 'One sentence saying how the question was read.' }),
-    filter: t.field({ type: LedgerFilterValueRef, resolve: (a) => a.filter }),
-    grouping: t.expose('grouping', { type: LedgerGroupingEnum, nullable: true }),
-    measures: t.expose('measures', { type: [LedgerMeasureEnum] }),
-    notUnderstood: t.exposeStringList('notUnderstood', {
-      description: 'Words that were not understood and had no effect on the answer. Nothing is guessed.',
-    }),
-    answer: t.expose('answer', { type: LedgerAnswerKindEnum }),
-    counts: t.field({
-      type: [LedgerCountRef],
-      nullable: true,
-      description: 'Per group, when the question grouped.',
-      resolve: (a, _args, ctx, info) => (a.grouping ? ledgerCounts(ctx.services.db, a.grouping, scopedFilter(a.filter, a.scope), selectsSums(info)) : null),
-    }),
-    total: t.field({
-      type: LedgerCountRef,
-      description: 'Everything the filter matches, in one group.',
-      resolve: async (a, _args, ctx, info) => (await ledgerCounts(ctx.services.db, null, scopedFilter(a.filter, a.scope), selectsSums(info)))[0]!,
-    }),
-    events: t.field({
-      type: LedgerEventConnectionRef,
-      args: { first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
-      description: 'The events the filter matches.',
-      resolve: (a, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(ctx.services.db, scopedFilter(a.filter, a.scope), args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
-    }),
-  }),
-});
-
-builder.prismaObjectField(BlobRef, 'events', (t) =>
-  t.field({
-    type: LedgerEventConnectionRef,
-    description: 'Every event that references these bytes, in position order (those the caller may read).',
-    args: { first: t.arg.int(firstArg), after: t.arg.string(afterArg) },
-    select: (args, ctx, nestedSelection) => {
-      const take = pageSize(args.first);
-      const after = args.after ? decodeCursor(args.after) : undefined;
-      const scope = scopeWhere(ledgerScopeNow(ctx));
-      return {
-        events: nestedSelection({ where: after === undefined ? scope : { ...scope, position: { gt: after } }, orderBy: { position: 'asc' }, take: take + 1 }, [
-          'edges',
-          'node',
-        ]),
-      };
-    },
-    resolve: (blob, args) => toPage(blob.events, pageSize(args.first), args.after ?? undefined),
-  }),
-);
-
-builder.queryFields((t) => ({
-  events: t.field({
-    type: LedgerEventConnectionRef,
-    description:
-      "Events matching the filter, paged by commit-ordered position; stays correct while writers append. A task-scoped token's task is merged into the filter.",
-    args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(afterArg), order: t.arg({ type: LedgerOrderEnum }) },
-    resolve: async (_root, args, ctx, info) =>
-      filteredEventPage<LedgerEvent>(
-        ctx.services.db,
-        scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'events')),
-        args,
-        queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
-      ),
-  }),
-  ledgerCounts: t.field({
-    type: [LedgerCountRef],
-    description:
-      "Event count, input and output tokens and cost per group, summed in SQL from the rows; groups in key order, null last. A task-scoped token counts only its task's events.",
-    args: { by: t.arg({ type: LedgerGroupingEnum, required: true }), filter: t.arg({ type: LedgerFilterRef }) },
-    resolve: async (_root, args, ctx, info) =>
-      ledgerCounts(ctx.services.db, args.by, scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'ledgerCounts')), selectsSums(info)),
-  }),
-  ask: t.field({
-    type: LedgerAnswerRef,
-    nullable: true,
-    description:
-      "A question in plain words, read deterministically (no model) into a filter and grouping; see docs/ARCHITECTURE.md for the grammar. A task-scoped token's answer covers only its task's events.",
-    args: { question: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const question = args.question.trim();
-      if (!question || question.length > 1000) {
-        throw badInput(`Invalid question: expected 1 to 1000 characters, got ${question.length}`);
-      }
-      return { question, ...readQuestion(question), scope: await ledgerScope(ctx, 'ask') };
-    },
-  }),
-}));
-
-// ---- appending ----
-
-const PayloadInputRef = builder.inputType('PayloadInput', {
-  description: 'The bytes of an event, as UTF-8 text or base64, with their declared state.',
-  fields: (t) => ({
-    state: t.field({ type: PayloadStateEnum, required: true }),
-    text: t.string({ description: 'The bytes as UTF-8 text.' }),
-    base64: t.string({ description: 'The exact bytes, base64-encoded.' }),
-    size: t.int({ description: 'For MISSING: the size of the body that was not stored.' }),
-    artifactUri: t.string({ description: 'For ARTIFACT: where the file lives.' }),
-    artifactSha256: t.string({ description: "For ARTIFACT: the file's SHA-256, when known." }),
-  }),
-});
-
-const ContractIdentityInputRef = builder.inputType('ContractIdentityInput', {
-  description: 'Which contract ran: its form (or way column) and the SHA-256 of its canonical JSON.',
-  fields: (t) => ({
-    form: t.string({ required: true }),
-    sha256: t.string({ required: true }),
-  }),
-});
-
-const LedgerEventInputRef = builder.inputType('LedgerEventInput', {
-  fields: (t) => ({
-    id: t.string({ required: true, description: "The source's own stable event id." }),
-    kind: t.string({ required: true }),
-    direction: t.field({ type: DirectionEnum, required: true }),
-    actionId: t.string({ required: true }),
-    tool: t.string(),
-    session: t.string(),
-    turn: t.string(),
-    task: t.string(),
-    agent: t.string(),
-    model: t.string(),
-    status: t.string(),
-    method: t.string(),
-    url: t.string(),
-    headers: t.field({ type: 'JSON' }),
-    costUsd: t.field({ type: 'Decimal' }),
-    inputTokens: t.int(),
-    outputTokens: t.int(),
-    occurredAt: t.field({ type: 'DateTime', required: true }),
-    payload: t.field({ type: PayloadInputRef }),
-    contract: t.field({ type: ContractIdentityInputRef, description: 'The Directory contract this event ran.' }),
-    metadata: t.field({ type: 'JSON' }),
-  }),
-});
-
-const AppendBatchInputRef = builder.inputType('AppendBatchInput', {
-  fields: (t) => ({
-    collector: t.string({ required: true }),
-    position: t.field({ type: 'BigInt', description: "The collector's delivered position after this batch." }),
-    events: t.field({ type: [LedgerEventInputRef], required: true }),
-  }),
-});
-
-const AppendBatchResultRef = builder
-  .objectRef<{ batchId: string; received: number; inserted: number; duplicates: number; position: bigint | null }>('AppendBatchResult')
-  .implement({
-    fields: (t) => ({
-      batchId: t.exposeID('batchId'),
-      received: t.exposeInt('received'),
-      inserted: t.exposeInt('inserted'),
-      duplicates: t.exposeInt('duplicates', { description: 'Events already in the ledger (or repeated in this batch).' }),
-      position: t.expose('position', { type: 'BigInt', nullable: true, description: "The collector's delivered position." }),
-    }),
-  });
-
-/** Drops the nulls GraphQL sends for omitted optional fields, so zod sees what the caller sent. */
-export function withoutNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutNulls);
-  if (value instanceof Date || value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== null && v !== undefined)
-      .map(([k, v]) => [k, withoutNulls(v)]),
-  );
-}
-
-/** The ingest power and the token's collector and tools caveats (src/auth/authority.ts allowsIngest); a refusal is recorded. */
-async function requireIngest(ctx: Context, batch: BatchInput): Promise<void> {
-  const grant = ctx.caller.grant;
-  const refusal = grant && ctx.services.authority.allowsIngest(grant, ctx.caller.door, batch);
-  if (!refusal) return;
-  await ctx.services.authority
-    .record(refusal, { actionId: randomUUID(), ...(grant.task && { task: grant.task }), ...(grant.agent && { agent: grant.agent }) })
-    .catch((error) => ctx.services.logger.error({ err: error }, 'recording a refusal failed'));
-  throw new DomainError(ErrorCode.FORBIDDEN, refusal.message, { limit: refusal.limit, ...(refusal.caveat && { caveat: refusal.caveat }) });
-}
-
-builder.mutationField('appendBatch', (t) =>
-  t.field({
-    type: AppendBatchResultRef,
-    description: 'Appends one batch in one transaction. A known event id adds nothing and counts as a duplicate.',
-    args: { input: t.arg({ type: AppendBatchInputRef, required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const input = withoutNulls(args.input) as Record<string, unknown>;
-      const batch = parseInput(BatchInput, { ...input, position: input.position?.toString() }, 'appendBatch input');
-      await requireIngest(ctx, batch);
-      return ctx.services.ledger.append(batch);
-    },
-  }),
-);
+builder.prismaObjectField(LedgerEventRef, 'nodeId', (t) => t.field({ ...nodeIdField<{ id: string }>('LedgerEvent', (e) => e.id), select: { id: true } }));
+registerNode(LedgerEventRef, (id, ctx, info) => readEvent(ctx, id, queryFromInfo({ context: ctx, info, typeName: 'LedgerEvent' })));
+builder.objectField(ActionRef, 'nodeId', (t) => t.field(nodeIdField<ActionShape>('Action', (a) => a.id)));
+registerNode(ActionRef, async (id, ctx) => findAction(ctx, id, await ledgerScope(ctx, 'action')));
+builder.prismaObjectField(BlobRef, 'nodeId', (t) => t.field({ ...nodeIdField<{ sha256: string }>('Blob', (b) => b.sha256), select: { sha256: true } }));
+registerNode(BlobRef, (id, ctx, info) => readBlob(ctx, id, queryFromInfo({ context: ctx, info, typeName: 'Blob' })));

@@ -1,7 +1,7 @@
 // ledgerSnapshot: a window of the ledger in one call (the seed's counts-route snapshot).
 import { builder } from '../graphql/builder.ts';
 import { ledgerScope, scopedFilter } from './read-scope.ts';
-import { filterArg, LedgerFilterRef, LedgerFilterValueRef } from './schema.ts';
+import { filterArg, LedgerFilterRef, LedgerFilterValueRef } from './read-schema.ts';
 import { ledgerSnapshot, type LedgerSnapshot } from './snapshot.ts';
 
 const LedgerSnapshotRef = builder.objectRef<LedgerSnapshot>('LedgerSnapshot').implement({

@@ -13,8 +13,12 @@ const SpoolModeEnum = builder.enumType('SpoolMode', {
 const LedgerSpoolRef = builder.objectRef<SpoolState>('LedgerSpool').implement({
   description: 'Events captured and not yet committed to the Ledger.',
   fields: (t) => ({
-    mode: t.field({ type: SpoolModeEnum, resolve: (s) => (s.mode === 'durable' ? 'DURABLE' : 'MEMORY') }),
-    events: t.exposeInt('events'),
+    mode: t.field({
+      description: 'DURABLE when a record is on disk before the call goes on, MEMORY when it is only in memory.',
+      type: SpoolModeEnum,
+      resolve: (s) => (s.mode === 'durable' ? 'DURABLE' : 'MEMORY'),
+    }),
+    events: t.exposeInt('events', { description: 'Records written to the spool not yet appended to the ledger.' }),
     bytes: t.exposeFloat('bytes', { nullable: true, description: 'Their bytes in the spool; null in MEMORY mode.' }),
     oldestAgeMs: t.exposeFloat('oldestAgeMs', { nullable: true, description: 'Age of the oldest of them; 0 when none, null in MEMORY mode.' }),
     writes: t.exposeFloat('writes', {

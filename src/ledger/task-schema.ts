@@ -4,6 +4,7 @@
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { loadBatched } from '../graphql/loader.ts';
+import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -11,7 +12,9 @@ import { runRead, SqlParams } from './event-select.ts';
 import { parseFilter, withinTask } from './filter.ts';
 import { ledgerScope, ledgerScopeNow } from './read-scope.ts';
 import { filteredEventPage, pageSize, type Page } from './reads.ts';
-import { ActionRef, LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum, withoutNulls, type ActionShape } from './schema.ts';
+import { withoutNulls } from '../graphql/without-nulls.ts';
+import { LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum } from './read-schema.ts';
+import { ActionRef, type ActionShape } from './schema.ts';
 import { summarizeCall, type CallEventRow, type CallOutcome, type CallSummary } from './task-calls.ts';
 
 /** A call's outcome, in the ledger's words (a DispatchResult's too). */
@@ -30,7 +33,7 @@ const ActionConnectionRef = builder.connectionObject(
     name: 'ActionConnection',
     description: "A task's calls in the order they started; cursors are ledger cursors of each call's first event.",
   },
-  { name: 'ActionEdge' },
+  { name: 'ActionEdge', description: 'One call of a task, with its cursor.' },
 );
 
 /** The columns of an event a call's summary reads (CallEventRow), over `ledger_event e`. */
@@ -138,7 +141,7 @@ const firstArg = { description: 'How many (default 50, at most 500).' };
 builder.objectType(TaskRef, {
   description: 'Everything one task did: its calls, its events and its refusals.',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { description: 'The task id its events carry (LedgerEvent.task).' }),
     calls: t.field({
       type: ActionConnectionRef,
       description: 'Its calls (actions), in the order they started.',
@@ -162,7 +165,12 @@ builder.objectType(TaskRef, {
     events: t.field({
       type: LedgerEventConnectionRef,
       description: 'Its events, in position order; the filter narrows them further.',
-      args: { filter: t.arg({ type: LedgerFilterRef }), first: t.arg.int(firstArg), after: t.arg.string(), order: t.arg({ type: LedgerOrderEnum }) },
+      args: {
+        filter: t.arg({ description: "Narrows the task's events further.", type: LedgerFilterRef }),
+        first: t.arg.int(firstArg),
+        after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): events after it.' }),
+        order: t.arg({ description: 'ASC oldest first (the default) or DESC newest first.', type: LedgerOrderEnum }),
+      },
       resolve: (task, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(
           ctx.services.db,
@@ -174,7 +182,7 @@ builder.objectType(TaskRef, {
     refusals: t.field({
       type: LedgerEventConnectionRef,
       description: 'Its REFUSAL events, in position order: each names the limit that refused (metadata.limit, .caveat, .door).',
-      args: { first: t.arg.int(firstArg), after: t.arg.string() },
+      args: { first: t.arg.int(firstArg), after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): refusals after it.' }) },
       resolve: (task, args, ctx, info) =>
         filteredEventPage<LedgerEvent>(
           ctx.services.db,
@@ -186,19 +194,24 @@ builder.objectType(TaskRef, {
   }),
 });
 
+/** The task if the ledger holds an event of it and the caller may read it (`task(id:)` and `node(id:)`). */
+async function readTask(ctx: Context, id: string): Promise<TaskShape | null> {
+  const scope = await ledgerScope(ctx, 'task');
+  if (scope.kind === 'task' && scope.task !== id) return null;
+  const params = new SqlParams();
+  const rows = await runRead(ctx.services.db.sql, `SELECT 1 FROM ledger_event WHERE task = ${params.add(id)} LIMIT 1`, params);
+  return rows.length ? { id } : null;
+}
+
 builder.queryField('task', (t) =>
   t.field({
     type: TaskRef,
     nullable: true,
     description: 'One task: null when the ledger holds no event of it. A task-scoped token reads only its own task (another reads as null).',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const id = String(args.id);
-      const scope = await ledgerScope(ctx, 'task');
-      if (scope.kind === 'task' && scope.task !== id) return null;
-      const params = new SqlParams();
-      const rows = await runRead(ctx.services.db.sql, `SELECT 1 FROM ledger_event WHERE task = ${params.add(id)} LIMIT 1`, params);
-      return rows.length ? { id } : null;
-    },
+    args: { id: t.arg.id({ required: true, description: 'The task id its events carry (LedgerEvent.task).' }) },
+    resolve: (_root, args, ctx) => readTask(ctx, String(args.id)),
   }),
 );
+
+builder.objectField(TaskRef, 'nodeId', (t) => t.field(nodeIdField<TaskShape>('Task', (task) => task.id)));
+registerNode(TaskRef, (id, ctx) => readTask(ctx, id));

@@ -37,19 +37,29 @@ const ChainProblemKindEnum = builder.enumType('ChainProblemKind', {
 });
 
 const ChainProblemRef = builder.objectRef<ChainProblem>('ChainProblem').implement({
+  description: 'One place where the stored rows no longer match the hash chain.',
   fields: (t) => ({
-    kind: t.field({ type: ChainProblemKindEnum, resolve: (p) => p.kind }),
-    message: t.exposeString('message'),
-    chainSeq: t.field({ type: 'BigInt', nullable: true, resolve: (p) => p.chainSeq ?? null }),
-    batchId: t.string({ nullable: true, resolve: (p) => p.batchId ?? null }),
-    position: t.field({ type: 'BigInt', nullable: true, resolve: (p) => p.position ?? null }),
-    eventId: t.string({ nullable: true, resolve: (p) => p.eventId ?? null }),
+    kind: t.field({ description: 'What kind of break this is.', type: ChainProblemKindEnum, resolve: (p) => p.kind }),
+    message: t.exposeString('message', { description: 'The break in words: what was expected and what is stored.' }),
+    chainSeq: t.field({
+      description: 'The chain sequence number of that batch (1, 2, 3… in commit order).',
+      type: 'BigInt',
+      nullable: true,
+      resolve: (p) => p.chainSeq ?? null,
+    }),
+    batchId: t.string({ description: 'The batch where the chain breaks, when one row is at fault.', nullable: true, resolve: (p) => p.batchId ?? null }),
+    position: t.field({ description: 'The position of that event.', type: 'BigInt', nullable: true, resolve: (p) => p.position ?? null }),
+    eventId: t.string({
+      description: 'The event whose stored row no longer matches its digest, when one is.',
+      nullable: true,
+      resolve: (p) => p.eventId ?? null,
+    }),
     columns: t.stringList({
       nullable: true,
       description: 'EVENT_CHANGED: the event columns that changed, when they can be told.',
       resolve: (p) => p.columns ?? null,
     }),
-    collector: t.string({ nullable: true, resolve: (p) => p.collector ?? null }),
+    collector: t.string({ description: 'The collector of that batch.', nullable: true, resolve: (p) => p.collector ?? null }),
   }),
 });
 
@@ -61,41 +71,76 @@ const LedgerVerificationRef = builder.objectRef<LedgerVerification>('LedgerVerif
     ok: t.exposeBoolean('ok', { description: 'Every row hashes as appended and nothing is missing.' }),
     batches: t.exposeInt('batches', { description: 'Chained batches recomputed.' }),
     events: t.exposeInt('events', { description: 'Events the recomputed batches appended.' }),
-    firstSeq: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.firstSeq }),
-    lastSeq: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.lastSeq }),
+    firstSeq: t.field({
+      description: 'The first chain sequence number verified; null when no batch was.',
+      type: 'BigInt',
+      nullable: true,
+      resolve: (v) => v.firstSeq,
+    }),
+    lastSeq: t.field({
+      description: 'The last chain sequence number verified; null when no batch was.',
+      type: 'BigInt',
+      nullable: true,
+      resolve: (v) => v.lastSeq,
+    }),
     lastLink: t.string({ nullable: true, description: 'The last recomputed batch link, hex.', resolve: (v) => hex(v.lastLink) }),
-    lastPosition: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.lastPosition }),
+    lastPosition: t.field({
+      description: 'The highest event position verified; null when none was.',
+      type: 'BigInt',
+      nullable: true,
+      resolve: (v) => v.lastPosition,
+    }),
     genesisPosition: t.field({
       type: 'BigInt',
       description: 'Events at or below this position predate the chain and are not covered.',
       resolve: (v) => v.genesisPosition,
     }),
-    headSeq: t.field({ type: 'BigInt', nullable: true, resolve: (v) => v.head?.seq ?? null }),
-    headLink: t.string({ nullable: true, resolve: (v) => hex(v.head?.link) }),
+    headSeq: t.field({
+      description: "The chain's head sequence number as stored; null before the first chained batch.",
+      type: 'BigInt',
+      nullable: true,
+      resolve: (v) => v.head?.seq ?? null,
+    }),
+    headLink: t.string({
+      description: "The chain's head link (hex) as stored; null before the first chained batch.",
+      nullable: true,
+      resolve: (v) => hex(v.head?.link),
+    }),
     problems: t.field({ type: [ChainProblemRef], description: 'The first problems in ledger order (at most `limit`).', resolve: (v) => v.problems }),
-    problemCount: t.exposeInt('problemCount'),
+    problemCount: t.exposeInt('problemCount', { description: 'Every break found, even when `problems` lists only the first `limit`.' }),
   }),
 });
 
 const LedgerCheckpointRef = builder.objectRef<Checkpoint>('LedgerCheckpoint').implement({
   description: "The chain's head at one batch, signed with the server's Ed25519 checkpoint key. Keep `json` outside the database.",
   fields: (t) => ({
-    seq: t.field({ type: 'BigInt', resolve: (c) => BigInt(c.seq) }),
-    position: t.field({ type: 'BigInt', resolve: (c) => BigInt(c.position) }),
-    link: t.exposeString('link'),
-    createdAt: t.exposeString('createdAt'),
+    seq: t.field({ description: 'The chain sequence number it signs.', type: 'BigInt', resolve: (c) => BigInt(c.seq) }),
+    position: t.field({ description: 'The highest event position the chain covered at `seq`.', type: 'BigInt', resolve: (c) => BigInt(c.position) }),
+    link: t.exposeString('link', { description: 'The chain link at `seq`, hex: what the signature covers.' }),
+    createdAt: t.exposeString('createdAt', { description: 'When the checkpoint was signed (UTC).' }),
     publicKey: t.exposeString('publicKey', { description: 'Ed25519 public key, raw 32 bytes base64url.' }),
-    signature: t.exposeString('signature'),
+    signature: t.exposeString('signature', { description: 'Ed25519 signature over seq, position and link, base64url.' }),
     json: t.string({ description: 'The checkpoint as the file `dirledger checkpoint verify` reads.', resolve: (c) => JSON.stringify(c) }),
   }),
 });
 
 const CheckpointCheckRef = builder.objectRef<CheckpointCheck>('CheckpointCheck').implement({
+  description: 'A signed checkpoint checked against the chain as stored now.',
   fields: (t) => ({
-    ok: t.exposeBoolean('ok'),
-    message: t.exposeString('message'),
-    checkpoint: t.field({ type: LedgerCheckpointRef, nullable: true, resolve: (c) => c.checkpoint }),
-    verification: t.field({ type: LedgerVerificationRef, nullable: true, resolve: (c) => c.verification }),
+    ok: t.exposeBoolean('ok', { description: 'True when the signature holds and the chain link at its position is the one it signed.' }),
+    message: t.exposeString('message', { description: 'Why the check failed; null when it passed.' }),
+    checkpoint: t.field({
+      description: 'The checkpoint as read back (signature checked).',
+      type: LedgerCheckpointRef,
+      nullable: true,
+      resolve: (c) => c.checkpoint,
+    }),
+    verification: t.field({
+      description: "The chain verified up to the checkpoint's position.",
+      type: LedgerVerificationRef,
+      nullable: true,
+      resolve: (c) => c.verification,
+    }),
   }),
 });
 
@@ -110,8 +155,8 @@ builder.queryField('verifyLedger', (t) =>
     description:
       'Recomputes the hash chain over the batches holding positions from..to (default: all, with the head and collectors) and names what no longer matches. Operator only.',
     args: {
-      from: t.arg({ type: 'BigInt', required: false }),
-      to: t.arg({ type: 'BigInt', required: false }),
+      from: t.arg({ description: 'Verify the batches holding positions from this one on; omitted: from the first.', type: 'BigInt', required: false }),
+      to: t.arg({ description: 'Verify the batches holding positions up to this one; omitted: up to the head.', type: 'BigInt', required: false }),
       limit: t.arg.int({ required: false, defaultValue: 100, description: 'Problems listed at most (1 to 1000); all are counted.' }),
     },
     resolve: async (_root, args, ctx) => {
@@ -138,7 +183,7 @@ builder.queryField('verifyLedgerCheckpoint', (t) =>
   t.field({
     type: CheckpointCheckRef,
     description: "Checks a checkpoint (its JSON) against this database: signed by this server's key, and the chain up to it unchanged. Operator only.",
-    args: { checkpoint: t.arg.string({ required: true }) },
+    args: { checkpoint: t.arg.string({ description: 'A checkpoint as `dirledger checkpoint export` printed it (JSON).', required: true }) },
     resolve: async (_root, args, ctx) => {
       await requireOperator(ctx, 'Checking a checkpoint');
       if (args.checkpoint.length > 4096)

@@ -23,10 +23,14 @@ const ResolverCorrectionRef = builder.objectRef<Correction>('ResolverCorrection'
 const ResolverMatchRef = builder.objectRef<ResolverMatch<IndexedDirectoryRow>>('ResolverMatch').implement({
   description: 'One row of the Directory and why it matched.',
   fields: (t) => ({
-    row: t.field({ type: DirectoryRowRef, resolve: (match) => match.row.stored }),
+    row: t.field({ description: 'The Directory row.', type: DirectoryRowRef, resolve: (match) => match.row.stored }),
     score: t.exposeInt('score', { description: "The layer's score: 1000, 900, 850, 800, 750–772, 700, 600, 300 or 200." }),
-    layer: t.field({ type: ResolverLayerEnum, resolve: (match) => match.layer }),
-    reason: t.exposeString('reason'),
+    layer: t.field({
+      description: 'Which layer matched (exact name, alias, words…): earlier layers outrank later ones.',
+      type: ResolverLayerEnum,
+      resolve: (match) => match.layer,
+    }),
+    reason: t.exposeString('reason', { description: 'Why this row matched, in words.' }),
     matchedWords: t.exposeStringList('matchedWords', { description: 'The query words that matched (as read; as typed for EDIT_DISTANCE and SOUNDS_LIKE).' }),
   }),
 });
@@ -34,11 +38,17 @@ const ResolverMatchRef = builder.objectRef<ResolverMatch<IndexedDirectoryRow>>('
 const ResolutionRef = builder.objectRef<Resolution<IndexedDirectoryRow>>('Resolution').implement({
   description: 'Words in, ranked Directory rows out, each with the reason attached. Never a row that does not exist.',
   fields: (t) => ({
-    query: t.exposeString('query'),
+    query: t.exposeString('query', { description: 'The query as asked.' }),
     readAs: t.exposeStringList('readAs', { description: 'The words after framing, stop words and correction.' }),
-    corrections: t.field({ type: [ResolverCorrectionRef], resolve: (r) => r.corrections }),
-    matches: t.field({ type: [ResolverMatchRef], resolve: (r) => r.matches }),
-    message: t.exposeString('message'),
+    corrections: t.field({
+      description: 'Spelling corrections applied to the query before ranking.',
+      type: [ResolverCorrectionRef],
+      resolve: (r) => r.corrections,
+    }),
+    matches: t.field({ description: 'Rows in rank order, best first.', type: [ResolverMatchRef], resolve: (r) => r.matches }),
+    message: t.exposeString('message', {
+      description: 'What the resolution means in words (no row by that name, did you mean…); null when there is nothing to say.',
+    }),
   }),
 });
 
@@ -47,7 +57,7 @@ builder.queryField('resolve', (t) =>
     type: ResolutionRef,
     description: 'Resolves anyone’s words to ranked Directory rows (the same answer as GET /api/directory/resolve and `dirledger find`).',
     args: {
-      query: t.arg.string({ required: true }),
+      query: t.arg.string({ description: 'What the caller calls the row: a name, an alias, or words.', required: true }),
       minScore: t.arg.int({ description: 'Refuse anything scored below this (0–1000).' }),
       limit: t.arg.int({ description: 'At most this many matches (1–100, default 10).' }),
       types: t.arg.stringList({ description: 'Only rows of these types.' }),

@@ -1,6 +1,6 @@
 // A consumer of dirledger/client, type-checked with `tsc --strict` (NodeNext, and Bundler) and run
 // with plain Node against a live server: DIRLEDGER_URL and DIRLEDGER_TOKEN from the environment.
-import { createClient, type DispatchResult, DirledgerClientError } from 'dirledger/client';
+import { ConsoleCountsDocument, type ConsoleCountsQuery, createClient, type DispatchResult, DirledgerClientError } from 'dirledger/client';
 
 declare const process: { env: Record<string, string | undefined>; stdout: { write(text: string): void } };
 
@@ -8,6 +8,9 @@ const client = createClient({ baseUrl: process.env.DIRLEDGER_URL ?? 'http://127.
 const echoed: DispatchResult = await client.tools.ECHO!({ text: 'from a consumer' });
 const typed = await client.graphql<{ directoryStats: { rows: number } }>('{ directoryStats { rows } }');
 const rows: number | undefined = typed.data?.directoryStats.rows;
+// A typed document: its variables checked ({ by: LedgerGrouping }) and its result typed, without a type argument.
+const counted = await client.graphql(ConsoleCountsDocument, { by: 'TOOL' });
+const typedCounts: ConsoleCountsQuery['ledgerCounts'] | undefined = counted.data?.ledgerCounts;
 const names = await client.names('tool');
 const row = (await client.ledger.row(echoed.actionId).catch((error: unknown) => (error instanceof DirledgerClientError ? error.code : 'other'))) as unknown;
 const counts = await client.ledger.counts('TOOL', { tool: ['ECHO'] });
@@ -17,4 +20,6 @@ try {
 } catch (error) {
   if (error instanceof DirledgerClientError) refused = `${error.status} ${error.code}`;
 }
-process.stdout.write(`${JSON.stringify({ outcome: echoed.outcome, output: echoed.output, rows, names: names.slice(0, 2), row, counts, refused })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ outcome: echoed.outcome, output: echoed.output, rows, names: names.slice(0, 2), row, counts, typedCounts, refused })}\n`,
+);

@@ -4,13 +4,17 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+/** A collector's batch: appended in one transaction, or not at all. */
 export type AppendBatchInput = {
+  /** The collector sending the batch (its name); a `collector` caveat must allow it. */
   collector: string;
+  /** The events, appended in this order in one transaction (positions follow it). */
   events: Array<LedgerEventInput>;
   /** The collector's delivered position after this batch. */
   position?: string | null | undefined;
 };
 
+/** Where a blob's bytes are kept. */
 export type BlobStorage =
   /** Compressed in PostgreSQL. */
   | 'INLINE'
@@ -52,7 +56,9 @@ export type ContractForm =
 
 /** Which contract ran: its form (or way column) and the SHA-256 of its canonical JSON. */
 export type ContractIdentityInput = {
+  /** A ContractForm name, or the way column (e.g. "way: http"). */
   form: string;
+  /** SHA-256 of the contract's canonical JSON, lowercase hex. */
   sha256: string;
 };
 
@@ -70,46 +76,75 @@ export type LedgerAnswerKind =
   /** The question measured without grouping: see total. */
   | 'TOTAL';
 
+/** One event as a collector sends it; the id makes a resend harmless (a known id is a duplicate). */
 export type LedgerEventInput = {
+  /** The request this event belongs to: every event of one call shares it. */
   actionId: string;
+  /** The agent that acted. */
   agent?: string | null | undefined;
   /** The Directory contract this event ran. */
   contract?: ContractIdentityInput | null | undefined;
+  /** Cost in US dollars, exact to 10 decimal places. */
   costUsd?: string | null | undefined;
+  /** IN: arrived at the system that recorded it; OUT: sent by it. */
   direction: Direction;
+  /** HTTP headers as a JSON object of name → value; secrets are replaced by their names before storing. */
   headers?: unknown;
   /** The source's own stable event id. */
   id: string;
+  /** Input tokens the provider counted. */
   inputTokens?: number | null | undefined;
+  /** What happened (REQUEST, RESPONSE, TOOL_CALL, TOOL_RESULT, MODEL_CALL, MODEL_RESULT…): 1 to 64 characters. */
   kind: string;
+  /** Anything else, as a JSON object (stored as JSON, secrets redacted). */
   metadata?: unknown;
+  /** The HTTP method, or CLI/MCP/CODE for other calls. */
   method?: string | null | undefined;
+  /** The model named (model traffic). */
   model?: string | null | undefined;
+  /** When it happened, as the source saw it (stored to the millisecond, UTC). */
   occurredAt: string;
+  /** Output tokens the provider counted. */
   outputTokens?: number | null | undefined;
+  /** The body's bytes and their state; omitted: the event has no body (NONE). */
   payload?: PayloadInput | null | undefined;
+  /** The session it belongs to. */
   session?: string | null | undefined;
+  /** The answer's status: HTTP status, exit code, or a door's own. */
   status?: string | null | undefined;
+  /** The task it was done for. */
   task?: string | null | undefined;
+  /** The Directory row's name it concerns; a `tools` caveat on the ingest token must allow it. */
   tool?: string | null | undefined;
+  /** The turn within its session. */
   turn?: string | null | undefined;
+  /** The URL called or served (secrets redacted before storing). */
   url?: string | null | undefined;
 };
 
 /** Every field is optional and the fields are combined with AND. A list matches any of its values (one value may be sent without brackets); values match exactly. occurredFrom is inclusive, occurredTo exclusive. */
 export type LedgerFilter = {
+  /** Events of these agents. */
   agent?: Array<string> | null | undefined;
+  /** Events of these directions. */
   direction?: Array<Direction> | null | undefined;
+  /** Events of these kinds (e.g. TOOL_CALL, REFUSAL). */
   kind?: Array<string> | null | undefined;
+  /** Events naming these models. */
   model?: Array<string> | null | undefined;
   /** Events that occurred at or after this instant. */
   occurredFrom?: string | null | undefined;
   /** Events that occurred before this instant. */
   occurredTo?: string | null | undefined;
+  /** Events of these sessions. */
   session?: Array<string> | null | undefined;
+  /** Events with these statuses (as text: "200", "0", "OK"). */
   status?: Array<string> | null | undefined;
+  /** Events of these tasks. */
   task?: Array<string> | null | undefined;
+  /** Events naming these tools. */
   tool?: Array<string> | null | undefined;
+  /** Events of these turns. */
   turn?: Array<string> | null | undefined;
 };
 
@@ -152,6 +187,7 @@ export type PayloadInput = {
   base64?: string | null | undefined;
   /** For MISSING: the size of the body that was not stored. */
   size?: number | null | undefined;
+  /** Which bytes are stored: COMPLETE or PARTIAL need text or base64; NONE, ARTIFACT and MISSING carry none. */
   state: PayloadState;
   /** The bytes as UTF-8 text. */
   text?: string | null | undefined;
