@@ -1,11 +1,11 @@
 // Live ledger: the ledgerEvents subscription with filter chips, pause and resume from the cursor, and
 // a new subscription from the error's cursor when the server ends one for slowness. Rows arrive in a
-// buffer and render once per frame, and only the visible rows exist in the DOM (TanStack Virtual).
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { type FormEvent, memo, startTransition, useCallback, useEffect, useRef, useState } from 'react';
+// buffer and render once per frame, and only the rows on screen exist in the DOM (fixed-window.ts).
+import { type FormEvent, memo, startTransition, useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { graphql } from '../../gql/index.ts';
 import type { ConsoleLiveSubscription, LedgerFilter } from '../../gql/graphql.ts';
 import { subscribe } from '../client.ts';
+import { useFixedWindow } from '../fixed-window.ts';
 import { hrefOf } from '../router.ts';
 import { ErrorBox, Link } from '../ui.tsx';
 
@@ -30,6 +30,8 @@ const LiveEvents = graphql(`
 type Row = ConsoleLiveSubscription['ledgerEvents'];
 /** Rows render at most this often: fewer, cheaper frames under hundreds of events a second. */
 const FLUSH_MS = 100;
+/** Must match `.live-row`'s height in console.css. */
+const ROW_PX = 30;
 const chipKeys = ['tool', 'kind', 'session', 'task', 'status'] as const;
 type ChipKey = (typeof chipKeys)[number];
 type Chip = { key: ChipKey; value: string };
@@ -104,7 +106,16 @@ export function LivePage() {
 
   const list = rows.current;
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({ count: list.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 12 });
+  const view = useFixedWindow(scroller, list.length, ROW_PX);
+  // Scrolled down to read, the rows stay where they are while newer ones arrive above.
+  const drawn = useRef(0);
+  useLayoutEffect(() => {
+    const added = list.length - drawn.current;
+    drawn.current = list.length;
+    if (added > 0 && view.top > 0 && scroller.current) scroller.current.scrollTop = view.top + added * ROW_PX;
+  });
+  const slots: number[] = [];
+  for (let index = view.first; index < view.last; index++) slots.push(index);
 
   return (
     <section className="live">
@@ -142,11 +153,11 @@ export function LivePage() {
       </div>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard (axe scrollable-region-focusable). */}
       <div ref={scroller} className="live-list" tabIndex={0}>
-        <ul aria-label="Events, newest first" style={{ height: virtual.getTotalSize() }}>
-          {virtual.getVirtualItems().map((item) => {
-            const e = list[list.length - 1 - item.index]!;
-            return <LiveRow key={e.id} event={e} start={item.start} onTool={addChip} />;
-          })}
+        <ul aria-label="Events, newest first" style={{ height: view.height }}>
+          {/* Keyed by place, not by event: new arrivals change the text of the rows on screen instead of replacing them. */}
+          {slots.map((index) => (
+            <LiveRow key={index % (view.last - view.first)} event={list[list.length - 1 - index]!} start={index * ROW_PX} onTool={addChip} />
+          ))}
         </ul>
       </div>
     </section>
