@@ -220,6 +220,14 @@ export type StreamCut =
   /** The source broke off. */
   | 'SOURCE_ERROR';
 
+export type ConsoleLiveSubscriptionVariables = Exact<{
+  filter?: LedgerFilter | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleLiveSubscription = { ledgerEvents: { id: string, cursor: string, position: string, occurredAt: string, kind: string, direction: Direction, toolName: string | null, status: string | null, session: string | null, task: string | null, actionId: string } };
+
 export type ConsoleSignInQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -257,14 +265,6 @@ export type ConsoleVerifyQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type ConsoleVerifyQuery = { verifyLedger: { ok: boolean, batches: number, events: number, problemCount: number, genesisPosition: string, headSeq: string | null, headLink: string | null, lastPosition: string | null, problems: Array<{ kind: ChainProblemKind, message: string, position: string | null, batchId: string | null, eventId: string | null, columns: Array<string> | null }> } };
-
-export type ConsoleLiveSubscriptionVariables = Exact<{
-  filter?: LedgerFilter | null | undefined;
-  after?: string | null | undefined;
-}>;
-
-
-export type ConsoleLiveSubscription = { ledgerEvents: { id: string, cursor: string, position: string, occurredAt: string, kind: string, direction: Direction, toolName: string | null, status: string | null, session: string | null, task: string | null, actionId: string } };
 
 export type ConsoleResolveQueryVariables = Exact<{
   query: string;
@@ -332,6 +332,23 @@ export class TypedDocumentString<TResult, TVariables>
   }
 }
 
+export const ConsoleLiveDocument = new TypedDocumentString(`
+    subscription ConsoleLive($filter: LedgerFilter, $after: String) {
+  ledgerEvents(filter: $filter, after: $after) {
+    id
+    cursor
+    position
+    occurredAt
+    kind
+    direction
+    toolName
+    status
+    session
+    task
+    actionId
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleLiveSubscription, ConsoleLiveSubscriptionVariables>;
 export const ConsoleSignInDocument = new TypedDocumentString(`
     query ConsoleSignIn {
   directoryStats {
@@ -470,23 +487,6 @@ export const ConsoleVerifyDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleVerifyQuery, ConsoleVerifyQueryVariables>;
-export const ConsoleLiveDocument = new TypedDocumentString(`
-    subscription ConsoleLive($filter: LedgerFilter, $after: String) {
-  ledgerEvents(filter: $filter, after: $after) {
-    id
-    cursor
-    position
-    occurredAt
-    kind
-    direction
-    toolName
-    status
-    session
-    task
-    actionId
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleLiveSubscription, ConsoleLiveSubscriptionVariables>;
 export const ConsoleResolveDocument = new TypedDocumentString(`
     query ConsoleResolve($query: String!) {
   resolve(query: $query, limit: 20) {
