@@ -85,6 +85,18 @@ export type ContractShape =
   | 'MCP'
   | 'SEQUENCE';
 
+/** Where a form puts the credential. */
+export type CredentialPlace =
+  | 'CLIENT_CONFIG'
+  | 'CLIENT_OPTION'
+  | 'CONNECTION_INIT'
+  | 'ENV'
+  | 'FIRST_MESSAGE'
+  | 'HEADER'
+  | 'LINK'
+  | 'NONE'
+  | 'UPSTREAM';
+
 /** IN: arrived at this system. OUT: sent by it. */
 export type Direction =
   | 'IN'
@@ -303,7 +315,7 @@ export type ConsoleToolQueryVariables = Exact<{
 }>;
 
 
-export type ConsoleToolQuery = { tool: { name: string, description: string, kind: string | null, runnable: boolean, reasons: Array<string>, secretNames: Array<string>, unboundSecrets: Array<string>, argsSchema: unknown, section: { type: string, versionTag: string | null, builtAt: string | null }, contracts: Array<{ form: ContractForm | null, door: string | null, shape: ContractShape, text: string | null, json: unknown, sha256: string, secretNames: Array<string> }> } | null, events: { edges: Array<{ node: { id: string, actionId: string, kind: string, direction: Direction, status: string | null, occurredAt: string, contract: { form: string, sha256: string } | null } }> } };
+export type ConsoleToolQuery = { tool: { name: string, description: string, kind: string | null, runnable: boolean, reasons: Array<string>, secretNames: Array<string>, unboundSecrets: Array<string>, argsSchema: unknown, section: { type: string, versionTag: string | null, builtAt: string | null }, contracts: Array<{ form: ContractForm | null, door: string | null, shape: ContractShape, text: string | null, json: unknown, sha256: string, secretNames: Array<string>, parts: { sentTo: string, credentialPlace: CredentialPlace, credential: string, wrapping: string } | null }> } | null, events: { edges: Array<{ node: { id: string, actionId: string, kind: string, direction: Direction, status: string | null, occurredAt: string, contract: { form: string, sha256: string } | null } }> } };
 
 export type ConsoleDispatchMutationVariables = Exact<{
   tool: string;
@@ -598,6 +610,12 @@ export const ConsoleToolDocument = new TypedDocumentString(`
       json
       sha256
       secretNames
+      parts {
+        sentTo
+        credentialPlace
+        credential
+        wrapping
+      }
     }
   }
   events(filter: {tool: [$name]}, order: DESC, first: 20) {
