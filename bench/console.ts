@@ -159,7 +159,7 @@ export async function run(args: string[]): Promise<void> {
   await new Promise((r) => setTimeout(r, floorSeconds * 1000 + 200));
   const idle = await readTasks();
   await resetTasks();
-  if (profile === 'trace') await browser.startTracing(page, { categories: ['devtools.timeline', 'v8', 'blink'] });
+  if (profile === 'trace') await browser.startTracing(page, { categories: ['toplevel', 'devtools.timeline', 'v8', 'blink'] });
   const cdp = profile && profile !== 'trace' ? await context.newCDPSession(page) : undefined;
   if (cdp) {
     await cdp.send('Profiler.enable');

@@ -11,6 +11,7 @@ import { runAsCaller } from './context/request.ts';
 import type { Database } from './db/client.ts';
 import { admitRequest, graphqlDoors } from './doors/authenticate.ts';
 import { corsPolicy } from './doors/cors.ts';
+import { serveConsole } from './doors/console.ts';
 import { graphiqlPage } from './doors/graphiql.ts';
 import { createGraphqlYoga, graphqlHttpDoor, graphqlPath } from './doors/graphql-http.ts';
 import { useGraphqlWs } from './doors/graphql-ws.ts';
@@ -45,7 +46,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const yoga = createGraphqlYoga(config, services, logger);
   const health = healthReporter(services);
   const cors = corsPolicy(config.CORS_ORIGINS ?? []);
-  const table = routeTable({ health, graphql: graphqlHttpDoor(yoga, recordExchange), ...(config.GRAPHIQL && { graphiql: graphiqlPage }) });
+  const table = routeTable({
+    health,
+    graphql: graphqlHttpDoor(yoga, recordExchange),
+    ...(config.GRAPHIQL && { graphiql: graphiqlPage }),
+    ...(config.CONSOLE && { console: serveConsole }),
+  });
   let inFlight = 0;
   let started = 0;
   let idle: (() => void) | undefined;

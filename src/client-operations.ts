@@ -85,6 +85,18 @@ export type ContractShape =
   | 'MCP'
   | 'SEQUENCE';
 
+/** Where a form puts the credential. */
+export type CredentialPlace =
+  | 'CLIENT_CONFIG'
+  | 'CLIENT_OPTION'
+  | 'CONNECTION_INIT'
+  | 'ENV'
+  | 'FIRST_MESSAGE'
+  | 'HEADER'
+  | 'LINK'
+  | 'NONE'
+  | 'UPSTREAM';
+
 /** IN: arrived at this system. OUT: sent by it. */
 export type Direction =
   | 'IN'
@@ -238,6 +250,14 @@ export type StreamCut =
   /** The source broke off. */
   | 'SOURCE_ERROR';
 
+export type ConsoleLiveSubscriptionVariables = Exact<{
+  filter?: LedgerFilter | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleLiveSubscription = { ledgerEvents: { id: string, cursor: string, position: string, occurredAt: string, kind: string, direction: Direction, toolName: string | null, status: string | null, session: string | null, task: string | null, actionId: string } };
+
 export type ConsoleSignInQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -276,14 +296,6 @@ export type ConsoleVerifyQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type ConsoleVerifyQuery = { verifyLedger: { ok: boolean, batches: number, events: number, problemCount: number, genesisPosition: string, headSeq: string | null, headLink: string | null, lastPosition: string | null, problems: Array<{ kind: ChainProblemKind, message: string, position: string | null, batchId: string | null, eventId: string | null, columns: Array<string> | null }> } };
 
-export type ConsoleLiveSubscriptionVariables = Exact<{
-  filter?: LedgerFilter | null | undefined;
-  after?: string | null | undefined;
-}>;
-
-
-export type ConsoleLiveSubscription = { ledgerEvents: { id: string, cursor: string, position: string, occurredAt: string, kind: string, direction: Direction, toolName: string | null, status: string | null, session: string | null, task: string | null, actionId: string } };
-
 export type ConsoleResolveQueryVariables = Exact<{
   query: string;
 }>;
@@ -321,7 +333,7 @@ export type ConsoleToolQueryVariables = Exact<{
 }>;
 
 
-export type ConsoleToolQuery = { tool: { name: string, description: string, kind: string | null, runnable: boolean, reasons: Array<string>, secretNames: Array<string>, unboundSecrets: Array<string>, argsSchema: unknown, section: { type: string, versionTag: string | null, builtAt: string | null }, contracts: Array<{ form: ContractForm | null, door: string | null, shape: ContractShape, text: string | null, json: unknown, sha256: string, secretNames: Array<string> }> } | null, events: { edges: Array<{ node: { id: string, actionId: string, kind: string, direction: Direction, status: string | null, occurredAt: string, contract: { form: string, sha256: string } | null } }> } };
+export type ConsoleToolQuery = { tool: { name: string, description: string, kind: string | null, runnable: boolean, reasons: Array<string>, secretNames: Array<string>, unboundSecrets: Array<string>, argsSchema: unknown, section: { type: string, versionTag: string | null, builtAt: string | null }, contracts: Array<{ form: ContractForm | null, door: string | null, shape: ContractShape, text: string | null, json: unknown, sha256: string, secretNames: Array<string>, parts: { sentTo: string, credentialPlace: CredentialPlace, credential: string, wrapping: string } | null }> } | null, events: { edges: Array<{ node: { id: string, actionId: string, kind: string, direction: Direction, status: string | null, occurredAt: string, contract: { form: string, sha256: string } | null } }> } };
 
 export type ConsoleDispatchMutationVariables = Exact<{
   tool: string;
@@ -374,6 +386,23 @@ export class TypedDocumentString<TResult, TVariables>
   }
 }
 
+export const ConsoleLiveDocument = new TypedDocumentString(`
+    subscription ConsoleLive($filter: LedgerFilter, $after: String) {
+  ledgerEvents(filter: $filter, after: $after) {
+    id
+    cursor
+    position
+    occurredAt
+    kind
+    direction
+    toolName
+    status
+    session
+    task
+    actionId
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleLiveSubscription, ConsoleLiveSubscriptionVariables>;
 export const ConsoleSignInDocument = new TypedDocumentString(`
     query ConsoleSignIn {
   directoryStats {
@@ -512,23 +541,6 @@ export const ConsoleVerifyDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleVerifyQuery, ConsoleVerifyQueryVariables>;
-export const ConsoleLiveDocument = new TypedDocumentString(`
-    subscription ConsoleLive($filter: LedgerFilter, $after: String) {
-  ledgerEvents(filter: $filter, after: $after) {
-    id
-    cursor
-    position
-    occurredAt
-    kind
-    direction
-    toolName
-    status
-    session
-    task
-    actionId
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleLiveSubscription, ConsoleLiveSubscriptionVariables>;
 export const ConsoleResolveDocument = new TypedDocumentString(`
     query ConsoleResolve($query: String!) {
   resolve(query: $query, limit: 20) {
@@ -640,6 +652,12 @@ export const ConsoleToolDocument = new TypedDocumentString(`
       json
       sha256
       secretNames
+      parts {
+        sentTo
+        credentialPlace
+        credential
+        wrapping
+      }
     }
   }
   events(filter: {tool: [$name]}, order: DESC, first: 20) {

@@ -89,6 +89,10 @@ export const settings = {
     doc: 'Structured log level.',
   },
   GRAPHIQL: { schema: bool.default(true), doc: 'Serve GraphiQL at /graphql.' },
+  CONSOLE: {
+    schema: bool.default(true),
+    doc: 'Serve the reviewer console at /console (files only: its data comes through the GraphQL door, with a token); off, /console is an unknown path (404).',
+  },
   DIRECTORY_DIR: {
     schema: z.string().min(1).optional(),
     doc: 'Folder of Directory section files (`<type>.csv` / `<type>.json`); default the shipped demo, src/directory/demo.',

@@ -69,17 +69,22 @@ function resetSocket(): void {
   socket = undefined;
 }
 
-/** The one graphql-ws client, created on first use with the signed-in token. */
-function ws(): Client {
-  socket ??= createClient({
+/** A graphql-ws client of this server whose connection_init carries the token `token()` gives. */
+export function socketOf(token: () => string | null): Client {
+  return createClient({
     url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${graphqlPath}`,
     lazy: true,
     retryAttempts: 5,
     connectionParams: () => {
-      const token = readToken();
-      return token ? { authorization: `Bearer ${token}` } : {};
+      const value = token();
+      return value ? { authorization: `Bearer ${value}` } : {};
     },
   });
+}
+
+/** The page's one graphql-ws client, created on first use with the signed-in token. */
+function ws(): Client {
+  socket ??= socketOf(readToken);
   return socket;
 }
 
@@ -90,10 +95,10 @@ export type SubscriptionSink<R> = {
   complete(): void;
 };
 
-/** Subscribes over graphql-ws; returns the function that ends the subscription. */
-export function subscribe<R, V>(document: TypedDocumentString<R, V>, variables: V, sink: SubscriptionSink<R>): () => void {
+/** Subscribes over graphql-ws (the page's socket unless `through` is given); returns the function that ends the subscription. */
+export function subscribe<R, V>(document: TypedDocumentString<R, V>, variables: V, sink: SubscriptionSink<R>, through: Client = ws()): () => void {
   let failed = false;
-  return ws().subscribe<R>(
+  return through.subscribe<R>(
     { query: document.toString(), variables: variables as Record<string, unknown> },
     {
       next: (result) => {

@@ -16,6 +16,7 @@ import { LedgerEventConnectionRef, LedgerFilterRef } from '../ledger/read-schema
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
+import { formParts, type CredentialPlace, type FormParts } from './form-parts.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from '../graphql/loader.ts';
 import { eventsReadAhead, type ToolRow } from './tool-reads.ts';
@@ -52,6 +53,31 @@ type ContractShapeOut = {
   secretNames: string[];
 };
 
+const CredentialPlaceEnum = builder.enumType('CredentialPlace', {
+  description: 'Where a form puts the credential.',
+  values: [
+    'HEADER',
+    'CLIENT_CONFIG',
+    'CONNECTION_INIT',
+    'ENV',
+    'CLIENT_OPTION',
+    'FIRST_MESSAGE',
+    'LINK',
+    'NONE',
+    'UPSTREAM',
+  ] as const satisfies readonly CredentialPlace[],
+});
+const ContractPartsRef = builder.objectRef<FormParts>('ContractParts').implement({
+  description:
+    'What varies between the forms of one canonical call: where it is sent, where the credential goes, how the name and arguments are wrapped. The name and arguments themselves are the same in every form.',
+  fields: (t) => ({
+    sentTo: t.exposeString('sentTo', { description: 'Where the call is sent (the door).' }),
+    credentialPlace: t.expose('credentialPlace', { type: CredentialPlaceEnum }),
+    credential: t.exposeString('credential', { description: 'Where the credential goes, in words (secrets as [NAME]).' }),
+    wrapping: t.exposeString('wrapping', { description: 'How the tool name and arguments are wrapped.' }),
+  }),
+});
+
 export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').implement({
   description:
     'One runnable contract. Credentials appear only as [SECRET_NAME] (the bearer token as [DIRLEDGER_TOKEN]); values are substituted by the runner into the outgoing request, never here. The LINK_* forms are the exception: each carries the scoped token it was rendered for.',
@@ -64,6 +90,12 @@ export const ContractRef = builder.objectRef<ContractShapeOut>('Contract').imple
     text: t.exposeString('text', { nullable: true, description: 'Pasteable text, where it helps.' }),
     secretNames: t.exposeStringList('secretNames', { description: 'Secret names the contract uses, bound at run time from DIRLEDGER_SECRET_<NAME>.' }),
     sha256: t.string({ description: 'SHA-256 of the canonical JSON: the identity a ledger event records.', resolve: (c) => sha(c.json) }),
+    parts: t.field({
+      type: ContractPartsRef,
+      nullable: true,
+      description: 'For a rendered form, the parts that vary between forms; null for a way column of the row.',
+      resolve: (c) => (c.form ? formParts(c.form, c.secretNames) : null),
+    }),
   }),
 });
 

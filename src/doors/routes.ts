@@ -3,7 +3,7 @@
 import type { Door } from '../context/door.ts';
 import type { Services } from '../services.ts';
 import type { RouteAuth } from './authenticate.ts';
-import { consolePath, serveConsole } from './console.ts';
+import { consolePath } from './console.ts';
 import { dispatchPath, dispatchRoute, hookRoute, hooksPath, toolRoute, toolsPath } from './dispatch-routes.ts';
 import { listDirectory } from './directory-routes.ts';
 import { graphqlDoorOf, graphqlPath, isGraphiqlPage } from './graphql-http.ts';
@@ -48,6 +48,8 @@ export type RouteDeps = {
   graphql(request: Request, url: URL): Promise<Response>;
   /** GraphiQL's page; absent when GRAPHIQL is off. */
   graphiql?: (request: Request) => Promise<Response> | Response;
+  /** The console's files; absent when CONSOLE is off. */
+  console?: (request: Request, url: URL) => Promise<Response>;
 };
 
 export function routeTable(deps: RouteDeps): Route[] {
@@ -64,7 +66,17 @@ export function routeTable(deps: RouteDeps): Route[] {
     ...(deps.graphiql
       ? [{ path: graphqlPath, when: isGraphiqlPage, auth: 'open', recorded: 'no', handler: ({ request }) => deps.graphiql!(request) } satisfies Route]
       : []),
-    { path: consolePath, methods: ['GET', 'HEAD'], auth: 'open', recorded: 'no', handler: ({ request, url }) => serveConsole(request, url) },
+    ...(deps.console
+      ? [
+          {
+            path: consolePath,
+            methods: ['GET', 'HEAD'],
+            auth: 'open',
+            recorded: 'no',
+            handler: ({ request, url }) => deps.console!(request, url),
+          } satisfies Route,
+        ]
+      : []),
     {
       path: '/ledger/batches',
       methods: ['POST'],

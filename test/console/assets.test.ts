@@ -70,3 +70,28 @@ describe('/console assets', () => {
     expect(data.status).toBe(401);
   });
 });
+
+describe('switched off', () => {
+  it('CONSOLE=false and GRAPHIQL=false: /console is an unknown path, and an HTML GET of /graphql is a GraphQL request like any other', async () => {
+    const off = await startTestApp('pglite', { CONSOLE: 'false', GRAPHIQL: 'false' });
+    try {
+      for (const at of ['/console', '/console/live', '/console/assets/app.js']) {
+        const response = await fetch(`${off.origin}${at}`);
+        expect(response.status, at).toBe(404);
+        expect(await response.json()).toMatchObject({ error: { code: 'NOT_FOUND' } });
+      }
+      const page = await fetch(off.url, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(401);
+      expect(await page.text()).not.toContain('YogaGraphiQL');
+      // The GraphQL door itself stays: the console's switch turns off files, not data.
+      const data = await fetch(off.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${off.token}` },
+        body: '{"query":"{ directoryStats { rows } }"}',
+      });
+      expect(data.status).toBe(200);
+    } finally {
+      await off.stop();
+    }
+  }, 120_000);
+});

@@ -1,5 +1,6 @@
 // The reviewer console in Debian's Chromium against the real server: sign in, search, a tool's page,
-// a dispatch from it arriving on the live page, the action's bytes, a PARTIAL stream growing, a
+// what varies between its forms, a dispatch from it arriving on the live page, a resume after the server
+// ends the live subscription for slowness, the action's bytes, a PARTIAL stream growing, a
 // narrowed token's refusal on its task page, counts, tokens and integrity; axe-core on every page.
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -29,7 +30,8 @@ function upstream(): Promise<{ url: string; server: Server }> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
 }
 
-describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
+// Under a loaded machine a page's steps and axe-core take tens of seconds.
+describe.skipIf(!hasChromium)('the reviewer console in Chromium', { timeout: 120_000 }, () => {
   let app: DispatchApp;
   let up: { url: string; server: Server };
   let browser: Browser;
@@ -53,7 +55,8 @@ describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
         { name: 'HELLO', way: { method: 'GET', url: `${up.url}/hello`, headers: { authorization: 'Bearer [HELLO_KEY]' } } },
         { name: 'TICKS', way: { method: 'GET', url: `${up.url}/tick` } },
       ],
-      { STREAM_CUTOFF_MS: '300', DIRLEDGER_SECRET_HELLO_KEY: 'canary-console-hello-9f8e' },
+      // A small live buffer, so a burst of one commit ends a subscription for slowness for real.
+      { STREAM_CUTOFF_MS: '300', DIRLEDGER_SECRET_HELLO_KEY: 'canary-console-hello-9f8e', LIVE_BUFFER_MAX: '16' },
     );
     browser = await launch();
   }, 120_000);
@@ -100,6 +103,19 @@ describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
     const text = await p.locator('main').innerText();
     expect(text).toContain('[HELLO_KEY]');
     expect(text).not.toContain('canary-console-hello');
+    // What varies between forms: one row per form, each part as the writer states it; the call is the same in all.
+    const forms = await p.locator('article.contract').count();
+    const parts = p.getByTestId('forms-parts');
+    expect(await parts.locator('tbody tr').count()).toBe(forms);
+    const partsOf = (form: string) => parts.locator('tr', { has: p.getByRole('rowheader', { name: form, exact: true }) }).innerText();
+    expect(await partsOf('CLI')).toContain('the environment variable DIRLEDGER_TOKEN=[DIRLEDGER_TOKEN]');
+    expect(await partsOf('REST')).toContain('the authorization header: Bearer [DIRLEDGER_TOKEN]');
+    expect(await partsOf('GRAPHQL_WS')).toContain('connection_init');
+    expect(await p.getByTestId('forms-vary').innerText()).toMatch(new RegExp(`Between the ${forms} forms vary only where the call is sent \\(\\d+ doors\\)`));
+    await p.getByLabel(/^Arguments as JSON/).fill('{"q":"same-everywhere"}');
+    await p.getByRole('button', { name: 'Render the forms' }).click();
+    await expect.poll(() => p.getByTestId('forms-same').innerText()).toContain('{"tool":"HELLO","args":{"q":"same-everywhere"}}');
+    for (const written of await p.locator('article.contract').allInnerTexts()) expect(written).toContain('same-everywhere');
     await accessible(p, 'tool');
   });
 
@@ -148,6 +164,51 @@ describe.skipIf(!hasChromium)('the reviewer console in Chromium', () => {
     await answer.getByRole('button', { name: 'Hex' }).click();
     expect(await answer.getByTestId('payload-bytes').innerText()).toMatch(/00000000 {2}7b 22 68 65 6c 6c 6f 22/);
     await accessible(live, 'action');
+  });
+
+  it('a burst past LIVE_BUFFER_MAX: the server ends the live subscription for slowness, and the page resumes from its cursor, nothing missed or doubled', async () => {
+    const live = await page(app.token, '/console/live');
+    await live.getByLabel('Filter', { exact: true }).selectOption('session');
+    await live.getByLabel('Value').fill('S-SLOW');
+    await live.getByRole('button', { name: 'Add filter' }).click();
+    await live.getByText('session = S-SLOW').waitFor();
+    let sequence = 0;
+    const append = async (count: number) => {
+      const events = Array.from({ length: count }, () => ({
+        id: `console-slow-${sequence++}`,
+        actionId: `console-slow-${sequence}`,
+        kind: 'TOOL_CALL',
+        direction: 'OUT',
+        tool: 'HELLO',
+        session: 'S-SLOW',
+        occurredAt: new Date().toISOString(),
+        payload: { state: 'COMPLETE', text: 'slow' },
+      }));
+      const appended = await app.gql('mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }', {
+        input: { collector: 'console-slow', events },
+      });
+      expect(appended.errors).toBeUndefined();
+    };
+    const shown = async () => Number(await live.getByTestId('live-shown').innerText());
+    // Subscribed once a probe arrives (graphql-ws acknowledges no subscribe).
+    await expect
+      .poll(
+        async () => {
+          await append(1);
+          return shown();
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBeGreaterThan(0);
+    await expect.poll(shown).toBe(sequence);
+    // One commit of 120 events: more than the subscription may hold (LIVE_BUFFER_MAX=16) before the page takes them.
+    await append(120);
+    await expect.poll(shown, { timeout: 30_000 }).toBe(sequence);
+    expect(await live.getByTestId('live-status').innerText()).toMatch(/resumed [1-9]\d*× after the server found this page too slow/);
+    // Still live after the resume.
+    await append(1);
+    await expect.poll(shown, { timeout: 20_000 }).toBe(sequence);
+    await screenshot(live, 'live-resumed');
   });
 
   it('a streamed answer grows live on its action page and ends PARTIAL when the caller leaves', async () => {

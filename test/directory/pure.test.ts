@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkContract, checkContractCell, shapeOf } from '../../src/directory/contracts.ts';
 import { generateDirectory, renderSection, scaleMix, SeedRows } from '../../src/directory/fixtures.ts';
-import { ContractForms, exampleArgs, LinkForms, renderForms } from '../../src/directory/forms.ts';
+import { type CredentialPlace, formParts } from '../../src/directory/form-parts.ts';
+import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms } from '../../src/directory/forms.ts';
 import { findRetired, parseRetiredTargets } from '../../src/directory/retired.ts';
 import { rowMeant } from '../../src/directory/row-meant.ts';
 import { parseSection, sectionFileType } from '../../src/directory/sections.ts';
@@ -250,6 +251,44 @@ describe('the contract writer', () => {
       expect(JSON.stringify(link)).not.toMatch(/authorization/i);
       expect(checkContract(link.json).ok).toBe(true);
     }
+  });
+
+  it('says for every form what varies (sent to, credential, wrapping), checked against the rendered form; name and args are in every one', () => {
+    const call = { tool: 'ECHO_7', args: { text: 'same-args-marker' } };
+    const forms = renderForms(
+      call,
+      { baseUrl: 'http://h:1', linkToken: 'link-token-x', upstream: { method: 'GET', url: 'https://s.example/?k=[S_KEY]' } },
+      FormNames,
+    );
+    expect(forms.map((f) => f.form)).toEqual([...FormNames]);
+    const evidence: Record<CredentialPlace, RegExp> = {
+      HEADER: /authorization["']?(?::|,| =) ?["']?Bearer \[DIRLEDGER_TOKEN\]/,
+      CLIENT_CONFIG: /--header 'authorization: Bearer \[DIRLEDGER_TOKEN\]'/,
+      CONNECTION_INIT: /connectionParams: \{ authorization: 'Bearer \[DIRLEDGER_TOKEN\]' \}/,
+      ENV: /DIRLEDGER_TOKEN=\[DIRLEDGER_TOKEN\]/,
+      CLIENT_OPTION: /token: '\[DIRLEDGER_TOKEN\]'/,
+      FIRST_MESSAGE: /type: 'auth', token: "\[DIRLEDGER_TOKEN\]"/,
+      LINK: /[?&]token=link-token-x/,
+      NONE: /^(?![\s\S]*DIRLEDGER_TOKEN)/,
+      UPSTREAM: /\[S_KEY\]/,
+    };
+    const places = new Set<string>();
+    for (const f of forms) {
+      const parts = formParts(f.form, f.secretNames);
+      const written = `${JSON.stringify(f.json)}\n${f.text ?? ''}`;
+      expect(written, `${f.form}: ${parts.credentialPlace}`).toMatch(evidence[parts.credentialPlace]);
+      if (parts.credentialPlace === 'LINK') expect(written).not.toContain('[DIRLEDGER_TOKEN]');
+      expect(parts.sentTo, f.form).toBeTruthy();
+      expect(parts.wrapping, f.form).toBeTruthy();
+      places.add(parts.credentialPlace);
+      if (f.form !== 'UPSTREAM') {
+        expect(written, f.form).toContain('ECHO_7');
+        expect(written, f.form).toContain('same-args-marker');
+      }
+    }
+    expect(places.size).toBe(Object.keys(evidence).length);
+    expect(formParts('UPSTREAM', ['S_KEY']).credential).toContain('[S_KEY]');
+    expect(formParts('UPSTREAM', []).credential).toBe('none');
   });
 });
 

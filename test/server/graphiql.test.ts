@@ -1,6 +1,7 @@
 // GraphiQL works with no network beyond this server, sends the Headers tab's token with every
 // operation (subscriptions included), and a GraphQL request without a valid token is answered in the
 // GraphQL response's shape with the same 401.
+// GRAPHIQL=false is tested with CONSOLE=false in test/console/assets.test.ts (one server for both switches).
 import { existsSync, mkdirSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
@@ -77,17 +78,6 @@ describe('GraphiQL', () => {
     expect(body.errors[0]!.extensions).toMatchObject({ code: 'FORBIDDEN', limit: 'doors' });
     expect(body.errors[0]!.message).toMatch(/door/i);
   });
-
-  it('GRAPHIQL=false serves no page: an HTML GET is a GraphQL request like any other (401 without a token)', async () => {
-    const off = await startTestApp('pglite', { GRAPHIQL: 'false' });
-    try {
-      const response = await fetch(off.url, { headers: { accept: 'text/html' } });
-      expect(response.status).toBe(401);
-      expect(await response.text()).not.toContain('YogaGraphiQL');
-    } finally {
-      await off.stop();
-    }
-  }, 60_000);
 
   it.skipIf(!existsSync(chromium))(
     'in Chromium with no network beyond localhost: a query and a live subscription event, with the token from the Headers tab',

@@ -1,35 +1,20 @@
 // Live ledger: the ledgerEvents subscription with filter chips, pause and resume from the cursor, and
-// a new subscription from the error's cursor when the server ends one for slowness. Rows arrive in a
-// buffer and render once per frame, and only the visible rows exist in the DOM (TanStack Virtual).
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { type FormEvent, memo, startTransition, useCallback, useEffect, useRef, useState } from 'react';
-import { graphql } from '../../gql/index.ts';
-import type { ConsoleLiveSubscription, LedgerFilter } from '../../gql/graphql.ts';
-import { subscribe } from '../client.ts';
+// a new subscription from the error's cursor when the server ends one for slowness. The subscription
+// runs in a worker (live-feed.ts) that hands over batches; a batch renders on the next frame, and only
+// the rows on screen exist in the DOM (fixed-window.ts).
+import { type FormEvent, memo, startTransition, useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import type { LedgerFilter } from '../../gql/graphql.ts';
+import { readToken, RequestError } from '../client.ts';
+import { useFixedWindow } from '../fixed-window.ts';
+import type { LiveReport, LiveRow as Row, LiveStart } from '../live-feed.ts';
 import { hrefOf } from '../router.ts';
 import { ErrorBox, Link } from '../ui.tsx';
 
-const LiveEvents = graphql(`
-  subscription ConsoleLive($filter: LedgerFilter, $after: String) {
-    ledgerEvents(filter: $filter, after: $after) {
-      id
-      cursor
-      position
-      occurredAt
-      kind
-      direction
-      toolName
-      status
-      session
-      task
-      actionId
-    }
-  }
-`);
+/** console/build.ts names the worker's bundled file (live-feed.ts) by its hash. */
+declare const LIVE_FEED_URL: string;
 
-type Row = ConsoleLiveSubscription['ledgerEvents'];
-/** Rows render at most this often: fewer, cheaper frames under hundreds of events a second. */
-const FLUSH_MS = 100;
+/** Must match `.live-row`'s height in console.css. */
+const ROW_PX = 30;
 const chipKeys = ['tool', 'kind', 'session', 'task', 'status'] as const;
 type ChipKey = (typeof chipKeys)[number];
 type Chip = { key: ChipKey; value: string };
@@ -43,49 +28,39 @@ const filterOf = (chips: Chip[]): LedgerFilter => {
 export function LivePage() {
   const [chips, setChips] = useState<Chip[]>([]);
   const [paused, setPaused] = useState(false);
-  const [round, setRound] = useState(0);
   const [error, setError] = useState<unknown>();
   const [reconnects, setReconnects] = useState(0);
   const [, setFrame] = useState(0);
   const rows = useRef<Row[]>([]);
   const cursor = useRef<string | null>(null);
-  const pending = useRef(0);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `round` restarts the subscription from the cursor.
   useEffect(() => {
     if (paused) return;
-    const flush = () => {
-      pending.current = 0;
-      // A transition: React renders the new rows in slices that yield to input, never one long task.
-      requestAnimationFrame(() => startTransition(() => setFrame((f) => f + 1)));
+    let open = true;
+    let frame = 0;
+    const feed = new Worker(LIVE_FEED_URL, { type: 'module', name: 'live-feed' });
+    feed.onmessage = ({ data: report }: MessageEvent<LiveReport>) => {
+      if (!open) return;
+      if (report.type === 'rows') {
+        for (const row of report.rows) rows.current.push(row);
+        cursor.current = report.rows.at(-1)?.cursor ?? cursor.current;
+        // A transition: React renders the new rows in slices that yield to input.
+        frame ||= requestAnimationFrame(() => {
+          frame = 0;
+          startTransition(() => setFrame((f) => f + 1));
+        });
+      } else if (report.type === 'resumed') setReconnects((n) => n + 1);
+      else setError(new RequestError(report.errors));
     };
-    const stop = subscribe(
-      LiveEvents,
-      { filter: filterOf(chips), ...(cursor.current && { after: cursor.current }) },
-      {
-        next: ({ ledgerEvents }) => {
-          rows.current.push(ledgerEvents);
-          cursor.current = ledgerEvents.cursor;
-          pending.current ||= window.setTimeout(flush, FLUSH_MS);
-        },
-        error: (caught) => {
-          if (caught.code === 'SUBSCRIBER_TOO_SLOW') {
-            const resumeAt = caught.errors[0]?.extensions?.cursor;
-            if (typeof resumeAt === 'string') cursor.current = resumeAt;
-            setReconnects((n) => n + 1);
-            setRound((r) => r + 1);
-          } else setError(caught);
-        },
-        complete: () => {},
-      },
-    );
+    feed.onerror = () => open && setError(new RequestError([{ message: 'The live feed stopped (its worker failed).' }]));
+    feed.postMessage({ token: readToken(), filter: filterOf(chips), after: cursor.current } satisfies LiveStart);
     setError(undefined);
     return () => {
-      stop();
-      if (pending.current) clearTimeout(pending.current);
-      pending.current = 0;
+      open = false;
+      cancelAnimationFrame(frame);
+      feed.terminate();
     };
-  }, [chips, paused, round]);
+  }, [chips, paused]);
 
   const chipsNow = useRef(chips);
   chipsNow.current = chips;
@@ -104,7 +79,16 @@ export function LivePage() {
 
   const list = rows.current;
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({ count: list.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 12 });
+  const view = useFixedWindow(scroller, list.length, ROW_PX);
+  // Scrolled down to read, the rows stay where they are while newer ones arrive above.
+  const drawn = useRef(0);
+  useLayoutEffect(() => {
+    const added = list.length - drawn.current;
+    drawn.current = list.length;
+    if (added > 0 && view.top > 0 && scroller.current) scroller.current.scrollTop = view.top + added * ROW_PX;
+  });
+  const slots: number[] = [];
+  for (let index = view.first; index < view.last; index++) slots.push(index);
 
   return (
     <section className="live">
@@ -142,11 +126,11 @@ export function LivePage() {
       </div>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard (axe scrollable-region-focusable). */}
       <div ref={scroller} className="live-list" tabIndex={0}>
-        <ul aria-label="Events, newest first" style={{ height: virtual.getTotalSize() }}>
-          {virtual.getVirtualItems().map((item) => {
-            const e = list[list.length - 1 - item.index]!;
-            return <LiveRow key={e.id} event={e} start={item.start} onTool={addChip} />;
-          })}
+        <ul aria-label="Events, newest first" style={{ height: view.height }}>
+          {/* Keyed by place, not by event: new arrivals change the text of the rows on screen instead of replacing them. */}
+          {slots.map((index) => (
+            <LiveRow key={index % (view.last - view.first)} event={list[list.length - 1 - index]!} start={index * ROW_PX} onTool={addChip} />
+          ))}
         </ul>
       </div>
     </section>

@@ -31,6 +31,12 @@ const ToolQuery = graphql(`
         json
         sha256
         secretNames
+        parts {
+          sentTo
+          credentialPlace
+          credential
+          wrapping
+        }
       }
     }
     events(filter: { tool: [$name] }, order: DESC, first: 20) {
@@ -69,14 +75,65 @@ const Dispatch = graphql(`
 
 type Contract = NonNullable<ConsoleToolQuery['tool']>['contracts'][number];
 
-/** Which fields of the rendered forms differ between them (door, shape, secrets). */
-function varying(contracts: readonly Contract[]): string[] {
-  const differs = (pick: (c: Contract) => string) => new Set(contracts.map(pick)).size > 1;
-  const parts: string[] = [];
-  if (differs((c) => c.door ?? '')) parts.push('the door');
-  if (differs((c) => c.shape)) parts.push('the shape');
-  if (differs((c) => c.secretNames.join(','))) parts.push('the secrets they name');
-  return parts;
+/** Of one part of the forms: how many different values it takes. */
+const kinds = (contracts: readonly Contract[], pick: (p: NonNullable<Contract['parts']>) => string) =>
+  new Set(contracts.flatMap((c) => (c.parts ? [pick(c.parts)] : []))).size;
+
+/** The seed's contracts page: the same call in every form; only these three parts vary. */
+function WhatVaries({ name, args, contracts }: { name: string; args: unknown; contracts: readonly Contract[] }) {
+  const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return (
+    <>
+      <h2>What varies between forms</h2>
+      <p data-testid="forms-same">
+        The same in every form: the tool name <code>{name}</code> and the arguments <code>{JSON.stringify(args)}</code>, that is the canonical call{' '}
+        <code>{JSON.stringify({ tool: name, args })}</code>.
+      </p>
+      <p data-testid="forms-vary">
+        Between the {contracts.length} forms vary only where the call is sent (
+        {counted(
+          kinds(contracts, (p) => p.sentTo),
+          'door',
+          'doors',
+        )}
+        ), where the credential goes (
+        {counted(
+          kinds(contracts, (p) => p.credentialPlace),
+          'place',
+          'places',
+        )}
+        ) and how the name and arguments are wrapped (
+        {counted(
+          kinds(contracts, (p) => p.wrapping),
+          'way',
+          'ways',
+        )}
+        ).
+      </p>
+      <table data-testid="forms-parts">
+        <thead>
+          <tr>
+            <th scope="col">Form</th>
+            <th scope="col">Sent to</th>
+            <th scope="col">Credential</th>
+            <th scope="col">Name and arguments</th>
+          </tr>
+        </thead>
+        <tbody>
+          {contracts.map((c) =>
+            c.parts ? (
+              <tr key={c.form ?? c.sha256}>
+                <th scope="row">{c.form}</th>
+                <td>{c.parts.sentTo}</td>
+                <td>{c.parts.credential}</td>
+                <td>{c.parts.wrapping}</td>
+              </tr>
+            ) : null,
+          )}
+        </tbody>
+      </table>
+    </>
+  );
 }
 
 export function ToolPage({ name }: { name: string }) {
@@ -136,7 +193,6 @@ export function ToolPage({ name }: { name: string }) {
     v.seen++;
     versions.set(node.contract.sha256, v);
   }
-  const varies = varying(tool.contracts);
   return (
     <section>
       <h1>{tool.name}</h1>
@@ -180,10 +236,9 @@ export function ToolPage({ name }: { name: string }) {
         </p>
       )}
 
+      <WhatVaries name={tool.name} args={args ?? exampleArgs} contracts={tool.contracts} />
+
       <h2>Forms</h2>
-      <p className="hint">
-        {tool.contracts.length} forms of one call; between them varies {varies.length ? varies.join(', ') : 'only the text'}.
-      </p>
       {tool.contracts.map((c) => {
         const text = c.text ?? JSON.stringify(c.json, null, 2);
         return (
@@ -193,6 +248,8 @@ export function ToolPage({ name }: { name: string }) {
             </h3>
             <CopyButton text={text} label={`Copy the ${c.form ?? 'way'} form`} />
             <Pre>{text}</Pre>
+            {/* A request whose text is only part of it (GraphQL's operation, MCP's message): the whole contract too. */}
+            {c.text && (c.shape === 'HTTP' || c.shape === 'MCP') && <Pre>{JSON.stringify(c.json, null, 2)}</Pre>}
           </article>
         );
       })}
