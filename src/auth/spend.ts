@@ -39,7 +39,7 @@ const holdSql = `WITH held AS (
     WHERE token_spend.spent + token_spend.reserved + EXCLUDED.reserved <= token_spend.max
     RETURNING counter)
   INSERT INTO token_spend_hold (hold_id, counter, token_id, unit, amount, action_id, model, expires_at)
-  SELECT $6, counter, $2, $3, $5::numeric, $7, $8, now() + $9::int * interval '1 millisecond' FROM held
+  SELECT $6, counter, $2, $3, $5::numeric, $7, $8, now() + make_interval(secs => $9::float8 / 1000) FROM held
   RETURNING counter`;
 // The hold's amount comes back only while it is still written down: a hold the sweep gave back is not given back twice.
 const settleSql = `WITH released AS (DELETE FROM token_spend_hold WHERE hold_id = $1 AND counter = $2 RETURNING amount)

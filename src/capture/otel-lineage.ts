@@ -16,6 +16,9 @@ export const spanActionId = (traceId: string, spanId: string) => `otel:${traceId
 /** How many spans' filings the cache keeps (about 200 bytes each). */
 export const FILING_CACHE_SPANS = 50_000;
 
+/** A span's action id from a 16-byte trace id and an 8-byte span id, in lowercase hex. */
+const WELL_FORMED = /^otel:[0-9a-f]{32}:[0-9a-f]{16}$/;
+
 /** Bounded hops up a chain of parents: a hostile request may send a cycle. */
 const MAX_HOPS = 256;
 
@@ -91,7 +94,8 @@ export class Lineage {
     for (let step = 0; step < MAX_HOPS && at.parentSpanId; step++) {
       const key = spanActionId(at.traceId, at.parentSpanId);
       const parent = this.spans.get(key);
-      if (!parent) return { outside: key };
+      // Only well-formed ids are looked up: a hostile request's are never sent to the database.
+      if (!parent) return WELL_FORMED.test(key) ? { outside: key } : {};
       const value = read(parent.attributes);
       if (value !== undefined) return { value };
       at = parent;

@@ -158,18 +158,22 @@ describe('OpenAI wire', () => {
     expect(rows[0]!.status).toBe('500');
     expect(rows).toHaveLength(1);
     expect(rows[0]!.costUsd).toBeNull();
-    const unknown = await client.chat.completions.create({ model: 'fake-gtp', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const unknown = await client.chat.completions
+      .create({ model: 'fake-gtp', messages: [{ role: 'user', content: 'x' }] }, { headers: { 'x-dirledger-action': 'openai-unknown-model' } })
+      .catch((e) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
     expect(unknown.code).toBe('model_not_found');
     expect(unknown.message).toContain('Nearest: fake-gpt');
     const unbound = await client.chat.completions.create({ model: 'unbound-gpt', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(unbound.message).toContain('[NOT_BOUND_KEY]');
-    const wrongWire = await client.chat.completions.create({ model: 'fake-claude-sonnet', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const wrongWire = await client.chat.completions
+      .create({ model: 'fake-claude-sonnet', messages: [{ role: 'user', content: 'x' }] }, { headers: { 'x-dirledger-action': 'openai-wrong-wire' } })
+      .catch((e) => e);
     expect(wrongWire.message).toContain('/v1/messages');
     // The boundary's events name the row a request means, even one it cannot call here; a name meaning no row leaves it empty.
-    const wrongWireEvents = await t.events(wrongWire.headers.get('x-dirledger-action'), ['REQUEST', 'RESPONSE']);
+    const wrongWireEvents = await t.events('openai-wrong-wire', ['REQUEST', 'RESPONSE']);
     expect(wrongWireEvents.map((e) => `${e.kind}:${e.model}`)).toEqual(['REQUEST:fake-claude-sonnet', 'RESPONSE:fake-claude-sonnet']);
-    const unknownEvents = await t.events(unknown.headers.get('x-dirledger-action'), ['REQUEST', 'RESPONSE']);
+    const unknownEvents = await t.events('openai-unknown-model', ['REQUEST', 'RESPONSE']);
     expect(unknownEvents.map((e) => `${e.kind}:${e.model}`)).toEqual(['REQUEST:null', 'RESPONSE:null']);
   });
 
