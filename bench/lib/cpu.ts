@@ -46,7 +46,15 @@ export function machineCpuSeconds(): { busy: number; total: number } {
   return { busy: (total - idle) / ticksPerSecond, total: total / ticksPerSecond };
 }
 
-export type CpuSplit = { server: number; postgres: number; client: number; machineBusy: number; machineTotal: number };
+export type CpuSplit = {
+  server: number;
+  postgres: number;
+  client: number;
+  machineBusy: number;
+  machineTotal: number;
+  /** The server's own PostgreSQL backends only, where the benchmark counted them (see backendsCpu). */
+  backends?: number;
+};
 
 /** Starts counting; the returned function gives the CPU seconds each party spent since. */
 export function cpuSplit(serverPid: number): () => CpuSplit {

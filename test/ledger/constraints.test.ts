@@ -99,6 +99,34 @@ describe.each(databaseKinds)('the database refuses on %s', (kind) => {
     expect(await sql.query(`SELECT id FROM ledger_event WHERE id LIKE 'raw-multi-%'`)).toEqual([]);
   });
 
+  // Each distinct blob and batch is looked up once per statement: rows that share a reference are
+  // checked together, and a statement naming a recorded and an unrecorded batch is still refused.
+  it('rows sharing a missing blob, or a statement naming one recorded batch and one that is not: refused, naming the first row (by id)', async () => {
+    const sharedBlob = await sql
+      .query(
+        `INSERT INTO ledger_event (id, position, kind, direction, action_id, occurred_at, batch_id, payload_state, payload_sha256, payload_size, payload_encoding)
+         SELECT 'raw-shared-' || n, nextval('ledger_position_seq'), 'RAW', 'IN', 'raw-action', now(), $1::uuid, 'COMPLETE',
+           CASE WHEN n % 2 = 0 THEN $3 ELSE $2 END, 17, 'UTF8'
+         FROM generate_series(5, 2, -1) AS n`,
+        [batchId, sha(body), sha('shared and never stored')],
+      )
+      .catch((e) => e);
+    expect(sharedBlob).toMatchObject({ code: '23503', constraint: 'ledger_event_payload_sha256_fkey' });
+    expect(sharedBlob.message).toBe(`ledger_event raw-shared-2 references blob ${sha('shared and never stored')}, which is not stored`);
+    const twoBatches = await sql
+      .query(
+        `INSERT INTO ledger_event (id, position, kind, direction, action_id, occurred_at, batch_id, payload_state)
+         SELECT 'raw-two-' || n, nextval('ledger_position_seq'), 'RAW', 'IN', 'raw-action', now(),
+           CASE WHEN n = 3 THEN '00000000-0000-4000-8000-000000000003'::uuid ELSE $1::uuid END, 'NONE'
+         FROM generate_series(1, 4) AS n`,
+        [batchId],
+      )
+      .catch((e) => e);
+    expect(twoBatches).toMatchObject({ code: '23503', constraint: 'ledger_event_batch_id_fkey' });
+    expect(twoBatches.message).toBe('ledger_event raw-two-3 references batch 00000000-0000-4000-8000-000000000003, which is not recorded');
+    expect(await sql.query(`SELECT id FROM ledger_event WHERE id LIKE 'raw-shared-%' OR id LIKE 'raw-two-%'`)).toEqual([]);
+  });
+
   it('but accepts every consistent row', async () => {
     for (const row of [
       { state: 'COMPLETE', sha256: sha(body), size: 17, encoding: 'UTF8' },
