@@ -6,21 +6,37 @@ export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' |
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 /** A door a token may be limited to. */
 export type AuthDoor =
+  /** GET /ledger/blob/SHA256: the stored bytes of one blob. */
   | 'BLOB'
+  /** Kept for the dirledger command line in process; no route presents a token at this door today. */
   | 'CLI'
+  /** POST /api/dispatch with the canonical call (also `dirledger call --server`). */
   | 'DISPATCH'
+  /** Operations on /graphql over plain HTTP. */
   | 'GRAPHQL'
+  /** Operations on /graphql answered as Server-Sent Events (accept: text/event-stream). */
   | 'GRAPHQL_SSE'
+  /** Operations on /graphql over graphql-ws (a WebSocket). */
   | 'GRAPHQL_WS'
+  /** POST /ledger/batches: a collector appending a batch of events. */
   | 'INGEST'
+  /** POST /mcp, MCP streamable HTTP. */
   | 'MCP'
+  /** MCP over stdio: `dirledger mcp` running the cores in process. */
   | 'MCP_STDIO'
+  /** The OpenAI- and Anthropic-compatible model routes under /v1 (chat completions, responses, embeddings, messages, models). */
   | 'MODEL'
+  /** POST /v1/traces: OpenTelemetry traces in (OTLP/HTTP). */
   | 'OTLP'
+  /** POST /api/tools/NAME with the args as body, and the read routes under /api/directory and /api/ledger. */
   | 'REST'
+  /** POST /api/dispatch with accept: text/event-stream: the result as Server-Sent Events. */
   | 'SSE'
+  /** GET /api/tools/NAME with the args in the query string. */
   | 'URL'
+  /** POST /hooks/NAME, with a token or a signature. */
   | 'WEBHOOK'
+  /** WS /api/ws: calls as JSON messages on one socket. */
   | 'WEBSOCKET';
 
 /** What no longer matches the hash chain. */
@@ -46,43 +62,78 @@ export type ChainProblemKind =
 
 /** The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service; LINK_URL, LINK_REST and LINK_MCP only with a live scoped token, which they carry. */
 export type ContractForm =
+  /** The settings of an Apple Shortcuts "Get Contents of URL" action for POST /api/tools/NAME. */
   | 'APPLE_SHORTCUT'
+  /** A `dirledger call` command line against this server. */
   | 'CLI'
+  /** A curl command line for POST /api/tools/NAME. */
   | 'CURL'
+  /** POST /api/dispatch with the canonical call. */
   | 'DISPATCH'
+  /** POST /api/dispatch with dryRun: true: rendered and checked, not sent. */
   | 'DRY_RUN'
+  /** A Go net/http program calling POST /api/dispatch. */
   | 'GO'
+  /** The dispatch mutation, sent to /graphql over HTTP. */
   | 'GRAPHQL_HTTP'
+  /** The dispatch mutation on /graphql, answered as Server-Sent Events. */
   | 'GRAPHQL_SSE'
+  /** A JavaScript snippet sending the dispatch mutation over graphql-ws. */
   | 'GRAPHQL_WS'
+  /** An HTTPie command line for POST /api/tools/NAME. */
   | 'HTTPIE'
+  /** A TypeScript line calling this server's dispatcher in process; it needs no token. */
   | 'IN_PROCESS'
+  /** A JavaScript fetch of POST /api/dispatch. */
   | 'JAVASCRIPT'
+  /** An mcpServers config for /mcp?token=…, which carries the token. */
   | 'LINK_MCP'
+  /** POST /api/tools/NAME?token=…: a curl line with no Authorization header. */
   | 'LINK_REST'
+  /** GET /api/tools/NAME with the args and the token in the URL: one line, nothing else needed. */
   | 'LINK_URL'
+  /** A `claude mcp add` command and an mcpServers config for /mcp, then the tool to call. */
   | 'MCP_CLIENT_CONFIG'
+  /** An MCP tools/call on /mcp (streamable HTTP). */
   | 'MCP_HTTP'
+  /** An MCP tools/call to `dirledger mcp` over stdio. */
   | 'MCP_STDIO'
+  /** A `dirledger call` command line run through npx, with nothing installed. */
   | 'NPX'
+  /** A PowerShell Invoke-RestMethod for POST /api/tools/NAME. */
   | 'POWERSHELL'
+  /** A Python urllib request to POST /api/dispatch. */
   | 'PYTHON'
+  /** POST /api/tools/NAME with the args as the JSON body. */
   | 'REST'
+  /** A call through the dirledger/client package (client.tools.NAME). */
   | 'SDK'
+  /** POST /api/dispatch with accept: text/event-stream: the result as Server-Sent Events. */
   | 'SSE'
+  /** A `dirledger call` command line run on the server host over ssh. */
   | 'SSH'
+  /** A TypeScript fetch of the typed dispatch mutation on /graphql (codegen from schema.graphql). */
   | 'TYPESCRIPT'
+  /** The outside service's own contract, called directly with its own secrets. */
   | 'UPSTREAM'
+  /** GET /api/tools/NAME with the args in the query string. */
   | 'URL'
+  /** POST /hooks/NAME with the args as the JSON body. */
   | 'WEBHOOK'
+  /** A JavaScript snippet calling over WS /api/ws, the token in its first message. */
   | 'WEBSOCKET';
 
 /** HTTP {method, url, headers, body}; MCP {method: "MCP", server, headers, tool, arguments}; CLI {method: "CLI", command}; SEQUENCE an array of those run in order; CODE {method: "CODE", language, code}. */
 export type ContractShape =
+  /** A command line: {method: "CLI", command}, run without a shell. */
   | 'CLI'
+  /** Code to paste: {method: "CODE", language, code}; the runner never sends it. */
   | 'CODE'
+  /** An HTTP request: {method, url, headers, body}. */
   | 'HTTP'
+  /** An MCP tools/call: {method: "MCP", server, headers, tool, arguments}; the server a URL or a stdio command. */
   | 'MCP'
+  /** An array of the other shapes, run in order. */
   | 'SEQUENCE';
 
 /** Where a form puts the credential. */
@@ -99,14 +150,20 @@ export type CredentialPlace =
 
 /** IN: arrived at this system. OUT: sent by it. */
 export type Direction =
+  /** Arrived at this system. */
   | 'IN'
+  /** Sent by this system. */
   | 'OUT';
 
 /** OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent. */
 export type DispatchOutcome =
+  /** Rendered, not sent (a dry run). */
   | 'DRY_RUN'
+  /** The call was sent and failed. */
   | 'ERROR'
+  /** The call answered successfully. */
   | 'OK'
+  /** Refused before anything was sent. */
   | 'REFUSED';
 
 /** The limits of the new token; each becomes one caveat. Omitted limits are not added. */
@@ -180,15 +237,25 @@ export type LedgerFilter = {
 
 /** HOUR and DAY group by when the event occurred (UTC); the rest by that column. */
 export type LedgerGrouping =
+  /** The agent that acted. */
   | 'AGENT'
+  /** The day the event occurred on (UTC); the key is its start as an ISO timestamp. */
   | 'DAY'
+  /** The hour the event occurred in (UTC); the key is its start as an ISO timestamp. */
   | 'HOUR'
+  /** What happened: REQUEST, TOOL_CALL, MODEL_RESULT, REFUSAL… */
   | 'KIND'
+  /** The model named (model traffic). */
   | 'MODEL'
+  /** The session, as the caller named it. */
   | 'SESSION'
+  /** The answer's status: HTTP status, exit code, or a door's own. */
   | 'STATUS'
+  /** The task it was done for. */
   | 'TASK'
+  /** The tool the event concerns. */
   | 'TOOL'
+  /** The turn, by its name alone (the same turn name in two sessions is one group). */
   | 'TURN';
 
 /** COMPLETE and PARTIAL carry stored bytes; NONE, ARTIFACT and MISSING carry none. */
@@ -206,15 +273,22 @@ export type PayloadState =
 
 /** What a token may do besides reading: call tools, append ledger batches, issue tokens, revoke tokens. */
 export type Power =
+  /** Call tools, through any door that runs one. */
   | 'CALL'
+  /** Append ledger batches (POST /ledger/batches, appendBatch, OTLP traces). */
   | 'INGEST'
+  /** Issue tokens; each keeps the issuing token's limits (tools, doors, time, task, reads…). */
   | 'ISSUE'
+  /** Revoke tokens, and pass this power on to tokens it issues. */
   | 'REVOKE';
 
 /** What a token's holder may read of the ledger: nothing, its own task's events, or everything. */
 export type ReadScope =
+  /** Reads the whole ledger. */
   | 'ALL'
+  /** Reads nothing of the ledger. */
   | 'NONE'
+  /** Reads only its own task's events (the task of its task caveat). */
   | 'TASK';
 
 /** The layer that matched a row. Its score names it; a score is never a probability. */

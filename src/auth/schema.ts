@@ -7,23 +7,58 @@ import type { Context } from '../graphql/context.ts';
 import { currentInvocation, eventFields } from '../context/request.ts';
 import { inspect } from './tokens.ts';
 import type { Grant } from './verdict.ts';
-import { Powers, ReadScopes } from './caveats.ts';
-import { TokenDoors } from '../context/door.ts';
+import { Powers, ReadScopes, type Power, type ReadScope } from './caveats.ts';
+import { TokenDoors, type Door } from '../context/door.ts';
+import { describedValues } from '../graphql/enum-values.ts';
 import { checkOfflineGrant, GrantRefused, grantEvent, type GrantRecord } from './grants.ts';
 import { MalformedToken } from './macaroon.ts';
 import type { Revocation } from './revocations.ts';
 
+const doorDescriptions: Record<(typeof TokenDoors)[number], string> = {
+  REST: 'POST /api/tools/NAME with the args as body, and the read routes under /api/directory and /api/ledger.',
+  URL: 'GET /api/tools/NAME with the args in the query string.',
+  DISPATCH: 'POST /api/dispatch with the canonical call (also `dirledger call --server`).',
+  GRAPHQL: 'Operations on /graphql over plain HTTP.',
+  GRAPHQL_WS: 'Operations on /graphql over graphql-ws (a WebSocket).',
+  GRAPHQL_SSE: 'Operations on /graphql answered as Server-Sent Events (accept: text/event-stream).',
+  MCP: 'POST /mcp, MCP streamable HTTP.',
+  MCP_STDIO: 'MCP over stdio: `dirledger mcp` running the cores in process.',
+  CLI: 'Kept for the dirledger command line in process; no route presents a token at this door today.',
+  WEBHOOK: 'POST /hooks/NAME, with a token or a signature.',
+  WEBSOCKET: 'WS /api/ws: calls as JSON messages on one socket.',
+  SSE: 'POST /api/dispatch with accept: text/event-stream: the result as Server-Sent Events.',
+  INGEST: 'POST /ledger/batches: a collector appending a batch of events.',
+  OTLP: 'POST /v1/traces: OpenTelemetry traces in (OTLP/HTTP).',
+  BLOB: 'GET /ledger/blob/SHA256: the stored bytes of one blob.',
+  MODEL: 'The OpenAI- and Anthropic-compatible model routes under /v1 (chat completions, responses, embeddings, messages, models).',
+} satisfies Record<Exclude<Door, 'INTERNAL'>, string>;
+
 export const AuthDoorEnum = builder.enumType('AuthDoor', {
   description: 'A door a token may be limited to.',
-  values: TokenDoors,
+  values: describedValues(TokenDoors, doorDescriptions),
 });
 const ReadScopeEnum = builder.enumType('ReadScope', {
   description: "What a token's holder may read of the ledger: nothing, its own task's events, or everything.",
-  values: ReadScopes.map((s) => s.toUpperCase()) as ['NONE', 'TASK', 'ALL'],
+  values: describedValues(
+    ReadScopes.map((s) => s.toUpperCase() as Uppercase<ReadScope>),
+    {
+      NONE: 'Reads nothing of the ledger.',
+      TASK: "Reads only its own task's events (the task of its task caveat).",
+      ALL: 'Reads the whole ledger.',
+    },
+  ),
 });
 const PowerEnum = builder.enumType('Power', {
   description: 'What a token may do besides reading: call tools, append ledger batches, issue tokens, revoke tokens.',
-  values: Powers.map((p) => p.toUpperCase()) as ['CALL', 'INGEST', 'ISSUE', 'REVOKE'],
+  values: describedValues(
+    Powers.map((p) => p.toUpperCase() as Uppercase<Power>),
+    {
+      CALL: 'Call tools, through any door that runs one.',
+      INGEST: 'Append ledger batches (POST /ledger/batches, appendBatch, OTLP traces).',
+      ISSUE: "Issue tokens; each keeps the issuing token's limits (tools, doors, time, task, reads…).",
+      REVOKE: 'Revoke tokens, and pass this power on to tokens it issues.',
+    },
+  ),
 });
 
 const IssueTokenInput = builder.inputType('IssueTokenInput', {
@@ -176,7 +211,10 @@ async function recordGrant(ctx: Context, record: GrantRecord): Promise<void> {
 
 const GrantViaEnum = builder.enumType('GrantVia', {
   description: 'How a token whose grant is recorded was made offline: narrowed by a holder, or minted from the root key.',
-  values: ['NARROW', 'ADMIN'] as const,
+  values: {
+    NARROW: { description: 'A narrowing of the bearer token, made offline with `dirledger token narrow`.' },
+    ADMIN: { description: 'An admin token minted offline from the root key (`dirledger token admin`), presenting itself.' },
+  } as const,
 });
 
 builder.mutationField('recordGrant', (t) =>

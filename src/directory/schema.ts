@@ -12,6 +12,7 @@ import { decodeCursor } from '../ledger/cursor.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { pageSize, toPage } from '../ledger/reads.ts';
 import { withoutNulls } from '../graphql/without-nulls.ts';
+import { describedValues } from '../graphql/enum-values.ts';
 import { LedgerEventConnectionRef, LedgerFilterRef } from '../ledger/read-schema.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
@@ -24,15 +25,54 @@ import { exactToolNames, linkDoor, liveLinks } from './links.ts';
 import { eventsForTools } from './tool-events.ts';
 import { describeProblem, type SectionProblem } from './sections.ts';
 
+const formDescriptions: Record<ContractForm, string> = {
+  REST: 'POST /api/tools/NAME with the args as the JSON body.',
+  URL: 'GET /api/tools/NAME with the args in the query string.',
+  DISPATCH: 'POST /api/dispatch with the canonical call.',
+  DRY_RUN: 'POST /api/dispatch with dryRun: true: rendered and checked, not sent.',
+  GRAPHQL_HTTP: 'The dispatch mutation, sent to /graphql over HTTP.',
+  GRAPHQL_WS: 'A JavaScript snippet sending the dispatch mutation over graphql-ws.',
+  GRAPHQL_SSE: 'The dispatch mutation on /graphql, answered as Server-Sent Events.',
+  MCP_HTTP: 'An MCP tools/call on /mcp (streamable HTTP).',
+  MCP_STDIO: 'An MCP tools/call to `dirledger mcp` over stdio.',
+  MCP_CLIENT_CONFIG: 'A `claude mcp add` command and an mcpServers config for /mcp, then the tool to call.',
+  CURL: 'A curl command line for POST /api/tools/NAME.',
+  CLI: 'A `dirledger call` command line against this server.',
+  HTTPIE: 'An HTTPie command line for POST /api/tools/NAME.',
+  WEBHOOK: 'POST /hooks/NAME with the args as the JSON body.',
+  JAVASCRIPT: 'A JavaScript fetch of POST /api/dispatch.',
+  TYPESCRIPT: 'A TypeScript fetch of the typed dispatch mutation on /graphql (codegen from schema.graphql).',
+  PYTHON: 'A Python urllib request to POST /api/dispatch.',
+  GO: 'A Go net/http program calling POST /api/dispatch.',
+  IN_PROCESS: "A TypeScript line calling this server's dispatcher in process; it needs no token.",
+  SDK: 'A call through the dirledger/client package (client.tools.NAME).',
+  NPX: 'A `dirledger call` command line run through npx, with nothing installed.',
+  SSH: 'A `dirledger call` command line run on the server host over ssh.',
+  APPLE_SHORTCUT: 'The settings of an Apple Shortcuts "Get Contents of URL" action for POST /api/tools/NAME.',
+  WEBSOCKET: 'A JavaScript snippet calling over WS /api/ws, the token in its first message.',
+  SSE: 'POST /api/dispatch with accept: text/event-stream: the result as Server-Sent Events.',
+  POWERSHELL: 'A PowerShell Invoke-RestMethod for POST /api/tools/NAME.',
+  UPSTREAM: "The outside service's own contract, called directly with its own secrets.",
+  LINK_URL: 'GET /api/tools/NAME with the args and the token in the URL: one line, nothing else needed.',
+  LINK_REST: 'POST /api/tools/NAME?token=…: a curl line with no Authorization header.',
+  LINK_MCP: 'An mcpServers config for /mcp?token=…, which carries the token.',
+};
+
 export const ContractFormEnum = builder.enumType('ContractForm', {
   description:
     'The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service; LINK_URL, LINK_REST and LINK_MCP only with a live scoped token, which they carry.',
-  values: FormNames,
+  values: describedValues(FormNames, formDescriptions),
 });
 export const ContractShapeEnum = builder.enumType('ContractShape', {
   description:
     'HTTP {method, url, headers, body}; MCP {method: "MCP", server, headers, tool, arguments}; CLI {method: "CLI", command}; SEQUENCE an array of those run in order; CODE {method: "CODE", language, code}.',
-  values: ContractShapes,
+  values: describedValues(ContractShapes, {
+    HTTP: 'An HTTP request: {method, url, headers, body}.',
+    MCP: 'An MCP tools/call: {method: "MCP", server, headers, tool, arguments}; the server a URL or a stdio command.',
+    CLI: 'A command line: {method: "CLI", command}, run without a shell.',
+    SEQUENCE: 'An array of the other shapes, run in order.',
+    CODE: 'Code to paste: {method: "CODE", language, code}; the runner never sends it.',
+  }),
 });
 export const DirectorySectionStatusEnum = builder.enumType('DirectorySectionStatus', {
   description: "Whether a section's live version is its file as it is now.",

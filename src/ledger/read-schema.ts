@@ -2,6 +2,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../graphql/builder.ts';
+import { describedValues } from '../graphql/enum-values.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import { withoutNulls } from '../graphql/without-nulls.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
@@ -18,15 +19,30 @@ const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens'
 
 export const LedgerOrderEnum = builder.enumType('LedgerOrder', {
   description: 'Position order: ASC oldest commit first (the default), DESC newest first.',
-  values: LedgerOrder,
+  values: describedValues(LedgerOrder, { ASC: 'Oldest commit first (the default).', DESC: 'Newest commit first.' }),
 });
 export const LedgerGroupingEnum = builder.enumType('LedgerGrouping', {
   description: 'HOUR and DAY group by when the event occurred (UTC); the rest by that column.',
-  values: LedgerGrouping,
+  values: describedValues(LedgerGrouping, {
+    HOUR: 'The hour the event occurred in (UTC); the key is its start as an ISO timestamp.',
+    DAY: 'The day the event occurred on (UTC); the key is its start as an ISO timestamp.',
+    SESSION: 'The session, as the caller named it.',
+    TURN: 'The turn, by its name alone (the same turn name in two sessions is one group).',
+    KIND: 'What happened: REQUEST, TOOL_CALL, MODEL_RESULT, REFUSAL…',
+    AGENT: 'The agent that acted.',
+    MODEL: 'The model named (model traffic).',
+    TOOL: 'The tool the event concerns.',
+    TASK: 'The task it was done for.',
+    STATUS: "The answer's status: HTTP status, exit code, or a door's own.",
+  }),
 });
 export const LedgerMeasureEnum = builder.enumType('LedgerMeasure', {
   description: 'What a question asked to be measured: the number of events, their cost, or their tokens.',
-  values: LedgerMeasure,
+  values: describedValues(LedgerMeasure, {
+    EVENTS: 'The number of events.',
+    COST: 'Their cost in USD, an exact decimal.',
+    TOKENS: 'Their input and output tokens.',
+  }),
 });
 export const LedgerAnswerKindEnum = builder.enumType('LedgerAnswerKind', {
   description: 'Which part of a LedgerAnswer answers the question.',

@@ -14,7 +14,10 @@ import { readEvents } from './reads.ts';
 
 export const DirectionEnum = builder.enumType('Direction', {
   description: 'IN: arrived at this system. OUT: sent by it.',
-  values: ['IN', 'OUT'] as const,
+  values: {
+    IN: { description: 'Arrived at this system.' },
+    OUT: { description: 'Sent by this system.' },
+  } as const,
 });
 export const PayloadStateEnum = builder.enumType('PayloadState', {
   description: 'COMPLETE and PARTIAL carry stored bytes; NONE, ARTIFACT and MISSING carry none.',
@@ -28,7 +31,10 @@ export const PayloadStateEnum = builder.enumType('PayloadState', {
 });
 export const PayloadEncodingEnum = builder.enumType('PayloadEncoding', {
   description: 'UTF8 only when strict decoding gives back the identical bytes.',
-  values: ['UTF8', 'BINARY'] as const,
+  values: {
+    UTF8: { description: 'Text: strict UTF-8 decoding gives back the identical bytes.' },
+    BINARY: { description: 'Anything else: read the bytes as base64.' },
+  } as const,
 });
 export const BlobStorageEnum = builder.enumType('BlobStorage', {
   description: "Where a blob's bytes are kept.",

@@ -7,7 +7,10 @@ import { ledgerScope } from './read-scope.ts';
 
 const SpoolModeEnum = builder.enumType('SpoolMode', {
   description: 'DURABLE: captured events are on disk before the step they record goes on. MEMORY: held in memory until committed.',
-  values: ['DURABLE', 'MEMORY'] as const,
+  values: {
+    DURABLE: { description: 'Captured events are on disk before the step they record goes on.' },
+    MEMORY: { description: 'Captured events are held in memory until committed; a crash loses them.' },
+  } as const,
 });
 
 const LedgerSpoolRef = builder.objectRef<SpoolState>('LedgerSpool').implement({

@@ -20,7 +20,12 @@ import { summarizeCall, type CallEventRow, type CallOutcome, type CallSummary } 
 /** A call's outcome, in the ledger's words (a DispatchResult's too). */
 export const DispatchOutcomeEnum = builder.enumType('DispatchOutcome', {
   description: 'OK: the call answered successfully; ERROR: it was sent and failed; REFUSED: nothing was sent; DRY_RUN: rendered, not sent.',
-  values: ['OK', 'ERROR', 'REFUSED', 'DRY_RUN'] as const satisfies readonly CallOutcome[],
+  values: {
+    OK: { description: 'The call answered successfully.' },
+    ERROR: { description: 'The call was sent and failed.' },
+    REFUSED: { description: 'Refused before anything was sent.' },
+    DRY_RUN: { description: 'Rendered, not sent (a dry run).' },
+  } as const satisfies Record<CallOutcome, unknown>,
 });
 
 type TaskShape = { id: string };

@@ -23,35 +23,65 @@ export type BlobStorage =
 
 /** The forms the contract writer renders from the canonical call {"tool": NAME, "args": {...}}. UPSTREAM only for rows that wrap an outside service; LINK_URL, LINK_REST and LINK_MCP only with a live scoped token, which they carry. */
 export type ContractForm =
+  /** The settings of an Apple Shortcuts "Get Contents of URL" action for POST /api/tools/NAME. */
   | 'APPLE_SHORTCUT'
+  /** A `dirledger call` command line against this server. */
   | 'CLI'
+  /** A curl command line for POST /api/tools/NAME. */
   | 'CURL'
+  /** POST /api/dispatch with the canonical call. */
   | 'DISPATCH'
+  /** POST /api/dispatch with dryRun: true: rendered and checked, not sent. */
   | 'DRY_RUN'
+  /** A Go net/http program calling POST /api/dispatch. */
   | 'GO'
+  /** The dispatch mutation, sent to /graphql over HTTP. */
   | 'GRAPHQL_HTTP'
+  /** The dispatch mutation on /graphql, answered as Server-Sent Events. */
   | 'GRAPHQL_SSE'
+  /** A JavaScript snippet sending the dispatch mutation over graphql-ws. */
   | 'GRAPHQL_WS'
+  /** An HTTPie command line for POST /api/tools/NAME. */
   | 'HTTPIE'
+  /** A TypeScript line calling this server's dispatcher in process; it needs no token. */
   | 'IN_PROCESS'
+  /** A JavaScript fetch of POST /api/dispatch. */
   | 'JAVASCRIPT'
+  /** An mcpServers config for /mcp?token=…, which carries the token. */
   | 'LINK_MCP'
+  /** POST /api/tools/NAME?token=…: a curl line with no Authorization header. */
   | 'LINK_REST'
+  /** GET /api/tools/NAME with the args and the token in the URL: one line, nothing else needed. */
   | 'LINK_URL'
+  /** A `claude mcp add` command and an mcpServers config for /mcp, then the tool to call. */
   | 'MCP_CLIENT_CONFIG'
+  /** An MCP tools/call on /mcp (streamable HTTP). */
   | 'MCP_HTTP'
+  /** An MCP tools/call to `dirledger mcp` over stdio. */
   | 'MCP_STDIO'
+  /** A `dirledger call` command line run through npx, with nothing installed. */
   | 'NPX'
+  /** A PowerShell Invoke-RestMethod for POST /api/tools/NAME. */
   | 'POWERSHELL'
+  /** A Python urllib request to POST /api/dispatch. */
   | 'PYTHON'
+  /** POST /api/tools/NAME with the args as the JSON body. */
   | 'REST'
+  /** A call through the dirledger/client package (client.tools.NAME). */
   | 'SDK'
+  /** POST /api/dispatch with accept: text/event-stream: the result as Server-Sent Events. */
   | 'SSE'
+  /** A `dirledger call` command line run on the server host over ssh. */
   | 'SSH'
+  /** A TypeScript fetch of the typed dispatch mutation on /graphql (codegen from schema.graphql). */
   | 'TYPESCRIPT'
+  /** The outside service's own contract, called directly with its own secrets. */
   | 'UPSTREAM'
+  /** GET /api/tools/NAME with the args in the query string. */
   | 'URL'
+  /** POST /hooks/NAME with the args as the JSON body. */
   | 'WEBHOOK'
+  /** A JavaScript snippet calling over WS /api/ws, the token in its first message. */
   | 'WEBSOCKET';
 
 /** Which contract ran: its form (or way column) and the SHA-256 of its canonical JSON. */
@@ -64,7 +94,9 @@ export type ContractIdentityInput = {
 
 /** IN: arrived at this system. OUT: sent by it. */
 export type Direction =
+  /** Arrived at this system. */
   | 'IN'
+  /** Sent by this system. */
   | 'OUT';
 
 /** Which part of a LedgerAnswer answers the question. */
@@ -150,31 +182,48 @@ export type LedgerFilter = {
 
 /** HOUR and DAY group by when the event occurred (UTC); the rest by that column. */
 export type LedgerGrouping =
+  /** The agent that acted. */
   | 'AGENT'
+  /** The day the event occurred on (UTC); the key is its start as an ISO timestamp. */
   | 'DAY'
+  /** The hour the event occurred in (UTC); the key is its start as an ISO timestamp. */
   | 'HOUR'
+  /** What happened: REQUEST, TOOL_CALL, MODEL_RESULT, REFUSAL… */
   | 'KIND'
+  /** The model named (model traffic). */
   | 'MODEL'
+  /** The session, as the caller named it. */
   | 'SESSION'
+  /** The answer's status: HTTP status, exit code, or a door's own. */
   | 'STATUS'
+  /** The task it was done for. */
   | 'TASK'
+  /** The tool the event concerns. */
   | 'TOOL'
+  /** The turn, by its name alone (the same turn name in two sessions is one group). */
   | 'TURN';
 
 /** What a question asked to be measured: the number of events, their cost, or their tokens. */
 export type LedgerMeasure =
+  /** Their cost in USD, an exact decimal. */
   | 'COST'
+  /** The number of events. */
   | 'EVENTS'
+  /** Their input and output tokens. */
   | 'TOKENS';
 
 /** Position order: ASC oldest commit first (the default), DESC newest first. */
 export type LedgerOrder =
+  /** Oldest commit first (the default). */
   | 'ASC'
+  /** Newest commit first. */
   | 'DESC';
 
 /** UTF8 only when strict decoding gives back the identical bytes. */
 export type PayloadEncoding =
+  /** Anything else: read the bytes as base64. */
   | 'BINARY'
+  /** Text: strict UTF-8 decoding gives back the identical bytes. */
   | 'UTF8';
 
 /** The bytes of an event, as UTF-8 text or base64, with their declared state. */
