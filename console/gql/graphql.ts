@@ -138,14 +138,23 @@ export type ContractShape =
 
 /** Where a form puts the credential. */
 export type CredentialPlace =
+  /** the MCP client's configured authorization header: Bearer [DIRLEDGER_TOKEN] */
   | 'CLIENT_CONFIG'
+  /** the client's token option (sent as the authorization header) */
   | 'CLIENT_OPTION'
+  /** graphql-ws's connection_init payload {authorization: "Bearer [DIRLEDGER_TOKEN]"} */
   | 'CONNECTION_INIT'
+  /** the environment variable DIRLEDGER_TOKEN=[DIRLEDGER_TOKEN] */
   | 'ENV'
+  /** the first message {"type": "auth", "token": "[DIRLEDGER_TOKEN]"} */
   | 'FIRST_MESSAGE'
+  /** the authorization header: Bearer [DIRLEDGER_TOKEN] */
   | 'HEADER'
+  /** inside the link: the ?token= query parameter, no header */
   | 'LINK'
+  /** none: the call runs inside the server */
   | 'NONE'
+  /** the outside service's own secrets, by name */
   | 'UPSTREAM';
 
 /** IN: arrived at this system. OUT: sent by it. */

@@ -5,7 +5,8 @@ import { TOKEN_SECRET_NAME } from '../secrets/tokens.ts';
 import { Doors, TokenParam, type ContractForm } from './forms.ts';
 
 /** Where a form puts the credential. */
-export type CredentialPlace = 'HEADER' | 'CLIENT_CONFIG' | 'CONNECTION_INIT' | 'ENV' | 'CLIENT_OPTION' | 'FIRST_MESSAGE' | 'LINK' | 'NONE' | 'UPSTREAM';
+export const CredentialPlaces = ['HEADER', 'CLIENT_CONFIG', 'CONNECTION_INIT', 'ENV', 'CLIENT_OPTION', 'FIRST_MESSAGE', 'LINK', 'NONE', 'UPSTREAM'] as const;
+export type CredentialPlace = (typeof CredentialPlaces)[number];
 
 export type FormParts = {
   /** Where the call is sent (the door). */
@@ -18,7 +19,8 @@ export type FormParts = {
 };
 
 const token = `[${TOKEN_SECRET_NAME}]`;
-const credentialWords: Record<CredentialPlace, string> = {
+/** Where each place puts the credential, in words (also the GraphQL enum's value descriptions). */
+export const credentialWords: Record<CredentialPlace, string> = {
   HEADER: `the authorization header: Bearer ${token}`,
   CLIENT_CONFIG: `the MCP client's configured authorization header: Bearer ${token}`,
   CONNECTION_INIT: `graphql-ws's connection_init payload {authorization: "Bearer ${token}"}`,

@@ -17,7 +17,7 @@ import { LedgerEventConnectionRef, LedgerFilterRef } from '../ledger/read-schema
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
-import { formParts, type CredentialPlace, type FormParts } from './form-parts.ts';
+import { CredentialPlaces, credentialWords, formParts, type FormParts } from './form-parts.ts';
 import { ContractForms, exampleArgs, FormNames, LinkForms, renderForms, type ContractForm, type LinkForm } from './forms.ts';
 import { loadBatched } from '../graphql/loader.ts';
 import { eventsReadAhead, type ToolRow } from './tool-reads.ts';
@@ -95,24 +95,17 @@ type ContractShapeOut = {
 
 const CredentialPlaceEnum = builder.enumType('CredentialPlace', {
   description: 'Where a form puts the credential.',
-  values: [
-    'HEADER',
-    'CLIENT_CONFIG',
-    'CONNECTION_INIT',
-    'ENV',
-    'CLIENT_OPTION',
-    'FIRST_MESSAGE',
-    'LINK',
-    'NONE',
-    'UPSTREAM',
-  ] as const satisfies readonly CredentialPlace[],
+  values: describedValues(CredentialPlaces, credentialWords),
 });
 const ContractPartsRef = builder.objectRef<FormParts>('ContractParts').implement({
   description:
     'What varies between the forms of one canonical call: where it is sent, where the credential goes, how the name and arguments are wrapped. The name and arguments themselves are the same in every form.',
   fields: (t) => ({
     sentTo: t.exposeString('sentTo', { description: 'Where the call is sent (the door).' }),
-    credentialPlace: t.expose('credentialPlace', { type: CredentialPlaceEnum }),
+    credentialPlace: t.expose('credentialPlace', {
+      type: CredentialPlaceEnum,
+      description: 'Where the credential goes, as a value to compare; `credential` says it in words.',
+    }),
     credential: t.exposeString('credential', { description: 'Where the credential goes, in words (secrets as [NAME]).' }),
     wrapping: t.exposeString('wrapping', { description: 'How the tool name and arguments are wrapped.' }),
   }),
