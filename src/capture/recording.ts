@@ -69,6 +69,8 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   model: 'DIRECTORY',
   models: 'DIRECTORY',
   inspectToken: 'AUTHORITY',
+  // A global id may name a Directory object (Tool, Entry, Model): what it reads is known only once the id is decoded, so it is recorded as a Directory read.
+  node: 'DIRECTORY',
   // Mutation
   appendBatch: 'LEDGER_STORAGE',
   dispatch: 'RUNNER',
