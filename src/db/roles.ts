@@ -31,6 +31,11 @@ export const serverGrants: readonly { table: string; privileges: string; update?
   { table: 'token_uses', privileges: 'SELECT, INSERT', update: 'uses, last_used_at', why: 'use counts move forward' },
   { table: 'model_price', privileges: 'SELECT, INSERT', why: 'append-only: the price an event was charged with' },
   { table: 'token_spend', privileges: 'SELECT, INSERT', update: 'spent, reserved, updated_at', why: 'a call holds its worst case, then settles' },
+  {
+    table: 'token_spend_hold',
+    privileges: 'SELECT, INSERT, DELETE',
+    why: "a call's hold, written down until it settles or the sweep gives it back (the BUDGET_RELEASE event is the record)",
+  },
   { table: 'directory_section', privileges: 'SELECT, INSERT, UPDATE, DELETE', why: 'derived from the section files, rebuilt when they change' },
   { table: 'directory_row', privileges: 'SELECT, INSERT, UPDATE, DELETE', why: 'derived from the section files, rebuilt when they change' },
   { table: '_prisma_migrations', privileges: 'SELECT', why: 'the start checks that nothing is pending' },
