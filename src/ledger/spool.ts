@@ -387,7 +387,9 @@ export class Spool {
       const whole = segment.capacity === this.segmentBytes && segment.bytes <= segment.capacity;
       if (whole && !this.closed && this.spares.length < maxSpares) {
         await markSpare(this.options.dir, segment.name, this.io);
-        this.spares.push(segment.name);
+        // close() may have removed the spares while the mark was written: this one goes too.
+        if (this.closed) await unlink(path.join(this.options.dir, segment.name));
+        else this.spares.push(segment.name);
       } else await unlink(path.join(this.options.dir, segment.name));
     }
   }
