@@ -33,6 +33,7 @@ import { ModelGateway } from './model/gateway.ts';
 import { SpanFilings } from './capture/otel-lineage.ts';
 import { filedUnder } from './ledger/action-filing.ts';
 import { PriceBook } from './model/price.ts';
+import { ingestGateFor, type IngestGate } from './ledger/ingest-gate.ts';
 
 export type Services = {
   config: Config;
@@ -60,6 +61,8 @@ export type Services = {
   gateway: ModelGateway;
   /** What OTLP spans stored earlier were filed under (session, agent), for children sent in later requests. */
   spanFilings: SpanFilings;
+  /** Admission of collectors' batches (ingest, OTLP, appendBatch): how many, and how many bytes, at once. */
+  ingestGate: IngestGate;
   /** The live ledger: one shared tail reader that fans events out to subscriptions (src/live/tail.ts). */
   live: LedgerTail;
   /** Wakes the live tails of every instance after a commit: in-memory, or Redis pub/sub with REDIS_URL. */
@@ -273,6 +276,7 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     prices,
     gateway,
     spanFilings: new SpanFilings((actionIds) => filedUnder(database.sql, actionIds)),
+    ingestGate: ingestGateFor(database.kind, config),
     authority,
     checkpointKey: checkpointKey(rootKey),
     revocations,

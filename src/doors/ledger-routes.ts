@@ -9,37 +9,7 @@ import { taskReferencesBlob } from '../ledger/reads.ts';
 import type { Services } from '../services.ts';
 import { parseInput } from '../validation.ts';
 import { recordRefusal, refusalResponse } from './authenticate.ts';
-import { IngestGate } from './ingest-gate.ts';
 import { errorResponse, json, readJson } from './respond.ts';
-
-/**
- * Batches read, parsed and appended at once per app; each batch held costs several times its body
- * in memory. On PostgreSQL appends hold the commit lock one at a time anyway; three in flight keep
- * both cores busy (one batch under the lock, one storing its blobs, one being parsed and hashed
- * here). PGlite runs every statement on this thread, so one batch in the database and one being
- * read and prepared is all the overlap there is.
- */
-const INGEST_SLOTS = { postgres: 3, pglite: 2 } as const;
-/** Requests waiting for the gate at most (each holds only its socket); one more is refused at once. */
-const INGEST_MAX_WAITING = 256;
-
-const gates = new WeakMap<Services, IngestGate>();
-
-/** The app's one ingest gate, shared by every door that appends collectors' batches (ingest, OTLP). */
-export function ingestGate(services: Services): IngestGate {
-  let gate = gates.get(services);
-  if (!gate) {
-    const { INGEST_INFLIGHT_MAX_BYTES, INGEST_WAIT_MAX_MS } = services.config;
-    gate = new IngestGate({
-      slots: INGEST_SLOTS[services.db.kind],
-      maxBytes: INGEST_INFLIGHT_MAX_BYTES,
-      maxWaiting: INGEST_MAX_WAITING,
-      maxWaitMs: INGEST_WAIT_MAX_MS,
-    });
-    gates.set(services, gate);
-  }
-  return gate;
-}
 
 /** What a request's body will hold, for the gate: its declared length, or the most a body may be when it declares none. */
 export function bodyBytesOf(request: Request, limit: number): number {
@@ -48,7 +18,7 @@ export function bodyBytesOf(request: Request, limit: number): number {
 }
 
 export async function ingestBatch(request: Request, services: Services): Promise<Response> {
-  const gate = ingestGate(services);
+  const gate = services.ingestGate;
   const limit = services.config.BATCH_MAX_BYTES;
   try {
     const result = await gate.run(bodyBytesOf(request, limit), async () => {

@@ -16,7 +16,7 @@ import { jsonTextTooDeep, JSON_MAX_DEPTH, readBody } from '../limits.ts';
 import { chargeOf } from '../model/charge.ts';
 import type { Services } from '../services.ts';
 import { recordRefusal, refusalResponse } from './authenticate.ts';
-import { bodyBytesOf, ingestGate } from './ledger-routes.ts';
+import { bodyBytesOf } from './ledger-routes.ts';
 import { decodeJsonTraces } from './otlp/json.ts';
 import { decodeProtobufTraces, encodeProtobufResponse, encodeProtobufStatus, protobufDepthLimit } from './otlp/proto.ts';
 
@@ -49,7 +49,7 @@ export async function receiveTraces(request: Request, services: Services): Promi
   }
   try {
     const limit = services.config.BATCH_MAX_BYTES;
-    return await ingestGate(services).run(bodyBytesOf(request, limit), async () => {
+    return await services.ingestGate.run(bodyBytesOf(request, limit), async () => {
       const body = await inflate(await readBody(request, limit), coding === 'gzip', limit);
       const spans = decode(encoding, body);
       return await record(request, services, encoding, spans);

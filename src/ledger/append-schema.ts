@@ -5,6 +5,7 @@ import type { Context } from '../graphql/context.ts';
 import { withoutNulls } from '../graphql/without-nulls.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { parseInput } from '../validation.ts';
+import { batchBytesOf } from './ingest-gate.ts';
 import { BatchInput } from './input.ts';
 import { DirectionEnum, PayloadStateEnum } from './schema.ts';
 
@@ -110,7 +111,8 @@ builder.mutationField('appendBatch', (t) =>
       const input = withoutNulls(args.input) as Record<string, unknown>;
       const batch = parseInput(BatchInput, { ...input, position: input.position?.toString() }, 'appendBatch input');
       await requireIngest(ctx, batch);
-      return ctx.services.ledger.append(batch);
+      // Parsed already, so its bytes are held: it waits for room beside the HTTP and OTLP batches all the same.
+      return ctx.services.ingestGate.run(batchBytesOf(batch), () => ctx.services.ledger.append(batch));
     },
   }),
 );

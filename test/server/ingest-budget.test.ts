@@ -2,7 +2,6 @@
 // and are all acknowledged and stored; one that waits past INGEST_WAIT_MAX_MS is refused with 503 and
 // Retry-After, and none of its events is written.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestGate } from '../../src/doors/ledger-routes.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { event } from '../helpers/ledger.ts';
@@ -65,7 +64,7 @@ describe.each(databaseKinds)('the ingest budget on %s', (kind) => {
       },
     });
     const first = post(t, slow);
-    const gate = ingestGate(t.app.services);
+    const gate = t.app.services.ingestGate;
     while (gate.load.active === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(gate.load.bytes).toBe(BUDGET);
     const refused = await post(t, JSON.stringify({ collector: 'budget', events: [event('late-1')] }));
@@ -80,5 +79,39 @@ describe.each(databaseKinds)('the ingest budget on %s', (kind) => {
     // Once the door is free again, the refused batch is taken as sent.
     expect((await post(t, JSON.stringify({ collector: 'budget', events: [event('late-1')] }))).status).toBe(200);
     expect(await eventCount(sql, 'late-')).toBe(1);
+  });
+
+  it('holds a GraphQL appendBatch to the same budget: it waits behind a held batch and is refused with SERVER_BUSY, writing none of it', async () => {
+    let finish!: () => void;
+    const opened = new Promise<void>((resolve) => (finish = resolve));
+    const encoder = new TextEncoder();
+    const slow = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encoder.encode(`{"collector":"budget","events":[${JSON.stringify(event('held-1'))}`));
+        await opened;
+        controller.enqueue(encoder.encode(']}'));
+        controller.close();
+      },
+    });
+    const first = post(t, slow);
+    const gate = t.app.services.ingestGate;
+    while (gate.load.active === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const append = `mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`;
+    const input = { collector: 'budget-gql', events: [event('gql-late-1', { payload: { state: 'COMPLETE', text: 'y'.repeat(200) } })] };
+    const started = Date.now();
+    const refused = await t.gql(append, { input });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_MS - 100);
+    expect(refused.data).toBeNull();
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'SERVER_BUSY', retryAfterSeconds: 2 });
+    expect(refused.errors?.[0]?.message).toMatch(/nothing was read or written/);
+    finish();
+    expect((await first).status).toBe(200);
+    expect(await eventCount(sql, 'gql-late-')).toBe(0);
+    expect(gate.load).toEqual({ active: 0, bytes: 0, waiting: 0 });
+    // With room again, the same batch is appended.
+    const taken = await t.gql(append, { input });
+    expect(taken.errors).toBeUndefined();
+    expect(taken.data.appendBatch.inserted).toBe(1);
+    expect(await eventCount(sql, 'gql-late-')).toBe(1);
   });
 });

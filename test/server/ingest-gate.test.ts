@@ -2,7 +2,7 @@
 // and one that waits too long (or finds the queue full) is refused with SERVER_BUSY, never dropped.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IngestGate } from '../../src/doors/ingest-gate.ts';
+import { IngestGate } from '../../src/ledger/ingest-gate.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
 
 const limits = { slots: 3, maxBytes: 1000, maxWaiting: 100, maxWaitMs: 60_000 };

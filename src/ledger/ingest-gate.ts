@@ -1,8 +1,10 @@
-// Admission of collectors' batches (the ingest and OTLP doors): how many bodies are read, parsed and
-// appended at once, and how many of their bytes. A request waits here before its body is read, so
+// Admission of collectors' batches (the ingest and OTLP doors, and GraphQL appendBatch): how many
+// bodies are read, parsed and appended at once, and how many of their bytes. A request waits here before its body is read, so
 // its bytes stay in the socket (back-pressure); one that cannot be admitted in time is refused with
 // 503 and Retry-After before anything is read or written, never dropped after being acknowledged.
+import type { Config } from '../config.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
+import type { BatchInput } from './input.ts';
 
 export type IngestGateLimits = {
   /** Batches at once: appends hold the commit lock one at a time, so a few keep both cores busy. */
@@ -14,6 +16,34 @@ export type IngestGateLimits = {
   /** How long a request waits at most before it is refused. */
   maxWaitMs: number;
 };
+
+/**
+ * Batches read, parsed and appended at once per app; each batch held costs several times its body
+ * in memory. On PostgreSQL appends hold the commit lock one at a time anyway; three in flight keep
+ * both cores busy (one batch under the lock, one storing its blobs, one being parsed and hashed
+ * here). PGlite runs every statement on this thread, so one batch in the database and one being
+ * read and prepared is all the overlap there is.
+ */
+const INGEST_SLOTS = { postgres: 3, pglite: 2 } as const;
+/** Requests waiting for the gate at most (each holds only its socket); one more is refused at once. */
+const INGEST_MAX_WAITING = 256;
+
+/** The app's one ingest gate, shared by every door that appends collectors' batches. */
+export function ingestGateFor(kind: keyof typeof INGEST_SLOTS, config: Pick<Config, 'INGEST_INFLIGHT_MAX_BYTES' | 'INGEST_WAIT_MAX_MS'>): IngestGate {
+  return new IngestGate({
+    slots: INGEST_SLOTS[kind],
+    maxBytes: config.INGEST_INFLIGHT_MAX_BYTES,
+    maxWaiting: INGEST_MAX_WAITING,
+    maxWaitMs: config.INGEST_WAIT_MAX_MS,
+  });
+}
+
+/** What a batch parsed elsewhere (a GraphQL appendBatch) holds, for the gate: its payloads, and a little per event. */
+export function batchBytesOf(batch: BatchInput): number {
+  let bytes = 0;
+  for (const e of batch.events) bytes += 512 + (e.payload.text?.length ?? 0) + (e.payload.base64?.length ?? 0);
+  return bytes;
+}
 
 type Waiter = { bytes: number; admit: () => void; timer?: NodeJS.Timeout };
 
