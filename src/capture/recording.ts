@@ -1,7 +1,7 @@
 // Which exchanges the boundary records, by what they touch: every door's request and answer is
 // recorded except the Ledger's own reads and the storage layer's own traffic (docs/ARCHITECTURE.md,
 // "What is recorded"). One table per transport: HTTP routes by path, GraphQL by root field.
-import { Kind, parse, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { Kind, parse, type DocumentNode, type FieldNode, type SelectionSetNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
 
 /** What an exchange reads or changes. */
@@ -69,7 +69,7 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   model: 'DIRECTORY',
   models: 'DIRECTORY',
   inspectToken: 'AUTHORITY',
-  // A global id may name a Directory object (Tool, Entry, Model): what it reads is known only once the id is decoded, so it is recorded as a Directory read.
+  // What node(id:) touches is the type its global id names (nodeTypeTouches); an id not known before it runs (not given, malformed) counts as a Directory read.
   node: 'DIRECTORY',
   // Mutation
   appendBatch: 'LEDGER_STORAGE',
@@ -86,14 +86,48 @@ export const graphqlFieldTouches: Record<string, Touches> = {
   __type: 'SCHEMA',
 };
 
-/** The root fields an operation selects (fragments followed); null when the document does not parse. */
-function rootFields(document: DocumentNode, operationName: string | undefined): Set<string> {
+/** Every type node(id:) refetches (src/graphql/node.ts), by what reading it touches: the same as the root field it is otherwise read by. */
+export const nodeTypeTouches: Record<string, Touches> = {
+  Tool: 'DIRECTORY',
+  Entry: 'DIRECTORY',
+  Model: 'DIRECTORY',
+  LedgerEvent: 'LEDGER_READ',
+  Action: 'LEDGER_READ',
+  Blob: 'LEDGER_READ',
+  Task: 'LEDGER_READ',
+  // Reached through an event's contract: the contract as the Ledger recorded it.
+  RecordedContract: 'LEDGER_READ',
+};
+
+/** The type a global id names (base64 of "Typename:id", src/graphql/node.ts), when it is one. */
+export function typenameOfGlobalId(id: unknown): string | undefined {
+  if (typeof id !== 'string' || id.length > 4096) return undefined;
+  const text = Buffer.from(id, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  return colon > 0 ? text.slice(0, colon) : undefined;
+}
+
+type RootTouches = { touches: Touches[]; /** The answer depends on the variables (a node id given as one), so it is not cached by text alone. */ byVariables: boolean };
+
+/** What an operation's root fields touch (fragments followed); node(id:) by the type its id names. */
+function rootTouches(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): RootTouches {
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
-  const fields = new Set<string>();
+  const touches: Touches[] = [];
+  let byVariables = false;
+  const nodeTouches = (field: FieldNode): Touches => {
+    const arg = field.arguments?.find((a) => a.name.value === 'id')?.value;
+    let id: unknown;
+    if (arg?.kind === Kind.STRING) id = arg.value;
+    else if (arg?.kind === Kind.VARIABLE) {
+      byVariables = true;
+      id = variables?.[arg.name.value];
+    }
+    return nodeTypeTouches[typenameOfGlobalId(id) ?? ''] ?? 'DIRECTORY';
+  };
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode) => {
     for (const s of set.selections) {
-      if (s.kind === Kind.FIELD) fields.add(s.name.value);
+      if (s.kind === Kind.FIELD) touches.push(s.name.value === 'node' ? nodeTouches(s) : (graphqlFieldTouches[s.name.value] ?? 'DIRECTORY'));
       else if (s.kind === Kind.INLINE_FRAGMENT) walk(s.selectionSet);
       else if (!seen.has(s.name.value)) {
         seen.add(s.name.value);
@@ -105,13 +139,14 @@ function rootFields(document: DocumentNode, operationName: string | undefined): 
   for (const d of document.definitions) {
     if (d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName)) walk(d.selectionSet);
   }
-  return fields;
+  return { touches, byVariables };
 }
 
+const recordedBy = ({ touches }: RootTouches) => touches.length === 0 || isRecorded(touches);
+
 /** Whether a parsed operation is recorded (graphql-ws, which parses before it executes). */
-export function graphqlDocumentRecorded(document: DocumentNode, operationName?: string | null): boolean {
-  const fields = [...rootFields(document, operationName ?? undefined)];
-  return fields.length === 0 || isRecorded(fields.map((f) => graphqlFieldTouches[f] ?? 'DIRECTORY'));
+export function graphqlDocumentRecorded(document: DocumentNode, operationName?: string | null, variables?: Record<string, unknown> | null): boolean {
+  return recordedBy(rootTouches(document, operationName ?? undefined, variables ?? undefined));
 }
 
 const decisions = new LRUCache<string, boolean>({ max: 1_000 });
@@ -121,19 +156,21 @@ const decisions = new LRUCache<string, boolean>({ max: 1_000 });
  * is recorded: only what is known to read the Ledger alone goes unrecorded. Cached by text, so a
  * reviewer's repeated read is parsed here once.
  */
-export function graphqlOperationRecorded(query: unknown, operationName?: unknown): boolean {
+export function graphqlOperationRecorded(query: unknown, operationName?: unknown, variables?: unknown): boolean {
   if (typeof query !== 'string') return true;
   const name = typeof operationName === 'string' ? operationName : undefined;
   const key = `${name ?? ''}\u0000${query}`;
   const cached = decisions.get(key);
   if (cached !== undefined) return cached;
-  let recorded: boolean;
+  const vars = variables !== null && typeof variables === 'object' && !Array.isArray(variables) ? (variables as Record<string, unknown>) : undefined;
+  let found: RootTouches;
   try {
-    recorded = graphqlDocumentRecorded(parse(query, { noLocation: true }), name);
+    found = rootTouches(parse(query, { noLocation: true }), name, vars);
   } catch {
-    recorded = true;
+    found = { touches: ['DIRECTORY'], byVariables: false };
   }
-  decisions.set(key, recorded);
+  const recorded = recordedBy(found);
+  if (!found.byVariables) decisions.set(key, recorded);
   return recorded;
 }
 
@@ -141,6 +178,15 @@ export function graphqlOperationRecorded(query: unknown, operationName?: unknown
 export function graphqlRequestRecorded(params: unknown): boolean {
   if (Array.isArray(params)) return params.some(graphqlRequestRecorded);
   if (params === null || typeof params !== 'object') return true;
-  const { query, operationName } = params as { query?: unknown; operationName?: unknown };
-  return graphqlOperationRecorded(query, operationName);
+  const { query, operationName, variables } = params as { query?: unknown; operationName?: unknown; variables?: unknown };
+  return graphqlOperationRecorded(query, operationName, typeof variables === 'string' ? parsedVariables(variables) : variables);
+}
+
+/** A GET request's variables, sent as JSON text; anything else counts as none. */
+function parsedVariables(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

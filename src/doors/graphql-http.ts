@@ -94,7 +94,11 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
   return async function graphqlDoor(request: Request, url: URL): Promise<Response> {
     const door = graphqlDoorOf(request);
     if (request.method !== 'POST') {
-      const params = { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined };
+      const params = {
+        query: url.searchParams.get('query') ?? undefined,
+        operationName: url.searchParams.get('operationName') ?? undefined,
+        variables: url.searchParams.get('variables') ?? undefined,
+      };
       return request.method === 'GET' && graphqlRequestRecorded(params)
         ? recordExchange(door, request, null, async () => whole(await yoga.fetch(request, {})))
         : yoga.fetch(request, {});

@@ -29,7 +29,7 @@ type EnvelopedArgs = ExecutionArgs & {
 export function useGraphqlWs(services: Services, logger: Logger, yoga: Yoga, wsServer: WebSocketServer): () => Promise<void> | void {
   /** A graphql-ws query or mutation; one that touches more than the Ledger is recorded (door GRAPHQL_WS). */
   async function executeOverWs(args: EnvelopedArgs): Promise<ExecutionResult | AsyncIterable<ExecutionResult>> {
-    if (!graphqlDocumentRecorded(args.document, args.operationName)) return args.rootValue.execute(args);
+    if (!graphqlDocumentRecorded(args.document, args.operationName, args.variableValues)) return args.rootValue.execute(args);
     const body = Buffer.from(
       JSON.stringify({ query: args.query, variables: args.variableValues ?? undefined, operationName: args.operationName ?? undefined }),
     );

@@ -33,6 +33,9 @@ export function parseGlobalId(id: string): { typename: string; id: string } {
   return { typename, id: text.slice(colon + 1) };
 }
 
+/** The types node(id:) refetches (test/server/recording.test.ts holds the recording rule's table to them). */
+export const nodeTypenames = (): string[] => [...loaders.keys()];
+
 type NodeableRef = { name: string; addInterfaces(interfaces: (typeof NodeRef)[]): void };
 
 /** Makes `ref` a Node, refetched by `load`; its `nodeId` field is added by the caller (prisma types need a select). */

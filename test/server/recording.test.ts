@@ -1,9 +1,10 @@
 // Issue 15 part 5: every door's exchange is recorded except the Ledger's own reads. Both sides:
 // Directory and resolver reads (GraphQL, GET /api/directory…, the find door, MCP tools/list and
 // find) become REQUEST/IN + RESPONSE/OUT; a pure Ledger read leaves no event at all.
-import { isObjectType } from 'graphql';
+import { isObjectType, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphqlFieldTouches, graphqlOperationRecorded } from '../../src/capture/recording.ts';
+import { graphqlDocumentRecorded, graphqlFieldTouches, graphqlOperationRecorded, nodeTypeTouches, typenameOfGlobalId } from '../../src/capture/recording.ts';
+import { globalId, nodeTypenames } from '../../src/graphql/node.ts';
 import { schema } from '../../src/graphql/schema.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
@@ -25,6 +26,38 @@ describe('the recording rule', () => {
     expect(graphqlOperationRecorded('query L { events { edges { cursor } } } query D { directoryStats { rows } }', 'D')).toBe(true);
     expect(graphqlOperationRecorded('{ __typename __schema { types { name } } }')).toBe(false);
     expect(graphqlOperationRecorded('{ not valid')).toBe(true);
+  });
+
+  it('classifies every type node(id:) refetches, and reads the type from the global id', () => {
+    expect(nodeTypenames().length).toBeGreaterThanOrEqual(8);
+    expect(nodeTypenames().filter((t) => !(t in nodeTypeTouches)).sort()).toEqual([]);
+    expect(Object.keys(nodeTypeTouches).filter((t) => !nodeTypenames().includes(t))).toEqual([]);
+    for (const t of nodeTypenames()) expect(typenameOfGlobalId(globalId(t, 'x:y'))).toBe(t);
+    expect(typenameOfGlobalId('not base64 at all')).toBeUndefined();
+    expect(typenameOfGlobalId(42)).toBeUndefined();
+  });
+
+  it('node(id:) is recorded by the type its id names: a Directory object yes, a Ledger object no, an unknown id yes', () => {
+    const literal = (id: string) => `{ node(id: ${JSON.stringify(id)}) { nodeId } }`;
+    expect(graphqlOperationRecorded(literal(globalId('LedgerEvent', 'e1')))).toBe(false);
+    expect(graphqlOperationRecorded(literal(globalId('Blob', 'ab')))).toBe(false);
+    expect(graphqlOperationRecorded(literal(globalId('Tool', 'ECHO')))).toBe(true);
+    expect(graphqlOperationRecorded(literal(globalId('Model', 'gpt')))).toBe(true);
+    expect(graphqlOperationRecorded(literal('garbage'))).toBe(true);
+    expect(graphqlOperationRecorded(literal(globalId('Nope', 'x')))).toBe(true);
+    // The same text with other variables decides again: the decision is not cached by text alone.
+    const byVar = 'query ($id: ID!) { node(id: $id) { nodeId } }';
+    expect(graphqlOperationRecorded(byVar, undefined, { id: globalId('Task', 'T-1') })).toBe(false);
+    expect(graphqlOperationRecorded(byVar, undefined, { id: globalId('Entry', 'say-it-back') })).toBe(true);
+    expect(graphqlOperationRecorded(byVar, undefined, { id: globalId('Action', 'a') })).toBe(false);
+    expect(graphqlOperationRecorded(byVar, undefined, {})).toBe(true);
+    expect(graphqlOperationRecorded(byVar)).toBe(true);
+    // Beside a Directory read, or a second node naming a Directory object: recorded.
+    expect(graphqlOperationRecorded(`{ a: node(id: "${globalId('Blob', 'ab')}") { nodeId } tools { name } }`)).toBe(true);
+    expect(graphqlOperationRecorded(`{ a: node(id: "${globalId('Blob', 'ab')}") { nodeId } b: node(id: "${globalId('Tool', 'X')}") { nodeId } }`)).toBe(true);
+    // graphql-ws hands over the parsed document and its variables.
+    expect(graphqlDocumentRecorded(parse(byVar), null, { id: globalId('LedgerEvent', 'e1') })).toBe(false);
+    expect(graphqlDocumentRecorded(parse(byVar), null, { id: globalId('Tool', 'ECHO') })).toBe(true);
   });
 });
 
@@ -159,6 +192,31 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
     const events = await eventsOf(actionId);
     expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(expect.arrayContaining(['REQUEST/IN', 'RESPONSE/OUT']));
     expect(await text(events.find((e) => e.kind === 'REQUEST')!.payloadSha256)).toBe(JSON.stringify(message));
+  });
+
+  it('node(id:) over HTTP: a Ledger object refetched leaves no event (POST and GET, id as a variable); a Directory object is recorded', async () => {
+    await t.app.services.ledger.append({
+      collector: 'recording-node',
+      events: [{ id: `node-ev-${kind}`, kind: 'TOOL_CALL', direction: 'OUT', actionId: `node-act-${kind}`, occurredAt: new Date(), payload: { state: 'NONE' } }],
+    });
+    const query = 'query ($id: ID!) { node(id: $id) { __typename nodeId } }';
+    const ledgerRead = `node-ledger-${kind}`;
+    const eventId = globalId('LedgerEvent', `node-ev-${kind}`);
+    const r = await gql(ledgerRead, { query, variables: { id: eventId } });
+    expect((await r.json()).data.node).toEqual({ __typename: 'LedgerEvent', nodeId: eventId });
+    const get = await fetch(`${t.url}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: eventId }))}`, {
+      headers: { ...t.auth, accept: 'application/json', 'x-dirledger-action': `${ledgerRead}-get` },
+    });
+    expect((await get.json()).data.node.__typename).toBe('LedgerEvent');
+    expect(await eventsOf(ledgerRead)).toEqual([]);
+    expect(await eventsOf(`${ledgerRead}-get`)).toEqual([]);
+    const directoryRead = `node-tool-${kind}`;
+    const toolId = globalId('Tool', 'tool:ECHO');
+    const answer = await (await gql(directoryRead, { query, variables: { id: toolId } })).text();
+    expect(JSON.parse(answer).data.node).toEqual({ __typename: 'Tool', nodeId: toolId });
+    const events = await eventsOf(directoryRead);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'RESPONSE/OUT']);
+    expect(await text(events[1]!.payloadSha256)).toBe(answer);
   });
 
   it("ingest (the storage layer's own traffic) and blob reads are not recorded as exchanges", async () => {
