@@ -107,7 +107,11 @@ export function typenameOfGlobalId(id: unknown): string | undefined {
   return colon > 0 ? text.slice(0, colon) : undefined;
 }
 
-type RootTouches = { touches: Touches[]; /** The answer depends on the variables (a node id given as one), so it is not cached by text alone. */ byVariables: boolean };
+type RootTouches = {
+  touches: Touches[];
+  /** The answer depends on the variables (a node id given as one), so it is not cached by text alone. */
+  byVariables: boolean;
+};
 
 /** What an operation's root fields touch (fragments followed); node(id:) by the type its id names. */
 function rootTouches(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): RootTouches {
