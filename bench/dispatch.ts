@@ -135,7 +135,15 @@ export async function run(args: string[]): Promise<void> {
   const peerDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-data-'));
   onCleanup('remove peer data', () => rm(peerDir, { recursive: true, force: true }));
   const peer = await startServer({ ...serverEnv, DATA_DIR: peerDir, ...peerDb.env, DIRLEDGER_SPOOL: 'memory' }, { nodeArgs, root, entry, timeoutMs: 180_000 });
-  const spoolState = async () => ((await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: { mode?: string; writes?: number | null } }).spool;
+  type SpoolHealth = {
+    mode?: string;
+    writes?: number | null;
+    writeP50Ms?: number | null;
+    writeP99Ms?: number | null;
+    appendP50Ms?: number | null;
+    appendP99Ms?: number | null;
+  };
+  const spoolState = async () => ((await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: SpoolHealth }).spool;
   const spoolMode = { spool: await spoolState() };
 
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
@@ -166,7 +174,8 @@ export async function run(args: string[]): Promise<void> {
     },
   );
   throughCalls += n;
-  const writesAfter = (await spoolState())?.writes ?? null;
+  const afterSequential = await spoolState();
+  const writesAfter = afterSequential?.writes ?? null;
   await peer.stop(60_000);
   const conDirect = await withCpu(
     pids,
@@ -234,6 +243,11 @@ export async function run(args: string[]): Promise<void> {
     `added latency (sequential): p50 ${ms(addedP50)}, p99 ${ms(addedP99)}; at ${workers} concurrent: p50 ${ms(conAddedP50)}`,
     `the spool's share (${spoolMode.spool?.mode ?? 'no'} spool − memory peer, sequential, alternating blocks of 250): p50 ${ms(spoolP50)}, p99 ${ms(spoolP99)}` +
       (writesBefore !== null && writesAfter !== null ? `; durable disk writes per sequential call: ${fixed((writesAfter - writesBefore) / n, 2)}` : ''),
+    ...(afterSequential?.writeP50Ms != null
+      ? [
+          `the server's own spool over its last 1,024 durable writes (sequential phase): disk write p50 ${ms(afterSequential.writeP50Ms)}, p99 ${ms(afterSequential.writeP99Ms ?? 0)}; a call's wait for its records p50 ${ms(afterSequential.appendP50Ms ?? 0)}, p99 ${ms(afterSequential.appendP99Ms ?? 0)}`,
+        ]
+      : []),
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
     ...(ceiling

@@ -95,6 +95,11 @@ export type SpoolState = {
   writes: number | null;
   appends: number | null;
   refused: number | null;
+  /** Over the last durable writes (up to 1,024), in ms: the disk write, and an append's wait from its call until durable; null in memory mode or before the first. */
+  writeP50Ms: number | null;
+  writeP99Ms: number | null;
+  appendP50Ms: number | null;
+  appendP99Ms: number | null;
 };
 
 /** Test hooks: the spool's file operations (to inject a full disk or a failing sync). */
@@ -180,9 +185,12 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     logger.info({ events: spooled.recovered.length, duplicates: writer.stats().duplicates }, 'spool replayed');
   }
   const spoolState = (): SpoolState => {
-    if (!spool) return { mode: 'memory', events: writer.stats().queued, bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null };
-    const { events, bytes, oldestAgeMs, writes, appends, refused } = spool.stats();
-    return { mode: 'durable', events, bytes, oldestAgeMs, writes, appends, refused };
+    if (!spool) {
+      const none = { bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null };
+      return { mode: 'memory', events: writer.stats().queued, ...none, writeP50Ms: null, writeP99Ms: null, appendP50Ms: null, appendP99Ms: null };
+    }
+    const { events, bytes, oldestAgeMs, writes, appends, refused, writeP50Ms, writeP99Ms, appendP50Ms, appendP99Ms } = spool.stats();
+    return { mode: 'durable', events, bytes, oldestAgeMs, writes, appends, refused, writeP50Ms, writeP99Ms, appendP50Ms, appendP99Ms };
   };
   const revocations = new Revocations(
     database.sql,

@@ -29,6 +29,17 @@ const LedgerSpoolRef = builder.objectRef<SpoolState>('LedgerSpool').implement({
       description: 'Durable disk writes since start (one serves every append waiting for it); null in MEMORY mode.',
     }),
     appends: t.exposeFloat('appends', { nullable: true, description: 'Appends made durable since start; null in MEMORY mode.' }),
+    writeP50Ms: t.exposeFloat('writeP50Ms', {
+      nullable: true,
+      description: 'Median time of one durable disk write over the last 1,024, in ms; null in MEMORY mode or before the first write.',
+    }),
+    writeP99Ms: t.exposeFloat('writeP99Ms', { nullable: true, description: '99th percentile of the same writes, in ms.' }),
+    appendP50Ms: t.exposeFloat('appendP50Ms', {
+      nullable: true,
+      description:
+        'Median wait of a call for its records to be durable (queueing behind the write in progress included) over the last 1,024, in ms; null in MEMORY mode or before the first.',
+    }),
+    appendP99Ms: t.exposeFloat('appendP99Ms', { nullable: true, description: '99th percentile of the same waits, in ms.' }),
     refused: t.exposeFloat('refused', {
       nullable: true,
       description: 'Appends refused since start (the disk failed, or room never came); null in MEMORY mode.',

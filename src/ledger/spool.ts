@@ -56,12 +56,44 @@ export type SpoolStats = {
   refused: number;
   /** Callers waiting for room now. */
   waiting: number;
+  /** Over the last durable writes (up to 1,024), in ms: the write itself, and an append's wait from its call to durable (lingering ones left out). Null before the first. */
+  writeP50Ms: number | null;
+  writeP99Ms: number | null;
+  appendP50Ms: number | null;
+  appendP99Ms: number | null;
 };
+
+/** The last `size` durations, for percentiles an operator reads (not an average that hides the tail). */
+class RecentDurations {
+  private readonly values: Float64Array;
+  private count = 0;
+  constructor(size = 1024) {
+    this.values = new Float64Array(size);
+  }
+  add(ms: number): void {
+    this.values[this.count++ % this.values.length] = ms;
+  }
+  percentile(q: number): number | null {
+    const n = Math.min(this.count, this.values.length);
+    if (n === 0) return null;
+    const sorted = this.values.slice(0, n).sort();
+    return Math.round(sorted[Math.min(n - 1, Math.floor(q * n))]! * 1000) / 1000;
+  }
+}
 
 /** `bytes`: where the next write goes (after the header and the records so far); `capacity`: the file's prepared size (0 for one replayed). */
 type Segment = { name: string; number: number; file: FileHandle | undefined; bytes: number; capacity: number; firstSeq: number; endSeq: number };
 type Group = { endSeq: number; bytes: number; at: number };
-type Pending = { records: Buffer[]; events: EventInput[]; bytes: number; resolve: () => void; reject: (error: unknown) => void; done: Promise<void> };
+type Pending = {
+  records: Buffer[];
+  events: EventInput[];
+  bytes: number;
+  /** When the append was called (performance.now()); undefined for a lingering one, whose wait is chosen. */
+  calledAt: number | undefined;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  done: Promise<void>;
+};
 type Waiter = { pending: Pending; timer: NodeJS.Timeout | undefined };
 
 /** Committed segments kept for recycling: one covers a steady load (the one before the current is done by the time it fills). */
@@ -96,6 +128,8 @@ export class Spool {
   private newest: Pending | undefined;
   private closed = false;
   private readonly counters = { writes: 0, appends: 0, refused: 0 };
+  private readonly writeTimes = new RecentDurations();
+  private readonly appendTimes = new RecentDurations();
 
   private readonly options: SpoolOptions;
   private constructor(options: SpoolOptions) {
@@ -158,6 +192,10 @@ export class Spool {
       segments: this.segments.length,
       ...this.counters,
       waiting: this.waiters.length,
+      writeP50Ms: this.writeTimes.percentile(0.5),
+      writeP99Ms: this.writeTimes.percentile(0.99),
+      appendP50Ms: this.appendTimes.percentile(0.5),
+      appendP99Ms: this.appendTimes.percentile(0.99),
     };
   }
 
@@ -181,6 +219,7 @@ export class Spool {
       records,
       events,
       bytes,
+      calledAt: linger ? undefined : performance.now(),
       resolve: () => {
         admit(events);
         settle.resolve();
@@ -270,8 +309,10 @@ export class Spool {
           segment = await this.activeSegment(bytes);
           const written = Buffer.concat(records, bytes);
           stamp(written, segment.number);
+          const started = performance.now();
           await this.io.write(segment.file!, written, segment.bytes);
           await this.io.sync(segment.file!);
+          this.writeTimes.add(performance.now() - started);
         } catch (error) {
           await this.abandonWrite(segment, error);
           this.heldEvents -= count;
@@ -288,7 +329,11 @@ export class Spool {
         this.groups.push({ endSeq: this.nextSeq, bytes, at: Date.now() });
         this.counters.writes++;
         this.counters.appends += batch.length;
-        for (const p of batch) p.resolve();
+        const now = performance.now();
+        for (const p of batch) {
+          if (p.calledAt !== undefined) this.appendTimes.add(now - p.calledAt);
+          p.resolve();
+        }
       }
     } finally {
       this.flushing = undefined;

@@ -297,8 +297,15 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     // Everything the call recorded is there, whole, in order.
     const events = await app.events(http.body.actionId);
     expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'TOOL_CALL/OUT', 'TOOL_RESULT/IN', 'RESPONSE/OUT']);
-    const read = await app.gql('{ ledgerSpool { writes appends refused } }');
+    const read = await app.gql('{ ledgerSpool { writes appends refused writeP50Ms writeP99Ms appendP50Ms appendP99Ms } }');
     expect(read.data.ledgerSpool).toMatchObject({ writes: expect.any(Number), appends: expect.any(Number), refused: expect.any(Number) });
+    // The times the calls above waited for their records, beside the disk writes that served them.
+    const { writeP50Ms, writeP99Ms, appendP50Ms, appendP99Ms } = read.data.ledgerSpool;
+    for (const ms of [writeP50Ms, writeP99Ms, appendP50Ms, appendP99Ms]) expect(ms).toBeGreaterThan(0);
+    expect(writeP99Ms).toBeGreaterThanOrEqual(writeP50Ms);
+    expect(appendP99Ms).toBeGreaterThanOrEqual(appendP50Ms);
+    // A wait holds the write that served it.
+    expect(appendP50Ms).toBeGreaterThanOrEqual(writeP50Ms * 0.5);
   });
 });
 
@@ -307,7 +314,12 @@ describe('DIRLEDGER_SPOOL=memory', () => {
     const app = await startDispatchApp('pglite', [], { DIRLEDGER_SPOOL: 'memory' });
     try {
       const health = (await (await fetch(`${app.origin}/healthz`)).json()) as any;
-      expect(health.spool).toEqual({ mode: 'memory', events: expect.any(Number), bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null });
+      expect(health.spool).toEqual({
+        mode: 'memory',
+        events: expect.any(Number),
+        ...{ bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null },
+        ...{ writeP50Ms: null, writeP99Ms: null, appendP50Ms: null, appendP99Ms: null },
+      });
       expect(app.app.services.spool).toBeUndefined();
     } finally {
       await app.stop();

@@ -141,6 +141,35 @@ describe('Spool', () => {
     expect(onDisk.events.map((e) => e.id)).toEqual(admitted);
   });
 
+  it("reports its writes' and appends' times: an append queued behind a slow write waits for it, a lingering one is not counted", async () => {
+    let held = true;
+    const io: SpoolIo = {
+      write: realIo.write,
+      async sync(file) {
+        if (held) {
+          held = false;
+          await new Promise((resolve) => setTimeout(resolve, 60));
+        }
+        await file.datasync();
+      },
+    };
+    const { spool } = await openSpool({ io });
+    expect(spool.stats()).toMatchObject({ writeP50Ms: null, writeP99Ms: null, appendP50Ms: null, appendP99Ms: null });
+    const slow = spool.append(events('t0', 1), () => {});
+    const queued = Array.from({ length: 9 }, (_, i) => spool.append(events(`t${i + 1}`, 1), () => {}));
+    await Promise.all([slow, ...queued]);
+    const lingering = spool.append(events('linger', 1), () => {}, true);
+    await spool.durable();
+    await lingering;
+    const stats = spool.stats();
+    expect(stats.writes).toBe(3);
+    // The held write is the slowest; every timed append waited at least for it.
+    expect(stats.writeP99Ms).toBeGreaterThanOrEqual(55);
+    expect(stats.writeP50Ms).toBeLessThanOrEqual(stats.writeP99Ms!);
+    expect(stats.appendP50Ms).toBeGreaterThanOrEqual(55);
+    expect(stats.appendP99Ms).toBeGreaterThanOrEqual(stats.appendP50Ms!);
+  });
+
   it('replays what an earlier run left, in order, and takes the lock of a dead process', async () => {
     const { spool } = await openSpool({ segmentBytes: 600 });
     for (let i = 0; i < 5; i++) await spool.append(events(`r${i}`, 3), () => {});
