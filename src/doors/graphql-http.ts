@@ -3,6 +3,7 @@
 // Ledger read goes straight to yoga.
 import { isUtf8 } from 'node:buffer';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { Response as AdapterResponse } from '@whatwg-node/server';
 import { NoSchemaIntrospectionCustomRule, type GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { graphqlRequestRecorded } from '../capture/recording.ts';
@@ -133,5 +134,10 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
  * pass through the boundary's tee (it never flowed), so the tee gets the same bytes as one body.
  */
 async function whole(answer: Response): Promise<Response> {
-  return new Response(answer.body ? await answer.arrayBuffer() : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  // The server adapter's Response: the boundary reads it back at once, and the global one would wrap the bytes in a stream first.
+  return new AdapterResponse(answer.body ? await answer.arrayBuffer() : null, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
+  });
 }
