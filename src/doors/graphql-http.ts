@@ -134,10 +134,8 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
  * pass through the boundary's tee (it never flowed), so the tee gets the same bytes as one body.
  */
 async function whole(answer: Response): Promise<Response> {
-  // The server adapter's Response: the boundary reads it back at once, and the global one would wrap the bytes in a stream first.
-  return new AdapterResponse(answer.body ? await answer.arrayBuffer() : null, {
-    status: answer.status,
-    statusText: answer.statusText,
-    headers: answer.headers,
-  });
+  // Read without asking for `body` first (it builds a stream over the bytes), into the server adapter's
+  // Response (the global one would wrap them in a stream again): the boundary reads it back at once.
+  const bytes = await answer.arrayBuffer();
+  return new AdapterResponse(bytes.byteLength || answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
 }
