@@ -23,6 +23,8 @@ const BACKSLASH = 0x5c;
 
 /** True when raw JSON text nests deeper than `max`: one linear scan of brackets outside strings. */
 export function jsonTextTooDeep(text: string | Uint8Array, max = JSON_MAX_DEPTH): boolean {
+  // Nesting past `max` takes more than `max` opening brackets: a shorter text cannot (most requests).
+  if (text.length <= max) return false;
   const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i]!;
   let depth = 0;
   let inString = false;

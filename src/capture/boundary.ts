@@ -261,10 +261,12 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
     await afterRun(services.writer.durable());
     return teed.response;
   }
-  const bytes = answer.body ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
+  // Read without asking for `body` first, which builds a stream over the bytes; only an empty answer asks whether it had one.
+  const bytes = Buffer.from(await answer.arrayBuffer());
+  const hasBody = bytes.length > 0 || Boolean(answer.body);
   await afterRun(recordAnswer(services, exchange, invocation, { status: answer.status, headers: answerBase.headers, body: bytes }));
   // The adapter's Response with plain headers: written in one go (see src/doors/respond.ts).
-  return new AdapterResponse(answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
+  return new AdapterResponse(hasBody ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: plainHeaders(answerBase.headers) });
 }
 
 /** The app whose boundary the calling code runs under (for the process-wide outbound capture). */

@@ -220,7 +220,8 @@ export function markStreamed(response: Response): Response {
 
 /** An answer to tee rather than read whole: an event stream, or one marked by its door. */
 export function isStreamedAnswer(response: Response): boolean {
-  return Boolean(response.body) && ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') || streamedAnswers.has(response));
+  // `body` last: asking for it builds a stream over a body held as bytes.
+  return ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') || streamedAnswers.has(response)) && Boolean(response.body);
 }
 
 /** Tees a streamed Response: the client gets a Response with the same status and headers over its branch. */

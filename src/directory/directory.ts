@@ -183,6 +183,11 @@ export class Directory {
   }
 
   /** Contract versions by hash: immutable once stored, so a cache that never needs invalidating. */
+  /** A contract version already in memory (versions never change), or undefined: then read it with contractsByHash. */
+  contractInMemory(hash: string): { shape: string; contract: unknown } | undefined {
+    return this.contractCache.get(hash);
+  }
+
   async contractsByHash(hashes: string[]): Promise<Map<string, { shape: string; contract: unknown }>> {
     const out = new Map<string, { shape: string; contract: unknown }>();
     const missing: string[] = [];

@@ -1,6 +1,5 @@
 // The Directory's root query fields: the names-only listing (relay connection), one row, tools by
 // name (their events read ahead when the query asks for them), the index and its counts.
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
@@ -9,10 +8,10 @@ import { builder } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import { decodeCursor } from '../ledger/cursor.ts';
-import { planEventSelect, type EventQuery } from '../ledger/event-select.ts';
 import { parseFilter } from '../ledger/filter.ts';
 import { ledgerScopeNow, scopedFilter } from '../ledger/read-scope.ts';
 import { pageSize } from '../ledger/reads.ts';
+import { plannedEvents } from '../ledger/schema.ts';
 import { withoutNulls } from '../graphql/without-nulls.ts';
 import { DirectoryRowRef, DirectorySectionRef, ToolRef } from './schema.ts';
 import { readTools, type Ahead } from './tool-reads.ts';
@@ -25,7 +24,7 @@ function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefi
   try {
     const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
     const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
-    const plan = planEventSelect(queryFromInfo({ context: ctx, info, path: ['events', 'edges', 'node'] }) as EventQuery, ['position', 'tool']);
+    const { plan } = plannedEvents(ctx, info, ['events', 'edges', 'node'], ['position', 'tool']);
     if (!plan) return undefined;
     return {
       take: pageSize(args.first),

@@ -14,6 +14,7 @@ import { pageSize, toPage } from '../ledger/reads.ts';
 import { withoutNulls } from '../graphql/without-nulls.ts';
 import { describedValues } from '../graphql/enum-values.ts';
 import { LedgerEventConnectionRef, LedgerFilterRef } from '../ledger/read-schema.ts';
+import { plannedEvents } from '../ledger/schema.ts';
 import { ledgerScope, scopedFilter } from '../ledger/read-scope.ts';
 import { ContractShapes, contractSha256 as sha, shapeOf, secretNamesIn, type Contract, type ContractShape } from './contracts.ts';
 import type { StoredWay } from './directory.ts';
@@ -198,7 +199,10 @@ export const DirectoryRowRef = builder.prismaInterface('DirectoryRow', {
 });
 
 export async function contractsBySha(ctx: Context, sha256: string): Promise<{ shape: string; contract: unknown } | undefined> {
-  return loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys));
+  // In memory: no batch to wait for (the batch waits a turn of the event loop for its other keys).
+  return (
+    ctx.services.directory.contractInMemory(sha256) ?? loadBatched(ctx, 'contract_version', sha256, (keys) => ctx.services.directory.contractsByHash(keys))
+  );
 }
 
 const formsArg = { description: 'Which forms (default: every form that applies).' };
@@ -284,9 +288,9 @@ export const ToolRef = builder.prismaObject('DirectoryRow', {
         if (ahead) return toPage(ahead as { position: bigint }[], take, args.after ?? undefined) as never;
         const after = args.after ? decodeCursor(args.after) : null;
         const filter = scopedFilter(parseFilter(withoutNulls(args.filter ?? {})), await ledgerScope(ctx, 'Tool.events'));
-        const query = queryFromInfo({ context: ctx, info, path: ['edges', 'node'] });
-        const key = JSON.stringify({ take, after: after?.toString() ?? null, filter });
-        const rows = await loadBatched(ctx, `tool-events:${key}`, row.name, (names) => eventsForTools(ctx, names, take, after, filter, query));
+        const selection = plannedEvents(ctx, info, ['edges', 'node'], ['position', 'tool']);
+        const key = JSON.stringify({ take, after: after?.toString() ?? null, filter, selection: selection.id });
+        const rows = await loadBatched(ctx, `tool-events:${key}`, row.name, (names) => eventsForTools(ctx, names, take, after, filter, selection));
         return toPage((rows ?? []) as { position: bigint }[], take, args.after ?? undefined) as never;
       },
     }),

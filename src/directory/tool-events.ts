@@ -2,20 +2,19 @@
 // query selects, in one statement (or two through Prisma, for a selection event-select.ts does not plan).
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
-import { filterConditions, planEventSelect, runRead, SqlParams, type EventQuery } from '../ledger/event-select.ts';
+import { filterConditions, runRead, SqlParams, type EventQuery, type PlannedEvents } from '../ledger/event-select.ts';
 import { filterSql, type LedgerFilter } from '../ledger/filter.ts';
 
-/** The first `take + 1` events of each tool, with the columns `query` selects, in one statement for the whole batch of tools. */
+/** The first `take + 1` events of each tool, with the columns the selection (planned with position and tool) asks for, in one statement for the whole batch of tools. */
 export async function eventsForTools(
   ctx: Context,
   names: string[],
   take: number,
   after: bigint | null,
   filter: LedgerFilter,
-  query: EventQuery,
+  { query, plan }: PlannedEvents,
 ): Promise<Map<string, unknown[]>> {
   const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
-  const plan = planEventSelect(query, ['position', 'tool']);
   if (!plan) return eventsForToolsThroughPrisma(ctx, names, take, after, filter, query, out);
   const params = new SqlParams();
   const where = [`e.tool = t.name`, ...filterConditions(filter, params)];

@@ -41,10 +41,10 @@ export async function readTools(sql: SqlQueryable, directory: Pick<Directory, 'r
   const { text, params } = toolsStatement(names, ahead);
   const byKey = new Map<string, ToolRow>();
   for (const found of await runRead(sql, text, params)) {
-    const r = row.read(found) as ToolRow;
-    const key = `${r.type}\u0000${r.name}`;
+    const key = row.key(found);
     let tool = byKey.get(key);
     if (!tool) {
+      const r = row.read(found) as ToolRow;
       tool = ahead ? { ...r, [eventsReadAhead]: [] } : r;
       byKey.set(key, tool);
     }

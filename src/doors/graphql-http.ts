@@ -3,6 +3,7 @@
 // Ledger read goes straight to yoga.
 import { isUtf8 } from 'node:buffer';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { Response as AdapterResponse } from '@whatwg-node/server';
 import { NoSchemaIntrospectionCustomRule, type GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { graphqlRequestRecorded } from '../capture/recording.ts';
@@ -137,5 +138,8 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
  * pass through the boundary's tee (it never flowed), so the tee gets the same bytes as one body.
  */
 async function whole(answer: Response): Promise<Response> {
-  return new Response(answer.body ? await answer.arrayBuffer() : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  // Read without asking for `body` first (it builds a stream over the bytes), into the server adapter's
+  // Response (the global one would wrap them in a stream again): the boundary reads it back at once.
+  const bytes = await answer.arrayBuffer();
+  return new AdapterResponse(bytes.byteLength || answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
 }

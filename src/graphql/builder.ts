@@ -6,6 +6,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import type { Context } from './context.ts';
+import PlannedRowsPlugin from './planned-rows.ts';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -20,7 +21,8 @@ export const builder = new SchemaBuilder<{
     Decimal: { Input: string; Output: Prisma.Decimal | string };
   };
 }>({
-  plugins: [PrismaPlugin, RelayPlugin],
+  // First, so it wraps outermost: a planned row skips plugin-prisma's per-row check (planned-rows.ts).
+  plugins: [PlannedRowsPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.services.db.prisma,

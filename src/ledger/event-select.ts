@@ -13,6 +13,9 @@ import { filterDimensions, type LedgerFilter } from './filter.ts';
 /** What queryFromInfo (or a prismaField's `query`) plans for a LedgerEvent. */
 export type EventQuery = { select?: Record<string, unknown>; include?: Record<string, unknown> };
 
+/** A selection's query and its planned statement (null: read through Prisma); `id` is equal for equal queries. */
+export type PlannedEvents = { query: EventQuery; plan: EventPlan | null; id: string };
+
 type Field = { name: string; column: string; type: string };
 type Model = { table: string; fields: Map<string, Field> };
 
@@ -40,16 +43,46 @@ const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch' | 'DirectoryRow', Mo
  * key (type, name) are sent on that row alone: a row joined to its page of events is sent once, not
  * once per event.
  */
-export function directoryRowColumns(onlyWhen?: string): { columns: string; read(row: SqlRow): Record<string, unknown> } {
+export function directoryRowColumns(onlyWhen?: string): RowColumns {
+  let kept = rowColumns.get(onlyWhen);
+  if (!kept) {
+    kept = buildRowColumns(onlyWhen);
+    rowColumns.set(onlyWhen, kept);
+  }
+  return kept;
+}
+
+/** The select list, the row's key (type and name) and its reader. */
+type RowColumns = { columns: string; key(row: SqlRow): string; read(row: SqlRow): Record<string, unknown> };
+
+/** Built once per `onlyWhen` (a read names one or two): the column list and reader do not change. */
+const rowColumns = new Map<string | undefined, RowColumns>();
+
+function buildRowColumns(onlyWhen: string | undefined): RowColumns {
   const fields = [...models.DirectoryRow.fields.values()];
+  const aliases = fields.map((_, i) => `d${i}`);
+  const typeAlias = aliases[fields.findIndex((f) => f.name === 'type')]!;
+  const nameAlias = aliases[fields.findIndex((f) => f.name === 'name')]!;
   const key = new Set(['type', 'name']);
   return {
     columns: fields
       .map((f, i) => (onlyWhen && !key.has(f.name) ? `CASE WHEN ${onlyWhen} THEN r.${f.column} END AS d${i}` : `r.${f.column} AS d${i}`))
       .join(', '),
-    read: (row) => Object.fromEntries(fields.map((f, i) => [f.name, row[`d${i}`]])),
+    key: (row) => `${row[typeAlias]}\u0000${row[nameAlias]}`,
+    read: (row) => {
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < fields.length; i++) out[fields[i]!.name] = row[aliases[i]!];
+      return out;
+    },
   };
 }
+
+/**
+ * Set on each row a plan reads (and on each relation object in it): it holds every column its
+ * selection asks for, so GraphQL resolves its fields without plugin-prisma's per-row loader check
+ * (src/graphql/planned-rows.ts).
+ */
+export const plannedRow = Symbol('planned row');
 
 /** The to-one relations of an event that are joined into the same statement. */
 const relations = {
@@ -58,7 +91,7 @@ const relations = {
 } as const;
 
 type Column = { alias: string; field: string; convert?: (v: unknown) => unknown };
-type Nested = { name: string; key: string; columns: Column[] };
+type Nested = { name: string; keyAlias: string; columns: Column[] };
 
 /** The select list, joins and row reader for one selection; null when it names something unknown. */
 export type EventPlan = {
@@ -121,7 +154,7 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
     inner.set(relation.key, true);
     const cols = scalarColumns(relation.model, relation.alias, inner.keys(), columns);
     if (!cols) return null;
-    nested.push({ name, key: relation.key, columns: cols });
+    nested.push({ name, keyAlias: cols.find((c) => c.field === relation.key)!.alias, columns: cols });
     joins.push(relation.join);
   }
   const position = scalars.find((c) => c.field === 'position');
@@ -130,15 +163,14 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
     joins: joins.join(' '),
     present: (row) => (position ? row[position.alias] != null : true),
     read(row) {
-      const out: Record<string, unknown> = {};
+      const out: Record<string | symbol, unknown> = { [plannedRow]: true };
       for (const c of scalars) out[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];
       for (const n of nested) {
-        const present = row[n.columns.find((c) => c.field === n.key)!.alias] != null;
-        if (!present) {
+        if (row[n.keyAlias] == null) {
           out[n.name] = null;
           continue;
         }
-        const value: Record<string, unknown> = {};
+        const value: Record<string | symbol, unknown> = { [plannedRow]: true };
         for (const c of n.columns) value[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];
         out[n.name] = value;
       }

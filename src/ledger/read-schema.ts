@@ -1,5 +1,4 @@
 // The Ledger's reads by filter: events pages, counted views, plain-words questions, a blob's events.
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../graphql/builder.ts';
 import { describedValues } from '../graphql/enum-values.ts';
@@ -12,7 +11,7 @@ import { decodeCursor } from './cursor.ts';
 import { parseFilter, type LedgerFilter } from './filter.ts';
 import { ledgerScope, ledgerScopeNow, scopedFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
 import { filteredEventPage, ledgerCounts, LedgerGrouping, LedgerOrder, PAGE_DEFAULT, PAGE_MAX, pageSize, toPage, type LedgerCount } from './reads.ts';
-import { BlobRef, DirectionEnum, LedgerEventRef } from './schema.ts';
+import { BlobRef, DirectionEnum, LedgerEventRef, plannedEvents } from './schema.ts';
 
 /** Whether a LedgerCount field asks for a sum (tokens or cost), not only the count. */
 const selectsSums = (info: GraphQLResolveInfo) => ['inputTokens', 'outputTokens', 'costUsd'].some((f) => selectedFields(info, f).length > 0);
@@ -159,7 +158,7 @@ const LedgerAnswerRef = builder.objectRef<AnswerShape>('LedgerAnswer').implement
       },
       description: 'The events the filter matches.',
       resolve: (a, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(ctx.services.db, scopedFilter(a.filter, a.scope), args, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+        filteredEventPage<LedgerEvent>(ctx.services.db, scopedFilter(a.filter, a.scope), args, plannedEvents(ctx, info, ['edges', 'node'])),
     }),
   }),
 });
@@ -200,7 +199,7 @@ builder.queryFields((t) => ({
         ctx.services.db,
         scopedFilter(filterArg(args.filter), await ledgerScope(ctx, 'events')),
         args,
-        queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+        plannedEvents(ctx, info, ['edges', 'node']),
       ),
   }),
   ledgerCounts: t.field({

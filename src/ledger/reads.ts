@@ -5,7 +5,7 @@ import type { Database } from '../db/client.ts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import { badInput } from '../errors.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { filterConditions, planEventSelect, runRead, selectEvents, SqlParams, type EventQuery, type EventSpec } from './event-select.ts';
+import { filterConditions, planEventSelect, runRead, selectEvents, SqlParams, type EventQuery, type EventSpec, type PlannedEvents } from './event-select.ts';
 import { filterWhere, type LedgerFilter } from './filter.ts';
 
 export const PAGE_DEFAULT = 50;
@@ -21,8 +21,6 @@ export type Page<T> = {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
 };
 
-type PageQuery = EventQuery;
-
 /** The page size asked for, or BAD_INPUT beyond the cap. */
 export function pageSize(first: number | null | undefined): number {
   if (first === null || first === undefined) return PAGE_DEFAULT;
@@ -32,9 +30,20 @@ export function pageSize(first: number | null | undefined): number {
   return first;
 }
 
+/** An edge whose cursor is encoded only when a query asks for it (most pages never do). */
+class Edge<T extends { position: bigint }> {
+  readonly node: T;
+  constructor(node: T) {
+    this.node = node;
+  }
+  get cursor(): string {
+    return encodeCursor(this.node.position);
+  }
+}
+
 /** A page from rows fetched with one more than `take`, so the extra row tells whether more follow. */
 export function toPage<T extends { position: bigint }>(rows: T[], take: number, after: string | undefined): Page<T> {
-  const edges = rows.slice(0, take).map((node) => ({ cursor: encodeCursor(node.position), node }));
+  const edges = rows.slice(0, take).map((node) => new Edge(node));
   return {
     edges,
     pageInfo: {
@@ -46,33 +55,40 @@ export function toPage<T extends { position: bigint }>(rows: T[], take: number, 
   };
 }
 
+/** A query planned here (no cache): its statement, or null for Prisma. */
+export function planned(query: EventQuery, always: readonly string[] = ['position']): PlannedEvents {
+  return { query, plan: planEventSelect(query, always), id: JSON.stringify(query) };
+}
+
 /**
- * One page of events matching the filter, in position order, after the cursor. `query` is the
- * selection planned from the GraphQL document (queryFromInfo): the page, its payloads and batches
- * are one statement with only the columns asked for (event-select.ts); a selection it does not
- * plan is read through Prisma, one statement per relation.
+ * One page of events matching the filter, in position order, after the cursor. `selection` is the
+ * query planned from the GraphQL document (queryFromInfo) and its statement: the page, its payloads
+ * and batches are one statement with only the columns asked for (event-select.ts); a selection it
+ * does not plan is read through Prisma, one statement per relation.
  */
 export async function filteredEventPage<T extends { position: bigint }>(
   db: Database,
   filter: LedgerFilter,
   args: PageArgs,
-  query: PageQuery = {},
+  selection: PlannedEvents = planned({}),
 ): Promise<Page<T>> {
   const take = pageSize(args.first);
   const order = args.order ?? 'ASC';
   const after = args.after === null || args.after === undefined ? undefined : decodeCursor(args.after);
-  const rows = await readEvents(db, query, { filter, order, limit: take + 1, ...(after !== undefined && { after }) });
+  const rows = await readEvents(db, selection, { filter, order, limit: take + 1, ...(after !== undefined && { after }) });
   return toPage(rows as unknown as T[], take, args.after ?? undefined);
 }
 
-/** Events as `spec` says with the columns `query` selects: one planned statement, else through Prisma. */
+/**
+ * Events as `spec` says: one planned statement, else through Prisma with the query's columns and
+ * `always` (the fields the planned statement was given besides).
+ */
 export async function readEvents(
   db: Database,
-  query: PageQuery,
+  { query, plan }: PlannedEvents,
   spec: EventSpec,
   always: readonly string[] = ['position'],
 ): Promise<Record<string, unknown>[]> {
-  const plan = planEventSelect(query, always);
   if (plan) return selectEvents(db.sql, plan, spec);
   const where: Prisma.LedgerEventWhereInput[] = [filterWhere(spec.filter)];
   if (spec.id !== undefined) where.push({ id: spec.id });

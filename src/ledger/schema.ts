@@ -1,16 +1,28 @@
 // The Ledger's GraphQL objects (events, actions, blobs, batches) and the root fields that read one by id.
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../graphql/builder.ts';
 import { loadBatched } from '../graphql/loader.ts';
 import { nodeIdField, registerNode } from '../graphql/node.ts';
 import type { Context } from '../graphql/context.ts';
+import { cachedPlan } from '../graphql/plan-cache.ts';
 import { selectedFields } from '../graphql/selection.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
-import type { EventQuery } from './event-select.ts';
+import { planEventSelect, type PlannedEvents } from './event-select.ts';
 import { encodeCursor } from './cursor.ts';
 import { decodeJson, decodeText } from './storable.ts';
 import { ledgerScope, ledgerScopeNow, scopeFilter, scopeWhere, type LedgerScope } from './read-scope.ts';
-import { readEvents } from './reads.ts';
+import { planned, readEvents } from './reads.ts';
+
+/**
+ * The events the field `info` resolves (LedgerEvents under `path`), planned into one statement with
+ * `always` besides what the selection asks, the plan kept per place in the document
+ * (graphql/plan-cache.ts) and per kind of read scope (the scope itself is a parameter of each statement).
+ */
+export function plannedEvents(ctx: Context, info: GraphQLResolveInfo, path?: string[], always: readonly string[] = ['position']): PlannedEvents {
+  const key = `${always.join(',')}|${ledgerScopeNow(ctx).kind}`;
+  return cachedPlan(ctx, info, { ...(path && { path }), key }, (query) => planEventSelect(query, always));
+}
 
 export const DirectionEnum = builder.enumType('Direction', {
   description: 'IN: arrived at this system. OUT: sent by it.',
@@ -196,10 +208,10 @@ builder.objectType(ActionRef, {
       description: 'In position order (those the caller may read).',
       resolve: async (action, _args, ctx, info) => {
         if (action.events) return action.events as never;
-        const query: EventQuery = queryFromInfo({ context: ctx, info });
+        const selection = plannedEvents(ctx, info, undefined, ['position', 'actionId']);
         const scope = ledgerScopeNow(ctx);
-        const key = `action-events:${scope.kind === 'task' ? `task:${scope.task}` : scope.kind}:${JSON.stringify(query)}`;
-        const rows = await loadBatched(ctx, key, action.id, (ids) => eventsOfActions(ctx, ids, scope, query));
+        const key = `action-events:${scope.kind === 'task' ? `task:${scope.task}` : scope.kind}:${selection.id}`;
+        const rows = await loadBatched(ctx, key, action.id, (ids) => eventsOfActions(ctx, ids, scope, selection));
         return (rows ?? []) as never;
       },
     }),
@@ -213,9 +225,9 @@ async function eventsOfActions(
   ctx: Context,
   ids: string[],
   scope: LedgerScope | { kind: 'none' },
-  query: EventQuery,
+  selection: PlannedEvents,
 ): Promise<Map<string, Record<string, unknown>[]>> {
-  const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionIds: ids, order: 'ASC' }, ['position', 'actionId']);
+  const rows = await readEvents(ctx.services.db, selection, { filter: scopeFilter(scope), actionIds: ids, order: 'ASC' }, ['position', 'actionId']);
   const out = new Map<string, Record<string, unknown>[]>();
   for (const row of rows) {
     const id = row.actionId as string;
@@ -230,9 +242,9 @@ async function eventsOfActions(
 }
 
 /** One event by id, as the caller may read it (`event(id:)` and `node(id:)`). */
-async function readEvent(ctx: Context, id: string, query: EventQuery): Promise<LedgerEvent | null> {
+async function readEvent(ctx: Context, id: string, selection: PlannedEvents): Promise<LedgerEvent | null> {
   const scope = await ledgerScope(ctx, 'event');
-  const rows = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), id, order: 'ASC', limit: 1 });
+  const rows = await readEvents(ctx.services.db, selection, { filter: scopeFilter(scope), id, order: 'ASC', limit: 1 });
   return (rows[0] ?? null) as LedgerEvent | null;
 }
 
@@ -254,12 +266,12 @@ async function readBlob(ctx: Context, hash: string, query: BlobQuery) {
 }
 
 builder.queryFields((t) => ({
-  event: t.prismaField({
+  event: t.field({
     type: LedgerEventRef,
     nullable: true,
     description: `One event by id.${scopeNote}`,
     args: { id: t.arg.id({ required: true, description: "The event's own id (LedgerEvent.id)." }) },
-    resolve: (query, _root, args, ctx) => readEvent(ctx, String(args.id), query),
+    resolve: (_root, args, ctx, info) => readEvent(ctx, String(args.id), plannedEvents(ctx, info)),
   }),
   action: t.field({
     type: ActionRef,
@@ -270,8 +282,11 @@ builder.queryFields((t) => ({
       const scope = await ledgerScope(ctx, 'action');
       if (selectedFields(info, 'events').length) {
         // The events are read here with their selection: one statement answers both "is there such an action" and its events.
-        const query: EventQuery = queryFromInfo({ context: ctx, info, path: ['events'] });
-        const events = await readEvents(ctx.services.db, query, { filter: scopeFilter(scope), actionId: String(args.id), order: 'ASC' });
+        const events = await readEvents(ctx.services.db, plannedEvents(ctx, info, ['events']), {
+          filter: scopeFilter(scope),
+          actionId: String(args.id),
+          order: 'ASC',
+        });
         return events.length ? { id: String(args.id), events } : null;
       }
       return findAction(ctx, String(args.id), scope);
@@ -287,7 +302,7 @@ builder.queryFields((t) => ({
 }));
 
 builder.prismaObjectField(LedgerEventRef, 'nodeId', (t) => t.field({ ...nodeIdField<{ id: string }>('LedgerEvent', (e) => e.id), select: { id: true } }));
-registerNode(LedgerEventRef, (id, ctx, info) => readEvent(ctx, id, queryFromInfo({ context: ctx, info, typeName: 'LedgerEvent' })));
+registerNode(LedgerEventRef, (id, ctx, info) => readEvent(ctx, id, planned(queryFromInfo({ context: ctx, info, typeName: 'LedgerEvent' }))));
 builder.objectField(ActionRef, 'nodeId', (t) => t.field(nodeIdField<ActionShape>('Action', (a) => a.id)));
 registerNode(ActionRef, async (id, ctx) => findAction(ctx, id, await ledgerScope(ctx, 'action')));
 builder.prismaObjectField(BlobRef, 'nodeId', (t) => t.field({ ...nodeIdField<{ sha256: string }>('Blob', (b) => b.sha256), select: { sha256: true } }));

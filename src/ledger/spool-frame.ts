@@ -36,12 +36,14 @@ export function readSegmentHeader(bytes: Buffer): number | undefined {
 
 /** One event as a framed record; `stamp` gives it the segment it is written to. */
 export function frame(event: EventInput): Buffer {
-  const body = Buffer.from(JSON.stringify(event), 'utf8');
-  const record = Buffer.allocUnsafe(RECORD_HEADER + body.length);
-  record.writeUInt32LE(body.length, 0);
-  record.writeUInt32LE(crc32(body), 4);
+  // Encoded straight into the record: no intermediate buffer of the body (a recorded answer is kilobytes).
+  const json = JSON.stringify(event);
+  const length = Buffer.byteLength(json, 'utf8');
+  const record = Buffer.allocUnsafe(RECORD_HEADER + length);
+  record.write(json, RECORD_HEADER, 'utf8');
+  record.writeUInt32LE(length, 0);
+  record.writeUInt32LE(crc32(record.subarray(RECORD_HEADER)), 4);
   record.writeUInt32LE(0, 8);
-  body.copy(record, RECORD_HEADER);
   return record;
 }
 

@@ -2,7 +2,6 @@
 // payloads, the tool, the door's status and the outcome), its events, and its refusals. A call made
 // with a task-bound token is filed under the token's task, so this is what the token did.
 import type { LedgerEvent } from '../generated/prisma/client.ts';
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { loadBatched } from '../graphql/loader.ts';
 import { nodeIdField, registerNode } from '../graphql/node.ts';
 import { builder } from '../graphql/builder.ts';
@@ -14,7 +13,7 @@ import { ledgerScope, ledgerScopeNow } from './read-scope.ts';
 import { filteredEventPage, pageSize, type Page } from './reads.ts';
 import { withoutNulls } from '../graphql/without-nulls.ts';
 import { LedgerEventConnectionRef, LedgerFilterRef, LedgerOrderEnum } from './read-schema.ts';
-import { ActionRef, type ActionShape } from './schema.ts';
+import { ActionRef, plannedEvents, type ActionShape } from './schema.ts';
 import { summarizeCall, type CallEventRow, type CallOutcome, type CallSummary } from './task-calls.ts';
 
 /** A call's outcome, in the ledger's words (a DispatchResult's too). */
@@ -181,7 +180,7 @@ builder.objectType(TaskRef, {
           ctx.services.db,
           withinTask(parseFilter(withoutNulls(args.filter ?? {})), task.id),
           args,
-          queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+          plannedEvents(ctx, info, ['edges', 'node']),
         ),
     }),
     refusals: t.field({
@@ -189,12 +188,7 @@ builder.objectType(TaskRef, {
       description: 'Its REFUSAL events, in position order: each names the limit that refused (metadata.limit, .caveat, .door).',
       args: { first: t.arg.int(firstArg), after: t.arg.string({ description: 'A cursor from an earlier page (its endCursor): refusals after it.' }) },
       resolve: (task, args, ctx, info) =>
-        filteredEventPage<LedgerEvent>(
-          ctx.services.db,
-          { task: [task.id], kind: ['REFUSAL'] },
-          args,
-          queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
-        ),
+        filteredEventPage<LedgerEvent>(ctx.services.db, { task: [task.id], kind: ['REFUSAL'] }, args, plannedEvents(ctx, info, ['edges', 'node'])),
     }),
   }),
 });

@@ -1,6 +1,6 @@
 // GraphQL: the model rows of the Directory, their prices as charged, and from a model to its events
 // (as Tool.events goes from a capability to its uses).
-import { queryFromInfo } from '@pothos/plugin-prisma';
+import { plannedEvents } from '../ledger/schema.ts';
 import type { LedgerEvent } from '../generated/prisma/client.ts';
 import { builder } from '../graphql/builder.ts';
 import { nodeIdField, registerNode } from '../graphql/node.ts';
@@ -60,7 +60,7 @@ const ModelRef = builder.objectRef<ModelRow>('Model').implement({
           ctx.services.db,
           scopedFilter(filter, await ledgerScope(ctx, 'Model.events')),
           args,
-          queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+          plannedEvents(ctx, info, ['edges', 'node']),
         ) as never;
       },
     }),
