@@ -63,7 +63,7 @@ describe.each(databaseKinds)('cached read plans (%s)', (kind) => {
     expect(again.reused).toBe(2);
     expect(again.value[0]!.data.event).toEqual({ id: 'pc-2', kind: 'TOOL_CALL', payload: { size: '6', text: 'body 2' } });
     expect(again.value[1]!.data.event).toBeNull();
-    for (const r of again.value) expect(r.statements).toHaveLength(1);
+    for (const r of again.value) expect(r.statements, JSON.stringify(r.statements.map((s) => s.text.slice(0, 120)))).toHaveLength(1);
   });
 
   it('plans again for the values of variables beneath the field (directives), and answers each with its own selection', async () => {
