@@ -80,7 +80,8 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       throw error;
     }
   } else {
-    pglite = await PGlite.create({ pgliteWasmModule: await compiledPglite(), ...(target.loadDataDir && { loadDataDir: target.loadDataDir }) });
+    // In memory (tests, `dirledger migration-diff`): no server, so V8 tiers the parser up as it would.
+    pglite = await PGlite.create(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
   }
   const adapterFactory = new PrismaPGlite(pglite);
   const prisma = new PrismaClient({ adapter: adapterFactory });
