@@ -8,7 +8,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { folderBytes } from './disk.ts';
-import { createEmbedded, isInitialised } from './embedded.ts';
+import { compiledPglite, createEmbedded, isInitialised } from './embedded.ts';
 import { acquireFolderLock, type FolderLock } from './folder-lock.ts';
 import { migrateInChild } from './migrate-child.ts';
 import { wholeScriptMigrations } from './pg-migrations.ts';
@@ -67,16 +67,20 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     // Before the folder is touched: a second opener fails here, naming the holder.
     folderLock = acquireFolderLock(target.dataDir);
     try {
+      // Compiled on V8's worker threads meanwhile (src/db/embedded.ts, compiledPglite).
+      const wasmModule = compiledPglite();
+      wasmModule.catch(() => {});
       await mkdir(target.dataDir, { recursive: true });
       // A new folder is created and migrated in a child process (under this process's lock): initdb
       // and the schema engine would otherwise leave ~600 MB resident in this one for good.
       if (!isInitialised(target.dataDir)) appliedAtOpen = await migrateInChild({ dataDir: target.dataDir });
-      pglite = await createEmbedded(target.dataDir);
+      pglite = await createEmbedded(target.dataDir, await wasmModule);
     } catch (error) {
       folderLock.release();
       throw error;
     }
   } else {
+    // In memory (tests, `dirledger migration-diff`): no server, so V8 tiers the parser up as it would.
     pglite = await PGlite.create(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
   }
   const adapterFactory = new PrismaPGlite(pglite);

@@ -1,13 +1,17 @@
 // The embedded database on a data folder: created and migrated in a child process, durable commits,
-// small shared buffers, and its size on disk.
+// small shared buffers, its SQL parser compiled by TurboFan before it opens, and its size on disk.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
-import { embeddedStartParams } from '../../src/db/embedded.ts';
+import { embeddedStartParams, exportedFunctionIndex, PARSER_EXPORT } from '../../src/db/embedded.ts';
+import { repoRoot } from '../helpers/process.ts';
 
 const migrationFolders = fs
   .readdirSync(new URL('../../prisma/migrations', import.meta.url), { withFileTypes: true })
@@ -27,6 +31,48 @@ describe('embeddedStartParams', () => {
   it('takes shared buffers from DIRLEDGER_PGLITE_SHARED_BUFFERS', () => {
     expect(embeddedStartParams(PGlite.defaultStartParams, { DIRLEDGER_PGLITE_SHARED_BUFFERS: '64MB' })).toContain('shared_buffers=64MB');
   });
+});
+
+describe("PGlite's SQL parser, compiled before the database opens", () => {
+  const wasm = fs.readFileSync(path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), 'pglite.wasm'));
+
+  it('is found by its export name among the functions the module defines, not those it imports', () => {
+    const index = exportedFunctionIndex(wasm, PARSER_EXPORT);
+    const imported = WebAssembly.Module.imports(new WebAssembly.Module(wasm)).filter((i) => i.kind === 'function').length;
+    expect(index).toBeGreaterThanOrEqual(imported);
+    // A small module built by hand: one imported function, two defined, the second exported as "f".
+    // biome-ignore format: one section a line
+    const tiny = Uint8Array.from([
+      0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+      1, 4, 1, 0x60, 0, 0, // type section: () -> ()
+      2, 7, 1, 1, 0x6d, 1, 0x69, 0, 0, // import section: "m" "i", function of type 0
+      3, 3, 2, 0, 0, // function section: two functions of type 0
+      7, 5, 1, 1, 0x66, 0, 2, // export section: "f" = function 2
+      10, 7, 2, 2, 0, 0x0b, 2, 0, 0x0b, // code section
+    ]);
+    new WebAssembly.Module(tiny);
+    expect(exportedFunctionIndex(tiny, 'f')).toBe(2);
+    expect(exportedFunctionIndex(tiny, 'g')).toBeUndefined();
+  });
+
+  it('is not found in what is not a module, nor in a module cut short', () => {
+    expect(exportedFunctionIndex(new TextEncoder().encode('not a WebAssembly module'), PARSER_EXPORT)).toBeUndefined();
+    expect(exportedFunctionIndex(wasm.subarray(0, 4096), PARSER_EXPORT)).toBeUndefined();
+    expect(exportedFunctionIndex(new Uint8Array(0), PARSER_EXPORT)).toBeUndefined();
+  });
+
+  it('is compiled by TurboFan while the module compiles, not later while the server runs', async () => {
+    const index = exportedFunctionIndex(wasm, PARSER_EXPORT);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--trace-wasm-compilation-times', 'test/db/fixtures/compile-pglite.ts'], {
+      cwd: repoRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const lines = stdout.split('\n');
+    const parser = lines.findIndex((line) => line.includes(`#${index} using TurboFan`));
+    expect(parser, 'the parser compiled by TurboFan').toBeGreaterThanOrEqual(0);
+    expect(parser).toBeLessThan(lines.indexOf('compiled'));
+    expect(lines.filter((line) => line.includes('using TurboFan'))).toHaveLength(1);
+  }, 120_000);
 });
 
 describe('a data folder', () => {
