@@ -30,7 +30,9 @@ class SlowestFirst extends BaseSequencer {
     // Each project's files stay together (a worker is shared only by consecutive files of one project).
     const byProject = new Map<string, TestSpecification[]>();
     for (const spec of await super.sort(files)) byProject.set(spec.project.name, [...(byProject.get(spec.project.name) ?? []), spec]);
-    return [...byProject.values()].flatMap((specs) => specs.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i)).map(({ spec }) => spec);
+    return [...byProject.values()]
+      .flatMap((specs) => specs.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i))
+      .map(({ spec }) => spec);
   }
 }
 
