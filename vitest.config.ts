@@ -1,18 +1,72 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const require = createRequire(import.meta.url);
 
-export default defineConfig({
+/**
+ * Files that run each in a process of their own: they replace process-wide state themselves (undici's
+ * global dispatcher, a V8 flag, the console's files that the server reads once per process). Every
+ * other file shares a worker process with the files run before it (`isolate: false`), so the app's
+ * modules and Prisma's and PGlite's WebAssembly are loaded once per worker instead of once per file;
+ * such a file must stop every app it starts, which test/helpers/shared-process.ts checks after each.
+ */
+const ownProcess = [
+  'test/capture/outbound.test.ts', // installs the outbound capture as the global dispatcher directly
+  'test/capture/boundary.test.ts', // the process-wide outbound capture, shared by several apps
+  'test/console/*.test.ts', // rebuild console/dist, which the server reads once per process
+  'test/server/idle-trim.test.ts', // exposes gc with a V8 flag and watches this process's collections
+];
+
+/** The slowest files (measured), started first so that none of them is the last one still running. */
+const slowestFirst = ['test/dispatch/forms.test.ts', 'test/dispatch/mcp.test.ts', 'test/server/lifecycle.test.ts', 'test/db/folder-lock.test.ts'];
+
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const at = slowestFirst.findIndex((file) => spec.moduleId.endsWith(file));
+      return at === -1 ? slowestFirst.length : at;
+    };
+    // Each project's files stay together (a worker is shared only by consecutive files of one project).
+    const byProject = new Map<string, TestSpecification[]>();
+    for (const spec of await super.sort(files)) byProject.set(spec.project.name, [...(byProject.get(spec.project.name) ?? []), spec]);
+    return [...byProject.values()]
+      .flatMap((specs) => specs.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i))
+      .map(({ spec }) => spec);
+  }
+}
+
+const common: TestProjectInlineConfiguration = {
   // Node loads graphql's CommonJS build for every dependency; the tests must share it.
   resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     // Most files wait on databases and child processes, not the CPU: two at a time on 2 cores.
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+  },
+};
+
+export default defineConfig({
+  test: {
+    // Once for the whole run: both projects inherit what it provides.
+    globalSetup: ['test/helpers/global-setup.ts'],
+    maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
+    projects: [
+      { ...common, test: { ...common.test, name: 'own-process', include: ownProcess, isolate: true } },
+      {
+        ...common,
+        test: {
+          ...common.test,
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...ownProcess],
+          isolate: false,
+          setupFiles: ['test/helpers/shared-process.ts'],
+        },
+      },
+    ],
   },
 });

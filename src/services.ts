@@ -128,7 +128,7 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 /** Opens the database, applies pending migrations and builds every core. */
 export async function createServices(keyless: Config, logger: Logger, db?: Database, options: ServiceOptions = {}): Promise<Services> {
   // The root key joins the secret registry before anything can redact, log or dispatch.
-  const { config, rootKey } = withRootKey(keyless);
+  const { config, rootKey, release: releaseRootKey } = withRootKey(keyless);
   const database = db ?? (await openConfiguredDatabase(config));
   const applied = await database.migrate();
   if (applied.length) logger.info({ applied }, 'applied migrations');
@@ -258,15 +258,19 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     logger,
   });
   const close = async () => {
-    await holdSweep.stop();
-    await live.close();
-    await signal.close();
-    await revocations.close();
-    await sharedRate?.close();
-    streams.close();
-    await directory.close();
-    if (objects instanceof S3ObjectStore) objects.close();
-    await spool?.close();
+    try {
+      await holdSweep.stop();
+      await live.close();
+      await signal.close();
+      await revocations.close();
+      await sharedRate?.close();
+      streams.close();
+      await directory.close();
+      if (objects instanceof S3ObjectStore) objects.close();
+      await spool?.close();
+    } finally {
+      releaseRootKey();
+    }
   };
   const services: Services = {
     config,

@@ -10,15 +10,21 @@ import { redactInEveryLog } from '../secrets/registry.ts';
 export const ROOT_KEY_SECRET = 'DIRLEDGER_ROOT_KEY';
 const hex64 = /^[0-9a-f]{64}$/;
 
-export type RootKeyed = { config: Config; rootKey: Buffer; created: boolean };
+export type RootKeyed = {
+  config: Config;
+  rootKey: Buffer;
+  created: boolean;
+  /** Lets go of the key in the secret registry (an app that stops); a process that keeps it never calls it. */
+  release: () => void;
+};
 
 /** The config with the root key registered as a secret; creates DATA_DIR/root.key (mode 0600) when there is none. */
 export function withRootKey(config: Config): RootKeyed {
   const registered = config.secrets[ROOT_KEY_SECRET];
   if (registered !== undefined) {
     const rootKey = keyFrom(registered, `the ${ROOT_KEY_SECRET} secret`);
-    redactInEveryLog(ROOT_KEY_SECRET, registered);
-    return { config, rootKey, created: false };
+    const release = redactInEveryLog(ROOT_KEY_SECRET, registered);
+    return { config, rootKey, created: false, release };
   }
   const file = path.join(config.DATA_DIR, 'root.key');
   let created = false;
@@ -41,8 +47,8 @@ export function withRootKey(config: Config): RootKeyed {
     }
   }
   const rootKey = keyFrom(text, file);
-  redactInEveryLog(ROOT_KEY_SECRET, text);
-  return { config: { ...config, secrets: { ...config.secrets, [ROOT_KEY_SECRET]: text } }, rootKey, created };
+  const release = redactInEveryLog(ROOT_KEY_SECRET, text);
+  return { config: { ...config, secrets: { ...config.secrets, [ROOT_KEY_SECRET]: text } }, rootKey, created, release };
 }
 
 function keyFrom(text: string, where: string): Buffer {

@@ -32,6 +32,9 @@ export async function startServer(handler: (request: IncomingMessage, response: 
       });
     }
   });
+  // Never closes an idle keep-alive connection itself (Node's default: after 5 s): on a loaded machine the
+  // client took up such a connection again just as the server closed it (ECONNRESET). stop() closes them.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireFolderLock, folderHolder, FolderLockedError, lockPathOf, type LockHolder } from '../../src/db/folder-lock.ts';
+import { seedPgliteFolder } from '../helpers/database.ts';
 import { cliBin, repoRoot, runCli, type Child } from '../helpers/process.ts';
 
 const dirs: string[] = [];
@@ -102,6 +103,8 @@ describe('one process per data folder, as a user runs it', () => {
 
   it('a second server and a migrate fail at once naming the holder and write nothing; find, call and mcp use the running server; after kill -9 the lock is taken over', async () => {
     const dataDir = await tempDir();
+    // A migrated folder (the suite's template): a new folder's first start is test/server/lifecycle.test.ts's.
+    await seedPgliteFolder(path.join(dataDir, 'pglite'));
     const server = runCli(['serve'], env(dataDir));
     children.push(server);
     const [, origin] = await server.waitFor(/GraphQL and GraphiQL at (http:\/\/[^/\s]+)\/graphql/, 120_000);
@@ -166,9 +169,9 @@ describe('one process per data folder, as a user runs it', () => {
 
   it('a second in-process `dirledger mcp` on a folder another in-process one holds fails at once naming it', async () => {
     const dataDir = await tempDir();
+    await seedPgliteFolder(path.join(dataDir, 'pglite'));
     const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: childEnv(dataDir), stderr: 'pipe' });
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
-    // Its first start initialises and migrates a new PGlite folder: slow on a loaded machine.
     await client.connect(transport, { timeout: 240_000 });
     try {
       await client.listTools(undefined, { timeout: 240_000 });

@@ -104,6 +104,9 @@ const actionIdOf = (text: string) => /["']?actionId["']?\s*:\s*["']([^"']+)["']/
 
 type RunnableForm = Exclude<ContractForm, 'UPSTREAM' | 'IN_PROCESS'>;
 
+/** A form run as written, npx and npm included: a couple of seconds alone, a minute and more at nice 19 on a loaded machine. */
+const FORM_MS = 180_000;
+
 describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind) => {
   let t: TestApp;
   let work: string;
@@ -193,7 +196,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
       return run('sh', ['-c', (rendered.json as { command: string }).command], {
         ...options,
         env: { ...env(), npm_config_offline: 'true' },
-        timeoutMs: 60_000,
+        timeoutMs: FORM_MS - 30_000,
       });
     }
     const file = (name: string) => path.join(work, name);
@@ -319,43 +322,51 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
 
   const runnable = ContractForms.filter((f) => f !== 'UPSTREAM' && f !== 'IN_PROCESS') as RunnableForm[];
   for (const form of runnable) {
-    it(`${form}: filled with a token, runs as written, reaches ECHO and is recorded`, async (ctx) => {
-      const why = noToolchain(form);
-      if (why) return skipWith(ctx, form, why);
-      const rendered = rawFormOf(form);
-      if (form !== 'MCP_CLIENT_CONFIG') expect(JSON.stringify(rendered), `${form} carries the placeholder`).toContain(TokenPlaceholder);
-      const ran = await execute(form, fill(rendered, t.token));
-      if (form === 'NPX' && ran.code !== 0 && /ENOTCACHED|E404|ENOTFOUND|EAI_AGAIN/.test(ran.stderr)) {
-        return skipWith(ctx, form, `npx could not resolve the dirledger package without the registry: ${ran.stderr.split('\n')[0]}`);
-      }
-      expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
-      if (form === 'DRY_RUN') expect(JSON.parse(ran.stdout)).toMatchObject({ tool: 'ECHO', outcome: 'DRY_RUN', dryRun: true });
-      if (form === 'WEBSOCKET')
-        expect(JSON.parse(ran.stdout)).toMatchObject({ type: 'result', result: { tool: 'ECHO', outcome: 'OK', output: { text: marker('WEBSOCKET') } } });
-      if (form === 'GRAPHQL_WS') expect(JSON.parse(ran.stdout).errors).toBeUndefined();
-      await assertReachedAndRecorded(form, ran.stdout);
-    });
+    it(
+      `${form}: filled with a token, runs as written, reaches ECHO and is recorded`,
+      async (ctx) => {
+        const why = noToolchain(form);
+        if (why) return skipWith(ctx, form, why);
+        const rendered = rawFormOf(form);
+        if (form !== 'MCP_CLIENT_CONFIG') expect(JSON.stringify(rendered), `${form} carries the placeholder`).toContain(TokenPlaceholder);
+        const ran = await execute(form, fill(rendered, t.token));
+        if (form === 'NPX' && ran.code !== 0 && /ENOTCACHED|E404|ENOTFOUND|EAI_AGAIN/.test(ran.stderr)) {
+          return skipWith(ctx, form, `npx could not resolve the dirledger package without the registry: ${ran.stderr.split('\n')[0]}`);
+        }
+        expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+        if (form === 'DRY_RUN') expect(JSON.parse(ran.stdout)).toMatchObject({ tool: 'ECHO', outcome: 'DRY_RUN', dryRun: true });
+        if (form === 'WEBSOCKET')
+          expect(JSON.parse(ran.stdout)).toMatchObject({ type: 'result', result: { tool: 'ECHO', outcome: 'OK', output: { text: marker('WEBSOCKET') } } });
+        if (form === 'GRAPHQL_WS') expect(JSON.parse(ran.stdout).errors).toBeUndefined();
+        await assertReachedAndRecorded(form, ran.stdout);
+      },
+      FORM_MS,
+    );
 
-    it(`${form}: as rendered, without a token, is refused by its door (401) and the refusal recorded`, async (ctx) => {
-      const why = noToolchain(form);
-      if (why) return skipWith(ctx, form, why);
-      const { output, refusal } = await runRefused(form, rawFormOf(form));
-      expect(refusal).toMatchObject({ status: 'REFUSED', metadata: { limit: 'credential', door: expectedDoor[form] } });
-      expect(refusal.metadata).toMatchObject({ reason: expect.stringMatching(/not a token|no credential/) });
-      const printed = `${output.stdout}\n${output.stderr}`;
-      expect(printed).not.toContain(marker(form));
-      if (rawFormOf(form).shape === 'HTTP' || ['CURL', 'HTTPIE', 'JAVASCRIPT', 'TYPESCRIPT', 'POWERSHELL'].includes(form)) {
-        expect(printed).toContain('UNAUTHENTICATED');
-        expect(printed).toContain('Missing or invalid credential.');
-      }
-      if (form === 'CLI' || form === 'NPX') {
-        expect(output.code).toBe(4);
-        expect(output.stderr).toContain('UNAUTHENTICATED: Missing or invalid credential.');
-      }
-      if (form === 'PYTHON') expect(output.stderr).toContain('HTTP Error 401');
-      if (form === 'SDK') expect(output.stderr).toContain('Missing or invalid credential.');
-      if (form === 'MCP_HTTP' || form === 'MCP_CLIENT_CONFIG' || form === 'MCP_STDIO') expect(output.stderr).toContain('UNAUTHENTICATED');
-    });
+    it(
+      `${form}: as rendered, without a token, is refused by its door (401) and the refusal recorded`,
+      async (ctx) => {
+        const why = noToolchain(form);
+        if (why) return skipWith(ctx, form, why);
+        const { output, refusal } = await runRefused(form, rawFormOf(form));
+        expect(refusal).toMatchObject({ status: 'REFUSED', metadata: { limit: 'credential', door: expectedDoor[form] } });
+        expect(refusal.metadata).toMatchObject({ reason: expect.stringMatching(/not a token|no credential/) });
+        const printed = `${output.stdout}\n${output.stderr}`;
+        expect(printed).not.toContain(marker(form));
+        if (rawFormOf(form).shape === 'HTTP' || ['CURL', 'HTTPIE', 'JAVASCRIPT', 'TYPESCRIPT', 'POWERSHELL'].includes(form)) {
+          expect(printed).toContain('UNAUTHENTICATED');
+          expect(printed).toContain('Missing or invalid credential.');
+        }
+        if (form === 'CLI' || form === 'NPX') {
+          expect(output.code).toBe(4);
+          expect(output.stderr).toContain('UNAUTHENTICATED: Missing or invalid credential.');
+        }
+        if (form === 'PYTHON') expect(output.stderr).toContain('HTTP Error 401');
+        if (form === 'SDK') expect(output.stderr).toContain('Missing or invalid credential.');
+        if (form === 'MCP_HTTP' || form === 'MCP_CLIENT_CONFIG' || form === 'MCP_STDIO') expect(output.stderr).toContain('UNAUTHENTICATED');
+      },
+      FORM_MS,
+    );
   }
 
   it('MCP_STDIO: the form’s text, one JSON-RPC line, piped into `dirledger mcp` is answered before it exits', async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase } from '../../src/db/client.ts';
+import { seedPgliteFolder } from '../helpers/database.ts';
 import { cliBin, repoRoot } from '../helpers/process.ts';
 
 type Answer = { jsonrpc: '2.0'; id: string | number | null; result?: any; error?: { code: number; message: string; data?: any } };
@@ -69,10 +70,12 @@ class RawStdio {
   }
 }
 
+/** A data folder with its root key and a migrated database (the suite's template: a new folder's first start is test/server/lifecycle.test.ts's). */
 async function keyedDataDir(): Promise<{ dataDir: string; token: string }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-stdio-limits-'));
   const key = randomBytes(32).toString('hex');
   await writeFile(path.join(dataDir, 'root.key'), `${key}\n`, { mode: 0o600 });
+  await seedPgliteFolder(path.join(dataDir, 'pglite'));
   return { dataDir, token: mintWithRootKey(Buffer.from(key, 'hex'), []) };
 }
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { databaseKinds } from '../helpers/database.ts';
+import { databaseKinds, seedPgliteFolder } from '../helpers/database.ts';
 import { cliBin, repoRoot } from '../helpers/process.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
@@ -303,6 +303,8 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
     const { dataDir } = await keyedDataDir();
     const other = await keyedDataDir();
     try {
+      // A migrated folder (the suite's template): a new folder's first start is test/server/lifecycle.test.ts's.
+      await seedPgliteFolder(path.join(dataDir, 'pglite'));
       const { code, stderr } = await stdioExit({ DATA_DIR: dataDir, DIRLEDGER_TOKEN: other.mint() });
       expect(code).toBe(4);
       expect(stderr).toContain('dirledger mcp: UNAUTHENTICATED: Missing or invalid credential.');
@@ -325,6 +327,7 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
   it('on PGlite in DATA_DIR: under a `tools = ECHO` token it lists and runs ECHO only, and the events are in that database after the process ends', async () => {
     const { dataDir, mint } = await keyedDataDir();
     try {
+      await seedPgliteFolder(path.join(dataDir, 'pglite'));
       const { client, connect, stderr } = stdioClient({ DATA_DIR: dataDir, DIRLEDGER_TOKEN: mint('tools = ECHO') });
       await connect().catch((error) => {
         throw new Error(`${error.message}\n${stderr()}`);

@@ -1,7 +1,7 @@
 // Each test file makes and drops its own database: embedded PGlite always, and
 // the machine's PostgreSQL when TEST_DATABASE_URL is set.
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { cp, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
@@ -59,12 +59,13 @@ export async function createTestDatabase(kind: DatabaseKind, options: { poolSize
   });
 }
 
-/** Fills an empty embedded-database folder with the suite's migrated template, so a server started on it skips initdb and the migrations. */
+/**
+ * Fills an embedded-database folder (not there yet) with a copy of the suite's migrated template, so a
+ * server started on it skips initdb and the migrations (a new folder's first start is its own test, in
+ * test/server/lifecycle.test.ts).
+ */
 export async function seedPgliteFolder(pgDataDir: string): Promise<void> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const dump = await readFile(inject('pgliteTemplate'));
-  const seeded = await PGlite.create({ dataDir: pgDataDir, loadDataDir: new Blob([dump]) });
-  await seeded.close();
+  await cp(inject('pgliteFolderTemplate'), pgDataDir, { recursive: true, errorOnExist: true, force: false });
 }
 
 /**

@@ -1,6 +1,6 @@
-// Migrates once, then every test file clones: a PGlite data dump, and (when
-// TEST_DATABASE_URL is set) a PostgreSQL template database.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+// Migrates once, then every test file clones: a PGlite data dump (and a data folder made from it, for
+// servers started on a folder), and (when TEST_DATABASE_URL is set) a PostgreSQL template database.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -10,6 +10,7 @@ import { adminUrl, templateName, withDatabase } from './database.ts';
 declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplate: string;
+    pgliteFolderTemplate: string;
     postgresTemplate: string | null;
   }
 }
@@ -24,6 +25,12 @@ export default async function setup(project: TestProject) {
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));
   await lite.close();
   project.provide('pgliteTemplate', file);
+  // The same database as a closed data folder: copying it is what `seedPgliteFolder` does.
+  const folder = path.join(dir, 'pglite-folder-template');
+  const { PGlite } = await import('@electric-sql/pglite');
+  const seeded = await PGlite.create({ dataDir: folder, loadDataDir: new Blob([await readFile(file)]) });
+  await seeded.close();
+  project.provide('pgliteFolderTemplate', folder);
 
   const url = process.env.TEST_DATABASE_URL;
   const template = url ? templateName() : null;

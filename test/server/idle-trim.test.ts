@@ -7,6 +7,7 @@ import v8 from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { trimWhenIdle, type IdleTrim } from '../../src/idle-trim.ts';
 import { startTestApp } from '../helpers/app.ts';
+import { seedPgliteFolder } from '../helpers/database.ts';
 import { runCli } from '../helpers/process.ts';
 
 const until = async (check: () => boolean, timeoutMs: number) => {
@@ -88,6 +89,8 @@ describe('App.activity', () => {
 describe('the server', () => {
   it('gives memory back once its start has gone quiet (IDLE_TRIM_MS)', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'dirledger-idle-trim-'));
+    // A migrated folder (the suite's template): a new folder's first start is test/server/lifecycle.test.ts's.
+    await seedPgliteFolder(path.join(dataDir, 'pglite'));
     const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'debug', IDLE_TRIM_MS: '500' };
     const server = runCli(['serve'], env);
     try {

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/process.ts';
 
+// A new folder's first start runs initdb and every migration (~20 s of CPU): minutes at nice 19 on a loaded machine.
+const FIRST_START_MS = 240_000;
+
 describe('dirledger serve', () => {
   let dataDir: string;
   beforeAll(async () => {
@@ -15,39 +18,43 @@ describe('dirledger serve', () => {
 
   let adminToken: string;
 
-  it('starts on embedded PGlite in a fresh folder, prints an admin token once, serves GraphiQL, and stops cleanly on SIGTERM', async () => {
-    const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
-    try {
-      const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/);
-      [, adminToken] = (await server.waitFor(/Admin token \(shown once\):\s+(\S+)/)) as [string, string];
-      const page = await fetch(url!, { headers: { accept: 'text/html' } });
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain('YogaGraphiQL');
-      const query = JSON.stringify({ query: '{ event(id: "nothing") { id } }' });
-      const anonymous = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
-      expect(anonymous.status).toBe(401);
-      expect(await anonymous.json()).toEqual({ errors: [{ message: 'Missing or invalid credential.', extensions: { code: 'UNAUTHENTICATED' } }] });
-      const answer = await fetch(url!, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: query,
-      });
-      expect(await answer.json()).toEqual({ data: { event: null } });
-      expect(await readdir(dataDir)).toContain('pglite');
-      const key = await stat(path.join(dataDir, 'root.key'));
-      expect(key.mode & 0o777).toBe(0o600);
-      const rootKey = (await readFile(path.join(dataDir, 'root.key'), 'utf8')).trim();
-      expect(rootKey).toMatch(/^[0-9a-f]{64}$/);
-      expect(server.output()).not.toContain(rootKey);
-    } finally {
-      server.child.kill('SIGTERM');
-    }
-    expect(await server.exited).toEqual({ code: 0, signal: null });
-  });
+  it(
+    'starts on embedded PGlite in a fresh folder, prints an admin token once, serves GraphiQL, and stops cleanly on SIGTERM',
+    async () => {
+      const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
+      try {
+        const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/, FIRST_START_MS);
+        [, adminToken] = (await server.waitFor(/Admin token \(shown once\):\s+(\S+)/)) as [string, string];
+        const page = await fetch(url!, { headers: { accept: 'text/html' } });
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('YogaGraphiQL');
+        const query = JSON.stringify({ query: '{ event(id: "nothing") { id } }' });
+        const anonymous = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
+        expect(anonymous.status).toBe(401);
+        expect(await anonymous.json()).toEqual({ errors: [{ message: 'Missing or invalid credential.', extensions: { code: 'UNAUTHENTICATED' } }] });
+        const answer = await fetch(url!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+          body: query,
+        });
+        expect(await answer.json()).toEqual({ data: { event: null } });
+        expect(await readdir(dataDir)).toContain('pglite');
+        const key = await stat(path.join(dataDir, 'root.key'));
+        expect(key.mode & 0o777).toBe(0o600);
+        const rootKey = (await readFile(path.join(dataDir, 'root.key'), 'utf8')).trim();
+        expect(rootKey).toMatch(/^[0-9a-f]{64}$/);
+        expect(server.output()).not.toContain(rootKey);
+      } finally {
+        server.child.kill('SIGTERM');
+      }
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+    },
+    FIRST_START_MS + 60_000,
+  );
 
   it('finishes an in-flight request before stopping', async () => {
     const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
-    const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/);
+    const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/, 120_000);
     const origin = new URL(url!).origin;
     const events = Array.from({ length: 200 }, (_, i) => ({
       id: `inflight-${i}`,
@@ -84,7 +91,7 @@ describe('dirledger serve', () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
     // The key already existed: no second admin token was printed.
     expect(server.output()).not.toMatch(/Admin token/);
-  });
+  }, 180_000);
 
   it('refuses a bad setting before starting, naming the variable, what was expected and what arrived', async () => {
     const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: 'http' });
@@ -93,17 +100,21 @@ describe('dirledger serve', () => {
     expect(server.output()).toMatch(/PORT: expected .*number.*, got "http"/);
   });
 
-  it('applies migrations on their own with `dirledger migrate`, and a second run applies nothing', async () => {
-    const fresh = await mkdtemp(path.join(os.tmpdir(), 'dirledger-migrate-'));
-    try {
-      const first = runCli(['migrate'], { DATA_DIR: fresh });
-      expect((await first.exited).code).toBe(0);
-      expect(first.output()).toMatch(/applied: \d{14}_ledger_core/);
-      const second = runCli(['migrate'], { DATA_DIR: fresh });
-      expect((await second.exited).code).toBe(0);
-      expect(second.output()).toContain('no pending migrations');
-    } finally {
-      await rm(fresh, { recursive: true, force: true });
-    }
-  });
+  it(
+    'applies migrations on their own with `dirledger migrate`, and a second run applies nothing',
+    async () => {
+      const fresh = await mkdtemp(path.join(os.tmpdir(), 'dirledger-migrate-'));
+      try {
+        const first = runCli(['migrate'], { DATA_DIR: fresh });
+        expect((await first.exited).code).toBe(0);
+        expect(first.output()).toMatch(/applied: \d{14}_ledger_core/);
+        const second = runCli(['migrate'], { DATA_DIR: fresh });
+        expect((await second.exited).code).toBe(0);
+        expect(second.output()).toContain('no pending migrations');
+      } finally {
+        await rm(fresh, { recursive: true, force: true });
+      }
+    },
+    FIRST_START_MS + 60_000,
+  );
 });

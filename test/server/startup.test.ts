@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app.ts';
+import { seedPgliteFolder } from '../helpers/database.ts';
 import { repoRoot, runCli } from '../helpers/process.ts';
 
 const dirs: string[] = [];
@@ -37,6 +38,8 @@ describe('`dirledger serve` failing to start', () => {
     const port = (busy.address() as { port: number }).port;
     try {
       const dataDir = await tempDir();
+      // A migrated folder (the suite's template): a new folder's first start is test/server/lifecycle.test.ts's.
+      await seedPgliteFolder(path.join(dataDir, 'pglite'));
       const run = runCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: '' });
       const { code } = await run.exited;
       expect(code).toBe(3);
