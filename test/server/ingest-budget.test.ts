@@ -35,6 +35,24 @@ describe.each(databaseKinds)('the ingest budget on %s', (kind) => {
     await t?.stop();
   });
 
+  /** Posts a chunked batch holding event `id` and keeps its body open (the whole budget, once admitted) until `finish()`. */
+  async function holdTheGate(id: string) {
+    let finish!: () => void;
+    const opened = new Promise<void>((resolve) => (finish = resolve));
+    const encoder = new TextEncoder();
+    const slow = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encoder.encode(`{"collector":"budget","events":[${JSON.stringify(event(id))}`));
+        await opened;
+        controller.enqueue(encoder.encode(']}'));
+        controller.close();
+      },
+    });
+    const first = post(t, slow);
+    while (t.app.services.ingestGate.load.active === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    return { first, finish };
+  }
+
   it('makes batches past the budget wait, and acknowledges and stores every one', async () => {
     // 24 batches of ~1.5 KB at once: two fit the budget at a time, the rest wait.
     const bodies = Array.from({ length: 24 }, (_, b) =>
@@ -52,20 +70,8 @@ describe.each(databaseKinds)('the ingest budget on %s', (kind) => {
 
   it('refuses a batch that waits past INGEST_WAIT_MAX_MS with 503 and Retry-After, writing none of it', async () => {
     // A body of unknown length (chunked) counts as the whole budget; it is held open until the other is refused.
-    let finish!: () => void;
-    const opened = new Promise<void>((resolve) => (finish = resolve));
-    const encoder = new TextEncoder();
-    const slow = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        controller.enqueue(encoder.encode(`{"collector":"budget","events":[${JSON.stringify(event('slow-1'))}`));
-        await opened;
-        controller.enqueue(encoder.encode(']}'));
-        controller.close();
-      },
-    });
-    const first = post(t, slow);
+    const { first, finish } = await holdTheGate('slow-1');
     const gate = t.app.services.ingestGate;
-    while (gate.load.active === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(gate.load.bytes).toBe(BUDGET);
     const refused = await post(t, JSON.stringify({ collector: 'budget', events: [event('late-1')] }));
     expect(refused.status).toBe(503);
@@ -82,20 +88,8 @@ describe.each(databaseKinds)('the ingest budget on %s', (kind) => {
   });
 
   it('holds a GraphQL appendBatch to the same budget: it waits behind a held batch and is refused with SERVER_BUSY, writing none of it', async () => {
-    let finish!: () => void;
-    const opened = new Promise<void>((resolve) => (finish = resolve));
-    const encoder = new TextEncoder();
-    const slow = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        controller.enqueue(encoder.encode(`{"collector":"budget","events":[${JSON.stringify(event('held-1'))}`));
-        await opened;
-        controller.enqueue(encoder.encode(']}'));
-        controller.close();
-      },
-    });
-    const first = post(t, slow);
+    const { first, finish } = await holdTheGate('held-1');
     const gate = t.app.services.ingestGate;
-    while (gate.load.active === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     const append = `mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`;
     const input = { collector: 'budget-gql', events: [event('gql-late-1', { payload: { state: 'COMPLETE', text: 'y'.repeat(200) } })] };
     const started = Date.now();
