@@ -140,6 +140,10 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
 async function whole(answer: Response): Promise<Response> {
   // Read without asking for `body` first (it builds a stream over the bytes), into the server adapter's
   // Response (the global one would wrap them in a stream again): the boundary reads it back at once.
+  // An event stream goes on in the global Response: the boundary tees its body, and the adapter's body
+  // over bytes never ended there (GraphQL over SSE hung until the client gave up).
   const bytes = await answer.arrayBuffer();
-  return new AdapterResponse(bytes.byteLength || answer.body ? bytes : null, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  const body = bytes.byteLength || answer.body ? bytes : null;
+  const init = { status: answer.status, statusText: answer.statusText, headers: answer.headers };
+  return (answer.headers.get('content-type') ?? '').startsWith('text/event-stream') ? new Response(body, init) : new AdapterResponse(body, init);
 }
