@@ -545,7 +545,9 @@ function printSummary(reps: Repetition[], o: WorkloadOptions): void {
   const eps = m((r) => r.ingest.eventsPerSecond);
   const ceil = m((r) => r.ceiling.withPayloads);
   const ratio = m((r) => r.ingest.eventsPerSecond / r.ceiling.withPayloads);
-  const rssMax = Math.max(...reps.map((r) => r.ingest.rssMaxBytes));
+  // The issue's targets are medians of 3; the highest single repetition is printed beside it.
+  const rssMax = m((r) => r.ingest.rssMaxBytes);
+  const rssHighest = Math.max(...reps.map((r) => r.ingest.rssMaxBytes));
   const last = reps.at(-1)!;
   const s = last.stored;
   const label = reps.length > 1 ? `median of ${reps.length}` : 'one run';
@@ -559,6 +561,7 @@ function printSummary(reps: Repetition[], o: WorkloadOptions): void {
   else console.log(target('ratio to the ceiling', fixed(ratio), `≥ ${targets.ofCeiling}`, ratio >= targets.ofCeiling));
   const rssTarget = kind === 'pglite' ? targets.pgliteRssBytes : targets.rssBytes;
   console.log(target('server RSS max while ingesting', mb(rssMax), `≤ ${rssTarget / 1e6} MB`, rssMax <= rssTarget));
+  if (reps.length > 1) console.log(row('  highest of the repetitions', mb(rssHighest)));
   const lost = reps.reduce((n, r) => n + (r.ingest.received - r.ingest.expectedDuplicates - r.stored.events), 0);
   console.log(target('acknowledged events missing from the ledger', int(lost), '0', lost === 0));
   if (reps.every((r) => r.ingest.cpu.backends !== undefined)) {
