@@ -102,6 +102,12 @@ export type SpoolState = {
   appendP99Ms: number | null;
 };
 
+/** What memory mode has no figure for. */
+const noSpoolFigures = {
+  ...{ bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null },
+  ...{ writeP50Ms: null, writeP99Ms: null, appendP50Ms: null, appendP99Ms: null },
+} as const;
+
 /** Test hooks: the spool's file operations (to inject a full disk or a failing sync). */
 export type ServiceOptions = { spoolIo?: SpoolIo };
 
@@ -185,12 +191,9 @@ export async function createServices(keyless: Config, logger: Logger, db?: Datab
     logger.info({ events: spooled.recovered.length, duplicates: writer.stats().duplicates }, 'spool replayed');
   }
   const spoolState = (): SpoolState => {
-    if (!spool) {
-      const none = { bytes: null, oldestAgeMs: null, writes: null, appends: null, refused: null };
-      return { mode: 'memory', events: writer.stats().queued, ...none, writeP50Ms: null, writeP99Ms: null, appendP50Ms: null, appendP99Ms: null };
-    }
-    const { events, bytes, oldestAgeMs, writes, appends, refused, writeP50Ms, writeP99Ms, appendP50Ms, appendP99Ms } = spool.stats();
-    return { mode: 'durable', events, bytes, oldestAgeMs, writes, appends, refused, writeP50Ms, writeP99Ms, appendP50Ms, appendP99Ms };
+    if (!spool) return { mode: 'memory', events: writer.stats().queued, ...noSpoolFigures };
+    const { segments: _segments, waiting: _waiting, ...figures } = spool.stats();
+    return { mode: 'durable', ...figures };
   };
   const revocations = new Revocations(
     database.sql,

@@ -73,11 +73,13 @@ class RecentDurations {
   add(ms: number): void {
     this.values[this.count++ % this.values.length] = ms;
   }
-  percentile(q: number): number | null {
+  /** The median and the 99th percentile, in ms to the µs, from one sort; nulls before the first. */
+  p50p99(): [number | null, number | null] {
     const n = Math.min(this.count, this.values.length);
-    if (n === 0) return null;
+    if (n === 0) return [null, null];
     const sorted = this.values.slice(0, n).sort();
-    return Math.round(sorted[Math.min(n - 1, Math.floor(q * n))]! * 1000) / 1000;
+    const at = (q: number) => Math.round(sorted[Math.min(n - 1, Math.floor(q * n))]! * 1000) / 1000;
+    return [at(0.5), at(0.99)];
   }
 }
 
@@ -185,6 +187,8 @@ export class Spool {
 
   stats(): SpoolStats {
     const oldest = this.groups[this.groupHead];
+    const [writeP50Ms, writeP99Ms] = this.writeTimes.p50p99();
+    const [appendP50Ms, appendP99Ms] = this.appendTimes.p50p99();
     return {
       events: this.heldEvents,
       bytes: this.heldBytes,
@@ -192,10 +196,10 @@ export class Spool {
       segments: this.segments.length,
       ...this.counters,
       waiting: this.waiters.length,
-      writeP50Ms: this.writeTimes.percentile(0.5),
-      writeP99Ms: this.writeTimes.percentile(0.99),
-      appendP50Ms: this.appendTimes.percentile(0.5),
-      appendP99Ms: this.appendTimes.percentile(0.99),
+      writeP50Ms,
+      writeP99Ms,
+      appendP50Ms,
+      appendP99Ms,
     };
   }
 
