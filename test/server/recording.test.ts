@@ -221,6 +221,23 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
     expect(await text(events[1]!.payloadSha256)).toBe(answer);
   });
 
+  it('node(id:) with hostile ids and variables: a clear 4xx or a null, never a 5xx, and the rule still decides', async () => {
+    const query = 'query ($id: ID!) { node(id: $id) { nodeId } }';
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const get = await fetch(`${t.url}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(`{"id":${deep}}`)}`, {
+      headers: { ...t.auth, accept: 'application/json', 'x-dirledger-action': `node-deep-${kind}` },
+    });
+    expect(get.status).toBeGreaterThanOrEqual(400);
+    expect(get.status).toBeLessThan(500);
+    for (const id of ['\u0000', `${globalId('LedgerEvent', 'x')}\u0000`, '\ud800', 'x'.repeat(100_000), globalId('Tool', `tool:${'\u0000'}`)]) {
+      const r = await gql(`node-hostile-${kind}-${id.length}`, { query, variables: { id } });
+      expect(r.status, JSON.stringify(id.slice(0, 20))).toBeLessThan(500);
+      const body = await r.json();
+      if (body.errors) expect(body.errors[0].extensions.code).toMatch(/^[A-Z_]+$/);
+      else expect(body.data.node).toBeNull();
+    }
+  });
+
   it("ingest (the storage layer's own traffic) and blob reads are not recorded as exchanges", async () => {
     const actionId = `ingest-${kind}`;
     const r = await fetch(`${t.origin}/ledger/batches`, {
