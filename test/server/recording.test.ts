@@ -230,7 +230,8 @@ describe.each(databaseKinds)('what each door records on %s', (kind) => {
     expect(get.status).toBeGreaterThanOrEqual(400);
     expect(get.status).toBeLessThan(500);
     for (const id of ['\u0000', `${globalId('LedgerEvent', 'x')}\u0000`, '\ud800', 'x'.repeat(100_000), globalId('Tool', `tool:${'\u0000'}`)]) {
-      const r = await gql(`node-hostile-${kind}-${id.length}`, { query, variables: { id } });
+      const actionId = `node-hostile-${kind}-${id.length}`;
+      const r = await gql(actionId, { query, variables: { id } });
       expect(r.status, JSON.stringify(id.slice(0, 20))).toBeLessThan(500);
       const body = await r.json();
       if (body.errors) expect(body.errors[0].extensions.code).toMatch(/^[A-Z_]+$/);
