@@ -1,6 +1,8 @@
 // Dispatch: added latency and throughput of POST /api/tools/:name with full capture against calling the upstream directly; events recorded vs expected.
 // The server runs on the durable spool (the default); a peer on DIRLEDGER_SPOOL=memory, measured in
-// alternating blocks with it, gives the spool's share of the added latency.
+// alternating blocks with it, gives the spool's share of the added latency. A bare Node proxy (no
+// capture) in the same blocks, and this disk's durable 4 KiB write timed between them, give the
+// floor any proxy with two durable writes per call has here.
 //
 //   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR] [--db postgres|pglite]
 //
@@ -28,7 +30,8 @@ import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
-import { benchUpstreamSection, startUpstream } from './lib/upstream.ts';
+import { benchUpstreamSection, startBareProxy, startUpstream } from './lib/upstream.ts';
+import { durableWriteTimes } from './lib/durable-write.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
 
 type Target = { url: string; body: string };
@@ -149,6 +152,8 @@ export async function run(args: string[]): Promise<void> {
   const agent = new Agent({ connections: workers * 2, keepAliveTimeout: 60_000 });
   const direct: Target = { url: `${upstream.origin}/echo`, body: JSON.stringify({ q: 'bench' }) };
   const through: Target = { url: `${server.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
+  const bareProxy = await startBareProxy(`${upstream.origin}/echo`);
+  const throughBare: Target = { url: `${bareProxy.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
   const throughMemory: Target = { url: `${peer.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
 
   const pids = { server: server.pid, upstream: upstream.pid };
@@ -157,9 +162,12 @@ export async function run(args: string[]): Promise<void> {
   await sequential(agent, through, 200);
   throughCalls += 200;
   await sequential(agent, throughMemory, 200);
+  await sequential(agent, throughBare, 200);
   const seqDirect = await sequential(agent, direct, n);
   // Durable and memory in alternating blocks, so the machine's moods fall on both alike.
   const seqMemory: number[] = [];
+  const seqBare: number[] = [];
+  const diskWrites: number[] = [];
   const writesBefore = (await spoolState())?.writes ?? null;
   const seqThrough = await withCpu(
     pids,
@@ -169,6 +177,8 @@ export async function run(args: string[]): Promise<void> {
       for (let done = 0; done < n; done += 250) {
         times.push(...(await sequential(agent, through, Math.min(250, n - done))));
         seqMemory.push(...(await sequential(agent, throughMemory, Math.min(250, n - done))));
+        seqBare.push(...(await sequential(agent, throughBare, Math.min(250, n - done))));
+        diskWrites.push(...(await durableWriteTimes(dir, 50)));
       }
       return { times };
     },
@@ -177,6 +187,7 @@ export async function run(args: string[]): Promise<void> {
   const afterSequential = await spoolState();
   const writesAfter = afterSequential?.writes ?? null;
   await peer.stop(60_000);
+  await bareProxy.stop();
   const conDirect = await withCpu(
     pids,
     (r) => r.times.length,
@@ -210,6 +221,10 @@ export async function run(args: string[]): Promise<void> {
   const conAddedP50 = p(conThrough.times, 0.5) - p(conDirect.times, 0.5);
   const spoolP50 = p(seqThrough.times, 0.5) - p(seqMemory, 0.5);
   const spoolP99 = p(seqThrough.times, 0.99) - p(seqMemory, 0.99);
+  const bareP50 = p(seqBare, 0.5) - p(seqDirect, 0.5);
+  const bareP99 = p(seqBare, 0.99) - p(seqDirect, 0.99);
+  // Issue 15 asks two durable writes per call (its request before sending, its answer before answering).
+  const floorP50 = bareP50 + 2 * p(diskWrites, 0.5);
   const ratio = conThrough.rps / conDirect.rps;
   const ms = (v: number) => `${fixed(v, 3)} ms`;
   // The honest throughput target (issue 17): the ledger's own ceiling for these events, not the bare upstream.
@@ -222,6 +237,7 @@ export async function run(args: string[]): Promise<void> {
     row('sequential direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99)), ''),
     row(`sequential through (${spoolMode.spool?.mode ?? 'no'} spool)`, ms(p(seqThrough.times, 0.5)), ms(p(seqThrough.times, 0.99)), ''),
     row('sequential through, memory peer', ms(p(seqMemory, 0.5)), ms(p(seqMemory, 0.99)), ''),
+    row('sequential through, bare Node proxy', ms(p(seqBare, 0.5)), ms(p(seqBare, 0.99)), ''),
     row(`${workers} concurrent direct`, ms(p(conDirect.times, 0.5)), ms(p(conDirect.times, 0.99)), int(conDirect.rps)),
     row(`${workers} concurrent through`, ms(p(conThrough.times, 0.5)), ms(p(conThrough.times, 0.99)), int(conThrough.rps)),
     '',
@@ -248,6 +264,8 @@ export async function run(args: string[]): Promise<void> {
           `the server's own spool over its last 1,024 durable writes (sequential phase): disk write p50 ${ms(afterSequential.writeP50Ms)}, p99 ${ms(afterSequential.writeP99Ms ?? 0)}; a call's wait for its records p50 ${ms(afterSequential.appendP50Ms ?? 0)}, p99 ${ms(afterSequential.appendP99Ms ?? 0)}`,
         ]
       : []),
+    `this disk's durable 4 KiB write (O_DSYNC over zero-filled blocks, 1 ms apart, ${int(diskWrites.length)} between the blocks above): p50 ${ms(p(diskWrites, 0.5))}, p99 ${ms(p(diskWrites, 0.99))}`,
+    `a bare Node proxy (no capture) adds p50 ${ms(bareP50)}, p99 ${ms(bareP99)}; floor of added p50 with two durable writes per call: ${ms(bareP50)} + 2 × ${ms(p(diskWrites, 0.5))} = ${ms(floorP50)}`,
     `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
     ...(ceiling
