@@ -54,6 +54,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   let inFlight = 0;
   let started = 0;
+  services.spool?.writeInPlaceWhen(() => inFlight <= 1);
   let idle: (() => void) | undefined;
   let stopping = false;
 

@@ -7,7 +7,7 @@
 // ms for an append). A segment whose events all committed is recycled, as PostgreSQL recycles WAL
 // segments: renamed to the next number with a new header, its old records left in place (replay
 // tells them by their number), so a busy spool writes its zeros once, not once per segment.
-import { constants } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import { open, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, ErrorCode } from '../errors.ts';
@@ -17,6 +17,8 @@ import { segmentHeader, zeroChunk } from './spool-frame.ts';
 export type SpoolIo = {
   /** Writes all of `bytes` (records) at `position`. */
   write(file: FileHandle, bytes: Buffer, position: number): Promise<void>;
+  /** The same on this thread, blocking it; for a lone append into an idle spool (Spool.flush). Where absent, `write`. */
+  writeNow?(file: FileHandle, bytes: Buffer, position: number): void;
   sync(file: FileHandle): Promise<void>;
   /** Writes zeros into a segment being prepared; `write` when not given. */
   fill?(file: FileHandle, bytes: Buffer, position: number): Promise<void>;
@@ -26,6 +28,10 @@ export const defaultIo: SpoolIo = {
   async write(file, bytes, position) {
     let offset = 0;
     while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten;
+  },
+  writeNow(file, bytes, position) {
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(file.fd, bytes, offset, bytes.length - offset, position + offset);
   },
   // Segments are O_DSYNC: a write returns once its bytes are durable.
   sync: async () => {},

@@ -132,6 +132,7 @@ export class Spool {
   private readonly counters = { writes: 0, appends: 0, refused: 0 };
   private readonly writeTimes = new RecentDurations();
   private readonly appendTimes = new RecentDurations();
+  private alone: (() => boolean) | undefined;
 
   private readonly options: SpoolOptions;
   private constructor(options: SpoolOptions) {
@@ -201,6 +202,11 @@ export class Spool {
       appendP50Ms,
       appendP99Ms,
     };
+  }
+
+  /** `alone` says whether the server is serving one call and nothing else now (see flush). */
+  writeInPlaceWhen(alone: () => boolean): void {
+    this.alone = alone;
   }
 
   /**
@@ -300,21 +306,33 @@ export class Spool {
     }
   }
 
-  /** One write and one sync at a time; appends that arrive meanwhile share the next. */
+  /**
+   * One write and one sync at a time; appends that arrive meanwhile share the next. A lone append
+   * (with whatever lingered) into an idle spool, while the server serves one call alone, is written
+   * on this thread: there the thread pool's round trip costs more than the disk (bench dispatch,
+   * sequential: disk write p50 0.47–0.57 ms through the pool, 0.27 ms in place). Otherwise the write
+   * goes through the pool and the event loop serves the other calls while the disk works (writing
+   * in place whenever the spool was idle cut throughput at 32 concurrent from ~1,300 to ~800 calls/s).
+   */
   private async flush(): Promise<void> {
+    let fresh = true;
     try {
       while (this.queue.length) {
         const batch = this.queue.splice(0);
         const records = batch.flatMap((p) => p.records);
         const bytes = batch.reduce((n, p) => n + p.bytes, 0);
         const count = batch.reduce((n, p) => n + p.events.length, 0);
+        // Lingering appends ride along and do not count: they are the same call's earlier events.
+        const inPlace = fresh && this.io.writeNow !== undefined && this.alone?.() === true && batch.filter((p) => p.calledAt !== undefined).length === 1;
+        fresh = false;
         let segment: Segment | undefined;
         try {
           segment = await this.activeSegment(bytes);
           const written = Buffer.concat(records, bytes);
           stamp(written, segment.number);
           const started = performance.now();
-          await this.io.write(segment.file!, written, segment.bytes);
+          if (inPlace) this.io.writeNow!(segment.file!, written, segment.bytes);
+          else await this.io.write(segment.file!, written, segment.bytes);
           await this.io.sync(segment.file!);
           this.writeTimes.add(performance.now() - started);
         } catch (error) {

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import { mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
@@ -283,6 +283,50 @@ describe('Spool', () => {
     await crash();
     const again = await openSpool();
     expect(again.recovered.map((e) => e.id)).toEqual(['ok1-0', 'ok2-0']);
+  });
+
+  it('writes a lone append in place only while the server serves one call; a failed write in place is refused like any other', async () => {
+    const ways: string[] = [];
+    let failInPlace = false;
+    const io: SpoolIo = {
+      async write(file, bytes, position) {
+        ways.push('pool');
+        await realIo.write(file, bytes, position);
+      },
+      writeNow(file, bytes, position) {
+        ways.push('in place');
+        if (failInPlace) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        let offset = 0;
+        while (offset < bytes.length) offset += writeSync(file.fd, bytes, offset, bytes.length - offset, position + offset);
+      },
+      sync: async () => {},
+    };
+    const { spool } = await openSpool({ io });
+    const admitted: string[] = [];
+    const admit = (e: EventInput[]) => admitted.push(...e.map((x) => x.id));
+    // Before the app says, and while it serves several calls, every write goes through the pool.
+    await spool.append(events('before', 1), admit);
+    let calls = 3;
+    spool.writeInPlaceWhen(() => calls <= 1);
+    await spool.append(events('busy', 1), admit);
+    calls = 1;
+    // A lingering append rides with the lone durable one, in place.
+    const lingered = spool.append(events('lingered', 1), admit, true);
+    await spool.append(events('alone', 1), admit);
+    await lingered;
+    // Two appends at once: the first is written alone, the second waits and goes through the pool.
+    await Promise.all([spool.append(events('first', 1), admit), spool.append(events('second', 1), admit)]);
+    expect(ways).toEqual(['pool', 'pool', 'in place', 'in place', 'pool']);
+    failInPlace = true;
+    const refusal = await spool.append(events('full', 1), admit).catch((e) => e);
+    expect((refusal as DomainError).code).toBe(ErrorCode.SPOOL_UNAVAILABLE);
+    failInPlace = false;
+    await spool.append(events('after', 1), admit);
+    const written = ['before-0', 'busy-0', 'lingered-0', 'alone-0', 'first-0', 'second-0', 'after-0'];
+    expect(admitted).toEqual(written);
+    opened.pop();
+    await crash();
+    expect((await openSpool()).recovered.map((e) => e.id)).toEqual(written);
   });
 
   it('opens its segments O_DSYNC and writes over zero-filled space in place, so a write returns only once its bytes are durable', async () => {
