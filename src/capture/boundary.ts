@@ -240,22 +240,24 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
   const answerBase = answerFields(exchange, invocation, answer.status, headerRecord(answer.headers));
   const maxBytes = services.config.PAYLOAD_MAX_BYTES;
   if (!exchange.synchronous && isStreamedAnswer(answer)) {
+    let answerRecorded: Promise<void> | undefined;
     const teed = teeResponse(answer, {
       cutoffMs: services.config.STREAM_CUTOFF_MS,
       payloadMaxBytes: maxBytes,
       publish: (chunk) => services.streams?.publish(invocation.actionId, chunk),
       ...(exchange.clientSignal && { clientSignal: exchange.clientSignal }),
+      // A client that read the stream to its end has its answer OUT (and what the call staged with it) durable.
+      beforeClose: () => answerRecorded!,
     });
-    const recording = teed.recorded
-      .then((result) =>
-        services.writer.enqueue({
-          ...answerBase,
-          occurredAt: new Date(),
-          payload: result.payload,
-          metadata: { ...answerBase.metadata, stream: true, clientDisconnected: result.clientDisconnected, ...(result.cut && { cut: result.cut }) },
-        }),
-      )
-      .catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
+    answerRecorded = teed.recorded.then((result) =>
+      services.writer.enqueue({
+        ...answerBase,
+        occurredAt: new Date(),
+        payload: result.payload,
+        metadata: { ...answerBase.metadata, stream: true, clientDisconnected: result.clientDisconnected, ...(result.cut && { cut: result.cut }) },
+      }),
+    );
+    const recording = answerRecorded.catch((error) => services.logger.error({ err: error }, 'recording a streamed answer failed'));
     services.writer.track(recording);
     // What the call staged (its result) is durable before the first byte of the answer leaves.
     await afterRun(services.writer.durable());

@@ -36,6 +36,11 @@ export type TeeOptions = {
   publish?: (chunk: StreamChunk) => void;
   /** Aborted when the client disconnects, for doors that learn it from the socket rather than a cancel. */
   clientSignal?: AbortSignal;
+  /**
+   * Awaited after the source ended and before the client's branch closes, so a client that read the
+   * whole stream knows what `recorded` led to (its record durable); a rejection errors the client's branch.
+   */
+  beforeClose?: (result: TeeResult) => Promise<void>;
 };
 
 export type Tee = {
@@ -181,10 +186,18 @@ export function teeStream(source: Source, options: TeeOptions): Tee {
           return;
         }
         if (clientGone) return;
-        if (result.done) {
-          finish('COMPLETE');
-          controller.close();
-        } else controller.enqueue(result.value);
+        if (!result.done) {
+          controller.enqueue(result.value);
+          return;
+        }
+        const ended = finish('COMPLETE');
+        try {
+          await options.beforeClose?.(ended);
+        } catch (error) {
+          if (!clientGone) controller.error(error);
+          return;
+        }
+        if (!clientGone) controller.close();
       },
       cancel() {
         void drainAfterDisconnect();

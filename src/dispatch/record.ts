@@ -1,7 +1,8 @@
 // The runner's own events: one call OUT and one response IN per step (with the pipes of an MCP step
 // over stdio), or a refusal, or a dry run. When each is made durable is the spool's contract:
 // a TOOL_CALL `now`, before its first byte leaves; a result `beforeAnswer`, at the latest before the
-// caller is answered (a streamed result `now`: the caller already had it).
+// caller is answered (a streamed result too: staged before the stream ends for the door, whose
+// answer OUT makes it durable before the client reads the end).
 import { randomUUID } from 'node:crypto';
 import type { Invocation } from '../context/request.ts';
 import type { StreamCut } from '../capture/tee.ts';
@@ -183,7 +184,7 @@ export class CallRecorder {
     ]);
   }
 
-  /** A streamed answer IN, once its stream ended; the caller has had it as it streamed, so nothing later waits for this: durable now. */
+  /** A streamed answer IN, once its stream ended and before the door's stream ends: durable with the door's answer OUT, before the client reads the end. */
   streamEnded(
     answer: StepAnswer,
     ended: { payload: PayloadInput; clientDisconnected: boolean; cut?: StreamCut },
@@ -208,7 +209,7 @@ export class CallRecorder {
           ...(contract && { contract }),
         },
       ],
-      'now',
+      'beforeAnswer',
     );
   }
 }

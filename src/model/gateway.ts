@@ -179,12 +179,15 @@ export class ModelGateway {
     const shown = answerHeaders(answer.headers);
     const out = { ...shown, 'x-dirledger-action': invocation.actionId };
     if (isEventStream(answer.headers) && answer.status < 300) {
+      let recording: Promise<void> | undefined;
       const tee = teeStream(answer.body, {
         cutoffMs: this.options.cutoffMs,
         payloadMaxBytes: this.options.payloadMaxBytes,
         ...(clientSignal && { clientSignal }),
+        // The answer IN is staged before the stream ends for the door, whose answer OUT makes both durable before the client's end.
+        beforeClose: () => recording!,
       });
-      const recording = tee.recorded
+      recording = tee.recorded
         .then(async (r) => {
           const facts = r.bytes ? factsOfStream(endpoint.wire, r.bytes) : { usage: null, error: undefined };
           const usage = endpoint.charged ? (facts.usage ?? estimateUsage(sent.body.length, r.size, { output: endpoint.outputBound.length > 0 })) : null;
@@ -195,7 +198,7 @@ export class ModelGateway {
             ...(r.cut && { cut: r.cut }),
             ...(facts.error !== undefined && { streamError: facts.error }),
           };
-          await recorder.answerIn({ status: String(answer.status), headers: shown, payload: r.payload, usage, meta }, 'now');
+          await recorder.answerIn({ status: String(answer.status), headers: shown, payload: r.payload, usage, meta }, 'beforeAnswer');
         })
         .catch((error) => this.options.logger?.error({ err: error, actionId: invocation.actionId }, 'recording a streamed model answer failed'));
       this.options.track?.(recording);

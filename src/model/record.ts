@@ -1,7 +1,8 @@
 // The model door's own events, beside the boundary's request IN and answer OUT: the call OUT as sent
 // upstream (exact bytes; secrets as names) and the answer IN as it came, with the model, the tokens
 // the provider counted and the cost at the exact price row. Durability as the runner's: the call
-// `now` (before its first byte leaves), the answer `beforeAnswer` (a streamed one `now`, at its end).
+// `now` (before its first byte leaves), the answer `beforeAnswer` (a streamed one at its end, before
+// the stream ends for the door, whose answer OUT makes it durable before the client's end).
 import { randomUUID } from 'node:crypto';
 import type { Refusal } from '../auth/verdict.ts';
 import { refusalEvent } from '../auth/verdict.ts';

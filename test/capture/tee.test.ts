@@ -75,6 +75,50 @@ describe('teeStream over a real SSE upstream', () => {
     expect(result.payload).toEqual({ state: 'COMPLETE', text: sent.toString('utf8') });
   });
 
+  it('the client reads the end only once beforeClose is done; when it fails, the client gets its error instead of an end', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const response = await upstream.open();
+    const { client, recorded } = teeStream(
+      response.body!,
+      options({
+        beforeClose: async (result) => {
+          order.push(`beforeClose ${result.state}`);
+          await released;
+          order.push('recorded');
+        },
+      }),
+    );
+    const reader = client.getReader();
+    upstream.send(line(1));
+    expect(Buffer.from((await reader.read()).value!).toString()).toBe(line(1));
+    upstream.end();
+    const end = reader.read().then((r) => order.push(`client done ${r.done}`));
+    await recorded;
+    await until(() => order.length === 1, 'beforeClose called');
+    expect(order).toEqual(['beforeClose COMPLETE']);
+    release();
+    await end;
+    expect(order).toEqual(['beforeClose COMPLETE', 'recorded', 'client done true']);
+
+    const failing = await upstream.open();
+    const second = teeStream(
+      failing.body!,
+      options({
+        beforeClose: async () => {
+          throw new Error('the spool refused the record');
+        },
+      }),
+    );
+    const failingReader = second.client.getReader();
+    upstream.send(line(2));
+    await failingReader.read();
+    upstream.end();
+    await expect(failingReader.read()).rejects.toThrow('the spool refused the record');
+    expect((await second.recorded).state).toBe('COMPLETE');
+  });
+
   it('publishes every chunk in order with its offset, then the end with state and sha256', async () => {
     const response = await upstream.open();
     const { client, recorded } = teeStream(response.body!, options());

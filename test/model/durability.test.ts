@@ -5,6 +5,9 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SpoolIo } from '../../src/ledger/spool-files.ts';
+import { unframe } from '../../src/ledger/spool-frame.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../src/model/fake-upstream.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { modelDirectory, UPSTREAM_KEY } from './helpers.ts';
@@ -52,5 +55,45 @@ describe('record before send', () => {
       else await client.chat.completions.create({ model: 'fake-gpt', messages: [{ role: 'user', content }] });
     }
     expect(seenInSpool).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('a stream read to its end has its answer IN and its answer OUT in the spool already, however slow the disk', async () => {
+    // Writes holding a stream's closing records take 300 ms: the client's end must wait for them.
+    const slowIo: SpoolIo = {
+      async write(file, bytes, position) {
+        if (bytes.includes('MODEL_RESULT') || bytes.includes(':door:answer')) await sleep(300);
+        let offset = 0;
+        while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten;
+      },
+      sync: async () => {},
+    };
+    const slow = await startTestApp(
+      'pglite',
+      { DIRECTORY_DIR: dir, DIRECTORY_WATCH_MS: '0', DIRLEDGER_SECRET_OPENAI_API_KEY: UPSTREAM_KEY },
+      { spoolIo: slowIo },
+    );
+    try {
+      const spooled = (actionId: string) => {
+        const spool = path.join(slow.dataDir, 'spool');
+        const kinds: string[] = [];
+        for (const f of readdirSync(spool).filter((n) => n.endsWith('.spool')))
+          for (const event of unframe(readFileSync(path.join(spool, f))).events)
+            if (event.id.startsWith(`${actionId}:`)) kinds.push(`${event.kind}/${event.direction}`);
+        return kinds.sort();
+      };
+      for (let i = 0; i < 2; i++) {
+        const answer = await fetch(`${slow.origin}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${slow.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: `read to the end ${i}` }], stream: true }),
+        });
+        expect(answer.status).toBe(200);
+        const actionId = answer.headers.get('x-dirledger-action')!;
+        expect(await answer.text()).toContain('data: [DONE]');
+        expect(spooled(actionId)).toEqual(['MODEL_CALL/OUT', 'MODEL_RESULT/IN', 'REQUEST/IN', 'RESPONSE/OUT']);
+      }
+    } finally {
+      await slow.stop();
+    }
   });
 });
