@@ -57,9 +57,10 @@ async function call(url: string, body: string): Promise<number> {
 }
 
 /** Time to the first content chunk, and each stamped chunk's delay from when the fake wrote it. */
-async function stream(url: string, stamp: boolean): Promise<{ ttft: number; delays: number[] }> {
+async function stream(url: string, stamp: boolean): Promise<{ headers: number; ttft: number; delays: number[] }> {
   const start = performance.now();
   const r = await request(url, { method: 'POST', body: streamBody(stamp), headers: { 'content-type': 'application/json' }, dispatcher: agent });
+  const headers = performance.now() - start;
   let ttft = NaN;
   const delays: number[] = [];
   let text = '';
@@ -71,7 +72,7 @@ async function stream(url: string, stamp: boolean): Promise<{ ttft: number; dela
     text = text.slice(text.lastIndexOf('\n'));
   }
   if (r.statusCode !== 200) throw new Error(`${url} answered ${r.statusCode}`);
-  return { ttft, delays };
+  return { headers, ttft, delays };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -108,28 +109,39 @@ export async function run(args: string[]): Promise<void> {
   const through = `${server.origin}/v1/chat/completions`;
 
   for (let i = 0; i < 200; i++) await Promise.all([call(direct, chatBody), call(through, chatBody)]);
+  const spoolWrites = async () => ((await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: { writes?: number | null } }).spool?.writes ?? null;
+  const writesAtStart = await spoolWrites();
   const seqDirect: number[] = [];
   const seqThrough: number[] = [];
   for (let done = 0; done < n; done += 250) {
     for (let i = 0; i < Math.min(250, n - done); i++) seqDirect.push(await call(direct, chatBody));
     for (let i = 0; i < Math.min(250, n - done); i++) seqThrough.push(await call(through, chatBody));
   }
+  const writesAfterSequential = await spoolWrites();
   const ttftDirect: number[] = [];
+  const headersDirect: number[] = [];
+  const headersThrough: number[] = [];
   const ttftThrough: number[] = [];
   const chunkDirect: number[] = [];
   const chunkThrough: number[] = [];
   const gap = () => new Promise((r) => setTimeout(r, Number(values['gap-ms'])));
   for (let i = 0; i < streams; i++) {
     await gap();
-    ttftDirect.push((await stream(direct, false)).ttft);
+    const viaDirect = await stream(direct, false);
+    ttftDirect.push(viaDirect.ttft);
+    headersDirect.push(viaDirect.headers);
     await gap();
-    ttftThrough.push((await stream(through, false)).ttft);
+    const viaThrough = await stream(through, false);
+    ttftThrough.push(viaThrough.ttft);
+    headersThrough.push(viaThrough.headers);
     if (i % 4 === 0) {
       chunkDirect.push(...(await stream(direct, true)).delays);
       chunkThrough.push(...(await stream(through, true)).delays);
     }
   }
   const calls = 200 + n + streams + Math.ceil(streams / 4);
+  const writesAtEnd = await spoolWrites();
+  const perCall = (from: number | null, to: number | null, count: number) => (from === null || to === null ? 'n/a' : fixed((to - from) / count, 2));
   await agent.close();
   await server.stop(60_000);
   const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE metadata->>'door' = 'MODEL'`);
@@ -148,12 +160,15 @@ export async function run(args: string[]): Promise<void> {
     row('', 'p50', 'p99'),
     row('non-streaming direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99))),
     row('non-streaming through', ms(p(seqThrough, 0.5)), ms(p(seqThrough, 0.99))),
+    row('stream headers direct', ms(p(headersDirect, 0.5)), ms(p(headersDirect, 0.99))),
+    row('stream headers through', ms(p(headersThrough, 0.5)), ms(p(headersThrough, 0.99))),
     row('time to first token direct', ms(p(ttftDirect, 0.5)), ms(p(ttftDirect, 0.99))),
     row('time to first token through', ms(p(ttftThrough, 0.5)), ms(p(ttftThrough, 0.99))),
     row('chunk delay direct', ms(p(chunkDirect, 0.5)), ms(p(chunkDirect, 0.99))),
     row('chunk delay through', ms(p(chunkThrough, 0.5)), ms(p(chunkThrough, 0.99))),
     '',
     `events recorded (door MODEL): ${int(recorded)} of ${int(calls * 4)} expected (4 per call × ${int(calls)} calls)`,
+    `durable spool writes per call: ${perCall(writesAtStart, writesAfterSequential, n)} non-streaming, ${perCall(writesAfterSequential, writesAtEnd, streams + Math.ceil(streams / 4))} streaming`,
     '',
     target('added p50, non-streaming', ms(added(seqThrough, seqDirect, 0.5)), '≤ 1 ms', added(seqThrough, seqDirect, 0.5) <= 1),
     target('added p99, non-streaming', ms(added(seqThrough, seqDirect, 0.99)), '≤ 5 ms', added(seqThrough, seqDirect, 0.99) <= 5),
