@@ -5,7 +5,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindToInvocation, currentInvocation, runInInvocation, withoutOutboundCapture } from '../../src/context/request.ts';
+import fc from 'fast-check';
+import { bindToInvocation, currentInvocation, InvocationInput, runInInvocation, withoutOutboundCapture } from '../../src/context/request.ts';
 import { DomainError } from '../../src/errors.ts';
 
 describe('invocation context', () => {
@@ -24,6 +25,49 @@ describe('invocation context', () => {
     expect(attempt).toThrow(/session/);
     expect(() => runInInvocation({ door: 'NOPE' as 'REST' }, () => 1)).toThrow(/door/);
     expect(() => runInInvocation({ door: 'REST', actionId: 'x'.repeat(257) }, () => 1)).toThrow(/actionId/);
+  });
+
+  it('takes exactly the contexts the InvocationInput schema takes (its fast path checked against zod)', () => {
+    const label = fc.oneof(fc.string({ maxLength: 3 }), fc.string({ minLength: 255, maxLength: 258 }), fc.string({ minLength: 510, maxLength: 514 }));
+    const value = fc.oneof(label, fc.constant(undefined), fc.constant(null), fc.boolean(), fc.integer(), fc.constant({}), fc.constant([]));
+    const input = fc.record(
+      {
+        door: fc.oneof(fc.constantFrom('REST', 'MCP', 'INTERNAL', 'NOPE', 'rest', ''), value),
+        actionId: value,
+        session: value,
+        turn: value,
+        task: value,
+        agent: value,
+        caller: value,
+        grant: fc.oneof(fc.constant({ caller: 'g' }), value),
+        captureOutbound: value,
+        answerWaitsForRecord: value,
+        extra: value,
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(input, (given) => {
+        const parsed = InvocationInput.safeParse(given);
+        let seen: ReturnType<typeof currentInvocation>;
+        let refused: unknown;
+        try {
+          seen = runInInvocation(given as InvocationInput, () => currentInvocation());
+        } catch (error) {
+          refused = error;
+        }
+        expect(refused === undefined).toBe(parsed.success);
+        if (!parsed.success) {
+          expect(refused).toBeInstanceOf(DomainError);
+          return;
+        }
+        const { grant: _grant, captureOutbound, ...fields } = parsed.data;
+        const expected = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+        if (!parsed.data.grant) expect(seen).toMatchObject(expected);
+        expect(seen?.captureOutbound).toBe(captureOutbound ?? true);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('is absent outside every invocation and does not leak out of one', async () => {
