@@ -70,13 +70,19 @@ const declared = new WeakMap<DocumentNode, Map<string | undefined, { schema: Gra
 /** The variables the operation declares, each with its input type in `schema`. */
 function declaredVariables(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Declared {
   let byName = declared.get(document);
-  if (!byName) declared.set(document, (byName = new Map()));
+  if (!byName) {
+    byName = new Map();
+    declared.set(document, byName);
+  }
   const kept = byName.get(operationName);
   if (kept?.schema === schema) return kept.variables;
   const operation = getOperationAST(document, operationName);
   // Kept only under a name the document defines, so a request's operationName cannot grow the map.
   if (!operation) return [];
-  const variables: Declared = (operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, typeFromAST(schema, d.type) as GraphQLInputType | undefined]);
+  const variables: Declared = (operation.variableDefinitions ?? []).map((d) => [
+    d.variable.name.value,
+    typeFromAST(schema, d.type) as GraphQLInputType | undefined,
+  ]);
   byName.set(operationName, { schema, variables });
   return variables;
 }
