@@ -30,22 +30,27 @@ describe('invocation context', () => {
   it('takes exactly the contexts the InvocationInput schema takes (its fast path checked against zod)', () => {
     const label = fc.oneof(fc.string({ maxLength: 3 }), fc.string({ minLength: 255, maxLength: 258 }), fc.string({ minLength: 510, maxLength: 514 }));
     const value = fc.oneof(label, fc.constant(undefined), fc.constant(null), fc.boolean(), fc.integer(), fc.constant({}), fc.constant([]));
-    const input = fc.record(
+    const keys = ['door', 'actionId', 'session', 'turn', 'task', 'agent', 'caller', 'grant', 'captureOutbound', 'answerWaitsForRecord', 'extra'];
+    // A valid context, then up to two of its keys set to anything: most cases sit at the edge of valid.
+    const valid = fc.record(
       {
-        door: fc.oneof(fc.constantFrom('REST', 'MCP', 'INTERNAL', 'NOPE', 'rest', ''), value),
-        actionId: value,
-        session: value,
-        turn: value,
-        task: value,
-        agent: value,
-        caller: value,
-        grant: fc.oneof(fc.constant({ caller: 'g' }), value),
-        captureOutbound: value,
-        answerWaitsForRecord: value,
-        extra: value,
+        door: fc.constantFrom('REST', 'MCP', 'INTERNAL'),
+        actionId: fc.string({ minLength: 1, maxLength: 256 }),
+        session: fc.string({ minLength: 1, maxLength: 512 }),
+        turn: fc.string({ minLength: 1, maxLength: 512 }),
+        caller: fc.string({ minLength: 1, maxLength: 512 }),
+        captureOutbound: fc.boolean(),
       },
-      { requiredKeys: [] },
+      { requiredKeys: ['door'] },
     );
+    const input = fc
+      .tuple(
+        valid,
+        fc.array(fc.tuple(fc.constantFrom(...keys), fc.oneof(value, fc.constantFrom('REST', 'rest', 'NOPE', ''), fc.constant({ caller: 'g' }))), {
+          maxLength: 2,
+        }),
+      )
+      .map(([base, changes]) => Object.assign({ ...base }, Object.fromEntries(changes)) as Record<string, unknown>);
     fc.assert(
       fc.property(input, (given) => {
         const parsed = InvocationInput.safeParse(given);
