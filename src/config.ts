@@ -213,8 +213,8 @@ export const settings = {
     doc: 'How long a caller waits for room in a full spool before it is refused (503 + Retry-After; the refusal says whether the call had run).',
   },
   SPOOL_LINGER_MS: {
-    schema: positiveMs.default(2),
-    doc: 'How long an event that may wait (a request, before the call it leads to) waits to share the next durable spool write; then it is written alone.',
+    schema: positiveMs.default(50),
+    doc: 'How long an event that may wait (a request, before the call it leads to or its answer) waits to share the next durable spool write; then it is written alone. Above the time a read takes, so a read makes one durable write, not two.',
   },
   AUTHORITY: {
     schema: z.enum(['required', 'off']).default('required'),

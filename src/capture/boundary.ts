@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Response as AdapterResponse } from '@whatwg-node/server';
 import { DomainError, ErrorCode } from '../errors.ts';
-import type { EventInput, PayloadInput } from '../ledger/input.ts';
+import { withTextBytes, type EventInput, type PayloadInput } from '../ledger/input.ts';
 import type { Logger } from '../logger.ts';
 import type { Door } from '../context/door.ts';
 import { currentInvocation, eventFields, runInInvocation, type Invocation, type InvocationInput } from '../context/request.ts';
@@ -114,7 +114,8 @@ function bodyPayload(body: BoundaryRequest['body'], maxBytes: number): PayloadIn
   if ('missing' in body) return { state: 'MISSING', size: body.missing };
   if (body.byteLength === 0) return { state: 'NONE' };
   if (body.byteLength > maxBytes) return { state: 'MISSING', size: body.byteLength };
-  return bytesPayload(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return withTextBytes(bytesPayload(bytes), bytes);
 }
 
 function baseOf(invocation: Invocation, exchange: BoundaryExchange) {

@@ -24,7 +24,8 @@ function toolEventsAhead(ctx: Context, info: GraphQLResolveInfo): Ahead | undefi
   try {
     const def = (info.schema.getType('Tool') as GraphQLObjectType).getFields().events!;
     const args = getArgumentValues(def, nodes[0]!, info.variableValues) as { first?: number | null; after?: string | null; filter?: unknown };
-    const { plan } = plannedEvents(ctx, info, ['events', 'edges', 'node'], ['position', 'tool']);
+    // Each page is grouped under its row (readTools), so its events need no tool column of their own.
+    const { plan } = plannedEvents(ctx, info, ['events', 'edges', 'node'], ['position']);
     if (!plan) return undefined;
     return {
       take: pageSize(args.first),

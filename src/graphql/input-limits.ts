@@ -56,14 +56,35 @@ export function variablesProblem(
 ): GraphQLError | undefined {
   if (variables === null || typeof variables !== 'object') return undefined;
   if (valueTooDeep(variables)) return badUserInput(tooDeep('variables').message);
-  const operation = getOperationAST(document, operationName ?? undefined);
-  for (const definition of operation?.variableDefinitions ?? []) {
-    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
-    const name = definition.variable.name.value;
+  for (const [name, type] of declaredVariables(schema, document, operationName ?? undefined)) {
     const found = type && textProblem((variables as Record<string, unknown>)[name], type, `$${name}`);
     if (found) return plainError(found.where, found.text, found.problem);
   }
   return undefined;
+}
+
+type Declared = [name: string, type: GraphQLInputType | undefined][];
+/** Per parsed document (yoga's parse cache hands every request with the same text the same one) and schema. */
+const declared = new WeakMap<DocumentNode, Map<string | undefined, { schema: GraphQLSchema; variables: Declared }>>();
+
+/** The variables the operation declares, each with its input type in `schema`. */
+function declaredVariables(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Declared {
+  let byName = declared.get(document);
+  if (!byName) {
+    byName = new Map();
+    declared.set(document, byName);
+  }
+  const kept = byName.get(operationName);
+  if (kept?.schema === schema) return kept.variables;
+  const operation = getOperationAST(document, operationName);
+  // Kept only under a name the document defines, so a request's operationName cannot grow the map.
+  if (!operation) return [];
+  const variables: Declared = (operation.variableDefinitions ?? []).map((d) => [
+    d.variable.name.value,
+    typeFromAST(schema, d.type) as GraphQLInputType | undefined,
+  ]);
+  byName.set(operationName, { schema, variables });
+  return variables;
 }
 
 function textProblem(value: unknown, type: GraphQLInputType, where: string): { where: string; text: string; problem: string } | undefined {

@@ -150,7 +150,30 @@ const payloadStates = new Set(['COMPLETE', 'PARTIAL', 'NONE', 'ARTIFACT', 'MISSI
 const sha256Pattern = /^[0-9a-f]{64}$/;
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** The UTF-8 bytes a payload's text was decoded from, by payload object (see `withTextBytes`). */
+const textBytes = new WeakMap<object, Buffer>();
+
+/**
+ * Keeps `bytes` beside `payload`, whose `text` was decoded from them and which is never changed, and
+ * whose owner never writes to them again: the spool takes them instead of encoding the text again
+ * (a recorded answer is kilobytes). Parsing the event carries them to its copy of the payload.
+ */
+export function withTextBytes(payload: PayloadInput, bytes: Buffer): PayloadInput {
+  if (payload.text !== undefined) textBytes.set(payload, bytes);
+  return payload;
+}
+
+/** The bytes of the payload's text, when `withTextBytes` kept them. */
+export const textBytesOf = (payload: object): Buffer | undefined => textBytes.get(payload);
+
 function fastPayload(p: unknown): PayloadInput | undefined {
+  const out = fastPayloadCopy(p);
+  const bytes = out && textBytes.get(p as object);
+  if (bytes) textBytes.set(out, bytes);
+  return out;
+}
+
+function fastPayloadCopy(p: unknown): PayloadInput | undefined {
   if (p === undefined) return { state: 'NONE' };
   if (!isRecord(p)) return undefined;
   for (const key in p) if (!payloadKeys.has(key)) return undefined;

@@ -10,7 +10,7 @@
 // recycled), still replayed.
 import { crc32 } from 'node:zlib';
 import type { SecretRedactor } from '../secrets/redact.ts';
-import { parseEvent, type EventInput } from './input.ts';
+import { parseEvent, textBytesOf, type EventInput } from './input.ts';
 
 const MAGIC = Buffer.from('DLSPOOL2', 'latin1');
 /** Bytes of a segment's header: where its first record goes. */
@@ -61,7 +61,7 @@ export function redactEvent(event: EventInput, redactor: SecretRedactor): EventI
   if (event.metadata !== undefined) out.metadata = redactor.json(event.metadata, found);
   const p = event.payload;
   if (p.text !== undefined || p.base64 !== undefined) {
-    const raw = p.text !== undefined ? Buffer.from(p.text, 'utf8') : Buffer.from(p.base64!, 'base64');
+    const raw = p.text !== undefined ? (textBytesOf(p) ?? Buffer.from(p.text, 'utf8')) : Buffer.from(p.base64!, 'base64');
     const inPayload = new Set<string>();
     const bytes = redactor.bytes(raw, inPayload);
     // The Ledger's pass over this same payload takes this result (SecretRedactor.recall) instead of scanning again.

@@ -5,7 +5,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindToInvocation, currentInvocation, runInInvocation, withoutOutboundCapture } from '../../src/context/request.ts';
+import fc from 'fast-check';
+import { bindToInvocation, currentInvocation, InvocationInput, runInInvocation, withoutOutboundCapture } from '../../src/context/request.ts';
 import { DomainError } from '../../src/errors.ts';
 
 describe('invocation context', () => {
@@ -24,6 +25,54 @@ describe('invocation context', () => {
     expect(attempt).toThrow(/session/);
     expect(() => runInInvocation({ door: 'NOPE' as 'REST' }, () => 1)).toThrow(/door/);
     expect(() => runInInvocation({ door: 'REST', actionId: 'x'.repeat(257) }, () => 1)).toThrow(/actionId/);
+  });
+
+  it('takes exactly the contexts the InvocationInput schema takes (its fast path checked against zod)', () => {
+    const label = fc.oneof(fc.string({ maxLength: 3 }), fc.string({ minLength: 255, maxLength: 258 }), fc.string({ minLength: 510, maxLength: 514 }));
+    const value = fc.oneof(label, fc.constant(undefined), fc.constant(null), fc.boolean(), fc.integer(), fc.constant({}), fc.constant([]));
+    const keys = ['door', 'actionId', 'session', 'turn', 'task', 'agent', 'caller', 'grant', 'captureOutbound', 'answerWaitsForRecord', 'extra'];
+    // A valid context, then up to two of its keys set to anything: most cases sit at the edge of valid.
+    const valid = fc.record(
+      {
+        door: fc.constantFrom('REST', 'MCP', 'INTERNAL'),
+        actionId: fc.string({ minLength: 1, maxLength: 256 }),
+        session: fc.string({ minLength: 1, maxLength: 512 }),
+        turn: fc.string({ minLength: 1, maxLength: 512 }),
+        caller: fc.string({ minLength: 1, maxLength: 512 }),
+        captureOutbound: fc.boolean(),
+      },
+      { requiredKeys: ['door'] },
+    );
+    const input = fc
+      .tuple(
+        valid,
+        fc.array(fc.tuple(fc.constantFrom(...keys), fc.oneof(value, fc.constantFrom('REST', 'rest', 'NOPE', ''), fc.constant({ caller: 'g' }))), {
+          maxLength: 2,
+        }),
+      )
+      .map(([base, changes]) => Object.assign({ ...base }, Object.fromEntries(changes)) as Record<string, unknown>);
+    fc.assert(
+      fc.property(input, (given) => {
+        const parsed = InvocationInput.safeParse(given);
+        let seen: ReturnType<typeof currentInvocation>;
+        let refused: unknown;
+        try {
+          seen = runInInvocation(given as InvocationInput, () => currentInvocation());
+        } catch (error) {
+          refused = error;
+        }
+        expect(refused === undefined).toBe(parsed.success);
+        if (!parsed.success) {
+          expect(refused).toBeInstanceOf(DomainError);
+          return;
+        }
+        const { grant: _grant, captureOutbound, ...fields } = parsed.data;
+        const expected = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+        if (!parsed.data.grant) expect(seen).toMatchObject(expected);
+        expect(seen?.captureOutbound).toBe(captureOutbound ?? true);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('is absent outside every invocation and does not leak out of one', async () => {

@@ -1,5 +1,6 @@
 // Record before send, through the real doors: a call whose events the spool cannot make durable is
 // refused 503 + Retry-After and nothing reaches the upstream; the spool's state is visible.
+import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInput } from '../../src/ledger/input.ts';
@@ -306,6 +307,26 @@ describe.each(databaseKinds)('the spool at the doors (%s)', (kind) => {
     expect(appendP99Ms).toBeGreaterThanOrEqual(appendP50Ms);
     // A wait holds the write that served it.
     expect(appendP50Ms).toBeGreaterThanOrEqual(writeP50Ms * 0.5);
+  });
+
+  it('makes one durable write per recorded Directory read: its request rides with its answer', async () => {
+    const writes = () => app.app.services.spoolState().writes!;
+    const actionId = `directory-read-${kind}`;
+    const before = writes();
+    const response = await fetch(app.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-dirledger-action': actionId, ...app.auth },
+      body: JSON.stringify({ query: '{ tool(name: "UP") { name events(first: 5) { edges { node { id } } } } }' }),
+    });
+    const text = await response.text();
+    const body = JSON.parse(text);
+    expect(body.errors).toBeUndefined();
+    expect(body.data.tool.name).toBe('UP');
+    expect(writes() - before).toBe(1);
+    const events = await app.events(actionId);
+    expect(events.map((e) => `${e.kind}/${e.direction}`)).toEqual(['REQUEST/IN', 'RESPONSE/OUT']);
+    // The answer recorded is the exact bytes the client read.
+    expect(events[1]!.payloadSha256).toBe(createHash('sha256').update(text).digest('hex'));
   });
 });
 
