@@ -128,7 +128,9 @@ export function createObjectStore(config: Config): ObjectStore {
 }
 
 export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return config.DATABASE_URL ? openDatabase({ url: config.DATABASE_URL }) : openDatabase({ dataDir: path.join(config.DATA_DIR, 'pglite') });
+  return config.DATABASE_URL
+    ? openDatabase({ url: config.DATABASE_URL })
+    : openDatabase({ dataDir: path.join(config.DATA_DIR, 'pglite') }, { tierUp: config.PGLITE_TIER_UP });
 }
 
 /** Opens the database, applies pending migrations and builds every core. */
