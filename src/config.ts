@@ -47,10 +47,6 @@ export const settings = {
     schema: url(['postgresql:', 'postgres:']).optional(),
     doc: 'PostgreSQL to run on; unset runs on embedded PGlite in DATA_DIR.',
   },
-  PGLITE_TIER_UP: {
-    schema: bool.default(true),
-    doc: "On embedded PGlite, tier WebAssembly up to V8's optimizing compiler, PGlite's SQL parser before the database opens (seconds of CPU and ~600 MB on background threads, over before the server listens). false keeps the process on V8's baseline compiler, as on PostgreSQL: ~6 s less CPU per start, 10–50% more per query; for short-lived processes (the test suite's servers and CLI runs).",
-  },
   BLOB_STORE: {
     schema: z.enum(['folder', 's3']).default('folder'),
     doc: 'Where payloads over 256 KiB go: a local folder (DATA_DIR/blobs) or S3-compatible storage.',

@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import { type App, buildApp } from './app.ts';
 import { type Config, ConfigError, parseConfig } from './config.ts';
 import { withRootKey } from './auth/root-key.ts';
-import { keepWasmOnBaselineCompiler } from './db/embedded.ts';
+import { keepWasmOnBaselineCompiler } from './db/client.ts';
 import { FolderLockedError } from './db/folder-lock.ts';
 import { directoryHealth } from './health.ts';
 import { trimWhenIdle } from './idle-trim.ts';
@@ -26,7 +26,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     throw error;
   }
   boundHeapGrowth();
-  if (config.DATABASE_URL || !config.PGLITE_TIER_UP) keepWasmOnBaselineCompiler();
+  if (config.DATABASE_URL) keepWasmOnBaselineCompiler();
   // The root key joins the secret registry before the logger exists, so no log line can hold it.
   const keyed = withRootKey(config);
   config = keyed.config;

@@ -128,9 +128,7 @@ export function createObjectStore(config: Config): ObjectStore {
 }
 
 export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return config.DATABASE_URL
-    ? openDatabase({ url: config.DATABASE_URL })
-    : openDatabase({ dataDir: path.join(config.DATA_DIR, 'pglite') }, { tierUp: config.PGLITE_TIER_UP });
+  return config.DATABASE_URL ? openDatabase({ url: config.DATABASE_URL }) : openDatabase({ dataDir: path.join(config.DATA_DIR, 'pglite') });
 }
 
 /** Opens the database, applies pending migrations and builds every core. */

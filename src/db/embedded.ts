@@ -94,37 +94,29 @@ export function exportedFunctionIndex(bytes: Uint8Array, name: string): number |
   return undefined;
 }
 
-const compiled = new Map<boolean, Promise<WebAssembly.Module>>();
+let compiled: Promise<WebAssembly.Module> | undefined;
 
 /**
- * PGlite's WebAssembly, compiled once per process, by default with its SQL parser on V8's optimizing
- * compiler from the start. V8 compiles a function with its baseline compiler first and, once it is hot,
- * again with TurboFan on a worker thread; for `raw_parser` (105 KB of code) that second compile needs
- * ~600 MB for 3–10 s, and it became hot while the server built its Directory, so on a busy machine the
- * spike ran into the first traffic. Compiled eagerly here (a compilation hint V8 takes from
+ * PGlite's WebAssembly, compiled once per process with its SQL parser on V8's optimizing compiler from
+ * the start. V8 compiles a function with its baseline compiler first and, once it is hot, again with
+ * TurboFan on a worker thread; for `raw_parser` (105 KB of code) that second compile needs ~600 MB for
+ * 3–10 s, and it became hot while the server built its Directory, so on a busy machine the spike ran into
+ * the first traffic. Compiled eagerly here (a compilation hint V8 takes from
  * --wasm-eager-tier-up-function, set only while this module compiles), it is over before PGlite opens,
  * and the memory goes back to the system (the malloc trim threshold) before the server listens.
- * `tierUp: false` (PGLITE_TIER_UP=false) keeps this process's WebAssembly on the baseline compiler
- * instead (keepWasmOnBaselineCompiler): a process that lives for a few queries skips every optimizing
- * compile, ~6 s of CPU per server start.
  */
-export function compiledPglite(options: { tierUp?: boolean } = {}): Promise<WebAssembly.Module> {
-  const tierUp = options.tierUp ?? true;
-  const done = compiled.get(tierUp);
-  if (done) return done;
-  const compiling = compile(tierUp).catch((error: unknown) => {
-    compiled.delete(tierUp);
+export function compiledPglite(): Promise<WebAssembly.Module> {
+  compiled ??= compile().catch((error: unknown) => {
+    compiled = undefined;
     throw error;
   });
-  compiled.set(tierUp, compiling);
-  return compiling;
+  return compiled;
 }
 
-async function compile(tierUp: boolean): Promise<WebAssembly.Module> {
+async function compile(): Promise<WebAssembly.Module> {
   const file = path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
   const bytes = await fs.promises.readFile(file);
-  if (!tierUp) keepWasmOnBaselineCompiler();
-  const parser = tierUp ? exportedFunctionIndex(bytes, PARSER_EXPORT) : undefined;
+  const parser = exportedFunctionIndex(bytes, PARSER_EXPORT);
   // A pending compile keeps no handle open: without this, a process with nothing else to do would exit meanwhile.
   const alive = setInterval(() => {}, 60_000);
   if (parser !== undefined) v8.setFlagsFromString(`--wasm-eager-tier-up-function=${parser}`);
@@ -134,19 +126,6 @@ async function compile(tierUp: boolean): Promise<WebAssembly.Module> {
     if (parser !== undefined) v8.setFlagsFromString('--wasm-eager-tier-up-function=-1');
     clearInterval(alive);
   }
-}
-
-/**
- * Keeps WebAssembly on V8's baseline compiler (Liftoff) for the rest of the process. Prisma's query
- * compiler is WebAssembly, and tiering its hot functions up to the optimizing compiler cost ~50 MB of
- * resident memory for no measurable CPU gain. Process-wide, so only for PostgreSQL: PGlite's Postgres
- * is WebAssembly too and needs the optimizing compiler (dispatch on PGlite, Liftoff only: 10,000–12,800
- * µs of server CPU per call against 8,400–9,100 with tier-up, A/B pairs), unless PGLITE_TIER_UP=false.
- * --liftoff-only rather than --no-wasm-tier-up, which Node 24 no longer honours. Takes effect for
- * modules compiled after the call.
- */
-export function keepWasmOnBaselineCompiler(): void {
-  v8.setFlagsFromString('--liftoff-only');
 }
 
 /**

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { embeddedStartParams, exportedFunctionIndex, PARSER_EXPORT } from '../../src/db/embedded.ts';
 import { repoRoot } from '../helpers/process.ts';
@@ -62,35 +61,17 @@ describe("PGlite's SQL parser, compiled before the database opens", () => {
     expect(exportedFunctionIndex(new Uint8Array(0), PARSER_EXPORT)).toBeUndefined();
   });
 
-  /** The lines V8 traces while the fixture compiles PGlite's module as the server does (`--no-tier-up`: as PGLITE_TIER_UP=false has it). */
-  const traceCompile = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--trace-wasm-compilation-times', 'test/db/fixtures/compile-pglite.ts', ...args], {
+  it('is compiled by TurboFan while the module compiles, not later while the server runs', async () => {
+    const index = exportedFunctionIndex(wasm, PARSER_EXPORT);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--trace-wasm-compilation-times', 'test/db/fixtures/compile-pglite.ts'], {
       cwd: repoRoot,
       maxBuffer: 64 * 1024 * 1024,
     });
-    return stdout.split('\n');
-  };
-
-  it('is compiled by TurboFan while the module compiles, not later while the server runs', async () => {
-    const index = exportedFunctionIndex(wasm, PARSER_EXPORT);
-    const lines = await traceCompile();
+    const lines = stdout.split('\n');
     const parser = lines.findIndex((line) => line.includes(`#${index} using TurboFan`));
     expect(parser, 'the parser compiled by TurboFan').toBeGreaterThanOrEqual(0);
     expect(parser).toBeLessThan(lines.indexOf('compiled'));
     expect(lines.filter((line) => line.includes('using TurboFan'))).toHaveLength(1);
-  }, 120_000);
-
-  it('with PGLITE_TIER_UP=false is compiled, as every function, by the baseline compiler alone', async () => {
-    const lines = await traceCompile('--no-tier-up');
-    expect(lines).toContain('compiled');
-    const before = lines.slice(0, lines.indexOf('compiled'));
-    expect(
-      before.some((line) => line.includes('using Liftoff')),
-      'compiles traced',
-    ).toBe(true);
-    expect(before.filter((line) => line.includes('using TurboFan'))).toEqual([]);
-    expect(parseConfig({}).PGLITE_TIER_UP, 'the default').toBe(true);
-    expect(parseConfig({ PGLITE_TIER_UP: 'false' }).PGLITE_TIER_UP).toBe(false);
   }, 120_000);
 });
 

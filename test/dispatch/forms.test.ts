@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContractForms, LinkForms, renderForms, TokenPlaceholder, type ContractForm, type RenderedForm } from '../../src/directory/forms.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
-import { childEnv, cliBin, repoRoot } from '../helpers/process.ts';
+import { cliBin, repoRoot } from '../helpers/process.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 type Ran = { code: number | null; stdout: string; stderr: string };
@@ -119,7 +119,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
   /** The form as a holder of the admin token runs it. */
   const formOf = (form: ContractForm, tool?: string, args?: Record<string, unknown>): RenderedForm => fill(rawFormOf(form, tool, args), t.token);
   // No token file of this machine's user is read by the CLI under test.
-  const env = () => ({ PATH: `${binDir}${path.delimiter}${process.env.PATH}`, ...childEnv, LOG_LEVEL: 'warn', XDG_CONFIG_HOME: work, DIRLEDGER_TOKEN: '' });
+  const env = () => ({ PATH: `${binDir}${path.delimiter}${process.env.PATH}`, LOG_LEVEL: 'warn', XDG_CONFIG_HOME: work, DIRLEDGER_TOKEN: '' });
 
   beforeAll(async () => {
     t = await startTestApp(kind);

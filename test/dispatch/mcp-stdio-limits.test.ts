@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { seedPgliteFolder } from '../helpers/database.ts';
-import { childEnv, cliBin, repoRoot } from '../helpers/process.ts';
+import { cliBin, repoRoot } from '../helpers/process.ts';
 
 type Answer = { jsonrpc: '2.0'; id: string | number | null; result?: any; error?: { code: number; message: string; data?: any } };
 
@@ -25,7 +25,7 @@ class RawStdio {
   constructor(env: Record<string, string>) {
     this.child = spawn(process.execPath, [cliBin, 'mcp'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', ...childEnv, LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.child.stdin.on('error', () => {});

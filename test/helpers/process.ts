@@ -2,21 +2,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MALLOC_TUNABLES } from '../../src/malloc-tunables.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const cliBin = path.join(repoRoot, 'src/cli/bin.js');
-
-/**
- * Set for every `dirledger` process the tests start. WebAssembly stays on V8's baseline compiler
- * (PGLITE_TIER_UP=false): a child lives for a few queries, and its optimizing compiles of PGlite cost
- * it ~6 s of CPU (test/db/embedded.test.ts and the first start in test/server/lifecycle.test.ts keep the
- * default). glibc's malloc setting is given, so the bin does not restart itself to set it (src/compile-cache.js).
- */
-export const childEnv: Record<string, string> = {
-  PGLITE_TIER_UP: 'false',
-  ...(!process.env.GLIBC_TUNABLES && process.platform === 'linux' && { GLIBC_TUNABLES: MALLOC_TUNABLES }),
-};
 
 export type Child = {
   child: ChildProcessWithoutNullStreams;
@@ -29,7 +17,7 @@ export type Child = {
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Child {
   const child = spawn(process.execPath, [cliBin, ...args], {
     cwd: repoRoot,
-    env: { ...process.env, ...childEnv, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
   });
   let out = '';
   const waiters = new Set<() => void>();

@@ -15,7 +15,7 @@ import { parseConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { until } from '../capture/helpers.ts';
 import { seedPgliteFolder } from '../helpers/database.ts';
-import { childEnv, runCli, type Child } from '../helpers/process.ts';
+import { runCli, type Child } from '../helpers/process.ts';
 import { modelDirectory, UPSTREAM_KEY } from './helpers.ts';
 
 describe('a budget hold left by a crash', () => {
@@ -54,7 +54,6 @@ describe('a budget hold left by a crash', () => {
       MODEL_TIMEOUT_MS: '4000',
       SPOOL_WAIT_MS: '1000',
       AUTH_RATE_PER_SECOND: '0',
-      ...childEnv,
     };
     const admin = mintWithRootKey(withRootKey(parseConfig(env)).rootKey);
     const budgeted = Authority.narrow(admin, ['cost <= 1']);

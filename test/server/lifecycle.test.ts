@@ -21,8 +21,7 @@ describe('dirledger serve', () => {
   it(
     'starts on embedded PGlite in a fresh folder, prints an admin token once, serves GraphiQL, and stops cleanly on SIGTERM',
     async () => {
-      // As a user starts it: PGlite tiered up, its SQL parser compiled before the database opens (runCli turns it off).
-      const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0', PGLITE_TIER_UP: undefined });
+      const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
       try {
         const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/, FIRST_START_MS);
         [, adminToken] = (await server.waitFor(/Admin token \(shown once\):\s+(\S+)/)) as [string, string];
