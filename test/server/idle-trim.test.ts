@@ -4,9 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { trimWhenIdle, type IdleTrim } from '../../src/idle-trim.ts';
-import { startTestApp } from '../helpers/app.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { seedPgliteFolder } from '../helpers/database.ts';
 import { runCli } from '../helpers/process.ts';
 
@@ -70,19 +70,24 @@ describe('trimWhenIdle', () => {
 });
 
 describe('App.activity', () => {
+  // Started in a hook: this file runs in a process of its own, whose cold app start took over the
+  // 60 s a test has at load 23 (a hook has 120 s).
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
   it('counts each HTTP request begun, and the one in flight while it is answered', async () => {
-    const t = await startTestApp();
-    try {
-      const before = t.app.activity();
-      expect(before.inFlight).toBe(0);
-      await fetch(`${t.origin}/healthz`);
-      await t.gql('{ __typename }');
-      const after = t.app.activity();
-      expect(after.started).toBe(before.started + 2);
-      expect(after.inFlight).toBe(0);
-    } finally {
-      await t.stop();
-    }
+    const before = t.app.activity();
+    expect(before.inFlight).toBe(0);
+    await fetch(`${t.origin}/healthz`);
+    await t.gql('{ __typename }');
+    const after = t.app.activity();
+    expect(after.started).toBe(before.started + 2);
+    expect(after.inFlight).toBe(0);
   });
 });
 
