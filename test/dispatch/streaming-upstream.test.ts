@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeSseEvents } from '../capture/helpers.ts';
+import { until, writeSseEvents } from '../capture/helpers.ts';
 import { streamQuery, waitFor, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { startDispatchApp, type DispatchApp } from './helpers.ts';
 import { startMcpUpstream, type McpUpstream } from './mcp-upstream.ts';
@@ -365,10 +365,12 @@ describe('streamed upstream answers through dispatch', () => {
     await client.dispose();
     expect(sub.events.at(-1)).toMatchObject({ final: true, state: 'PARTIAL', cut: 'CUTOFF' });
     expect(bytesOf(sub.events).toString()).toContain('started, sleeping 10000 ms');
-    const { events, response: stored } = await toolsCallAnswer(actionId);
+    const { response: stored } = await toolsCallAnswer(actionId);
     expect(stored).toMatchObject({ payloadState: 'PARTIAL', payloadSha256: sub.events.at(-1).sha256 });
-    const result = events.find((e) => e.kind === 'TOOL_RESULT');
-    expect(result).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
+    // Nobody waits for the answer of a caller who left: its TOOL_RESULT is written with the next durable write or after the linger.
+    const toolResult = async () => (await app.events(actionId)).find((e) => e.kind === 'TOOL_RESULT');
+    await until(async () => (await toolResult()) !== undefined, 'the TOOL_RESULT recorded');
+    expect(await toolResult()).toMatchObject({ status: 'ERROR', metadata: { code: 'CANCELLED' } });
   });
 
   it('REST + streamCapture: an MCP server over stdio publishes its stdout as it arrives; cut at the cut-off, the final chunk and the stored stdout say PARTIAL', async () => {
