@@ -49,9 +49,7 @@ export async function growLedger(url: string, total: number, o: GrowOptions): Pr
   try {
     const {
       rows: [state],
-    } = await client.query<{ n: string; top: string; batch: string }>(
-      'SELECT count(*) AS n, max(position) AS top, (SELECT id FROM ledger_batch LIMIT 1) AS batch FROM ledger_event',
-    );
+    } = await client.query<{ n: string; batch: string }>('SELECT count(*) AS n, (SELECT id FROM ledger_batch LIMIT 1) AS batch FROM ledger_event');
     const have = Number(state!.n);
     if (have >= total) return 0;
     await client.query("SET session_replication_role = replica; SET maintenance_work_mem = '512MB'; SET synchronous_commit = off");
@@ -64,11 +62,17 @@ export async function growLedger(url: string, total: number, o: GrowOptions): Pr
       "SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename = 'ledger_event' AND indexname <> 'ledger_event_pkey'",
     );
     for (const ix of indexes) await client.query(`DROP INDEX "${ix.name}"`);
+    // Positions come from the ledger's own sequence, a block reserved at once, so the server's later appends
+    // (its recorded reads) never take a position a generated event holds.
+    const {
+      rows: [reserved],
+    } = await client.query<{ last: string }>("SELECT setval('ledger_position_seq', nextval('ledger_position_seq') + $1::bigint - 1) AS last", [total - have]);
+    const firstPosition = BigInt(reserved!.last) - BigInt(total - have) + 1n;
     const shas = o.tools.map((t) => o.contracts.get(t) ?? null);
     const chunk = o.chunk ?? 1_000_000;
     for (let from = 1; from <= total - have; from += chunk) {
       const to = Math.min(total - have, from + chunk - 1);
-      await client.query(`INSERT INTO ledger_event (${columns}) ${rows}`, [from, to, state!.top, o.tools, shas, state!.batch, picks!.n]);
+      await client.query(`INSERT INTO ledger_event (${columns}) ${rows}`, [from, to, String(firstPosition - 1n), o.tools, shas, state!.batch, picks!.n]);
       log(`  generated ${(have + to).toLocaleString('en-US')} events (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     }
     for (const ix of indexes) await client.query(ix.def);
