@@ -1,4 +1,4 @@
-import { constants, writeSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
@@ -9,7 +9,7 @@ import { DomainError, ErrorCode } from '../../src/errors.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
 import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { Spool, type SpoolOptions } from '../../src/ledger/spool.ts';
-import type { SpoolIo } from '../../src/ledger/spool-files.ts';
+import { defaultIo, type SpoolIo } from '../../src/ledger/spool-files.ts';
 import { frame, SEGMENT_HEADER, segmentHeader, stamp, unframe } from '../../src/ledger/spool-frame.ts';
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';
@@ -296,8 +296,7 @@ describe('Spool', () => {
       writeNow(file, bytes, position) {
         ways.push('in place');
         if (failInPlace) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-        let offset = 0;
-        while (offset < bytes.length) offset += writeSync(file.fd, bytes, offset, bytes.length - offset, position + offset);
+        defaultIo.writeNow!(file, bytes, position);
       },
       sync: async () => {},
     };

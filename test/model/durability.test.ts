@@ -6,7 +6,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SpoolIo } from '../../src/ledger/spool-files.ts';
+import { defaultIo, type SpoolIo } from '../../src/ledger/spool-files.ts';
 import { unframe } from '../../src/ledger/spool-frame.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../src/model/fake-upstream.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -62,8 +62,7 @@ describe('record before send', () => {
     const slowIo: SpoolIo = {
       async write(file, bytes, position) {
         if (bytes.includes('MODEL_RESULT') || bytes.includes(':door:answer')) await sleep(300);
-        let offset = 0;
-        while (offset < bytes.length) offset += (await file.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten;
+        await defaultIo.write(file, bytes, position);
       },
       sync: async () => {},
     };
