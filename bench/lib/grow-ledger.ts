@@ -20,14 +20,14 @@ const rows = `
          (ARRAY['model.request', 'model.response', 'tool.request', 'tool.response'])[1 + g % 4],
          (CASE WHEN g % 2 = 0 THEN 'OUT' ELSE 'IN' END)::"Direction",
          'gact_' || (g / 2),
-         CASE WHEN g % 4 >= 2 THEN ($4::text[])[1 + (g / 2 * 7) % cardinality($4::text[])] END,
+         CASE WHEN g % 4 >= 2 THEN ($4::text[])[1 + (g / 4 * 7) % cardinality($4::text[])] END,
          'gses_' || (g / 400),
          'gturn_' || (g / 8),
          (ARRAY['planner', 'researcher', 'writer', 'reviewer', 'ops'])[1 + (g / 400) % 5],
          CASE WHEN g % 4 < 2 THEN (ARRAY['claude-sonnet-4', 'claude-haiku-4', 'gpt-4.1', 'gpt-4.1-mini', 'gemini-2.5-pro', 'llama-3.3-70b'])[1 + (g / 2) % 6] END,
          CASE WHEN g % 2 = 1 THEN (ARRAY['200', '200', '200', '200', '201', '400', '404', '429', '500'])[1 + g % 9] ELSE 'sent' END,
          'POST',
-         CASE WHEN g % 4 < 2 THEN 'https://api.example.com/v1/messages' ELSE 'https://tools.example.com/mcp/' || ($4::text[])[1 + (g / 2 * 7) % cardinality($4::text[])] END,
+         CASE WHEN g % 4 < 2 THEN 'https://api.example.com/v1/messages' ELSE 'https://tools.example.com/mcp/' || ($4::text[])[1 + (g / 4 * 7) % cardinality($4::text[])] END,
          CASE WHEN g % 4 = 1 THEN ((g % 500000) + 1) / 1e7 END,
          CASE WHEN g % 4 = 1 THEN 200 + g % 19800 END,
          CASE WHEN g % 4 = 1 THEN 20 + g % 3980 END,
@@ -36,7 +36,7 @@ const rows = `
          'COMPLETE'::"PayloadState",
          p.sha256, p.size, p.encoding,
          CASE WHEN g % 4 = 2 THEN 'REST' END,
-         CASE WHEN g % 4 = 2 THEN ($5::text[])[1 + (g / 2 * 7) % cardinality($4::text[])] END
+         CASE WHEN g % 4 = 2 THEN ($5::text[])[1 + (g / 4 * 7) % cardinality($4::text[])] END
   FROM (SELECT $3::bigint + i AS g FROM generate_series($1::bigint, $2::bigint) AS i) AS s
   JOIN bench_blob_pick p ON p.i = (g * 2654435761) % $7::bigint`;
 
