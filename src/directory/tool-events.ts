@@ -2,7 +2,7 @@
 // query selects, in one statement (or two through Prisma, for a selection event-select.ts does not plan).
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
-import { filterConditions, runRead, SqlParams, type EventQuery, type PlannedEvents } from '../ledger/event-select.ts';
+import { filterConditions, heldTo, runRead, SqlParams, type EventQuery, type PlannedEvents } from '../ledger/event-select.ts';
 import { filterSql, type LedgerFilter } from '../ledger/filter.ts';
 
 /** The first `take + 1` events of each tool, with the columns the selection (planned with position and tool) asks for, in one statement for the whole batch of tools. */
@@ -17,12 +17,12 @@ export async function eventsForTools(
   const out = new Map<string, unknown[]>(names.map((n) => [n, []]));
   if (!plan) return eventsForToolsThroughPrisma(ctx, names, take, after, filter, query, out);
   const params = new SqlParams();
-  const where = [`e.tool = t.name`, ...filterConditions(filter, params)];
+  const where = [heldTo('e.tool', 't.name'), ...filterConditions(filter, params)];
   if (after !== null) where.push(`e.position > ${params.add(after, '::bigint')}`);
   // The join to blob (and batch) is made after each tool's LIMIT, so only the rows returned are joined.
   const text =
     `SELECT ${plan.columns} FROM unnest(${params.add(names, '::text[]')}) AS t(name) ` +
-    `CROSS JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.position ASC LIMIT ${params.add(take + 1, '::int')}) e ` +
+    `CROSS JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.tool, e.position ASC LIMIT ${params.add(take + 1, '::int')}) e ` +
     `${plan.joins} ORDER BY e.position ASC`;
   for (const row of await runRead(ctx.services.db.sql, text, params)) {
     const event = plan.read(row);
@@ -46,8 +46,8 @@ async function eventsForToolsThroughPrisma(
     SELECT e.id FROM unnest(${names}::text[]) AS t(name)
     CROSS JOIN LATERAL (
       SELECT id FROM ledger_event
-      WHERE tool = t.name AND ${filterSql(filter)} ${after === null ? Prisma.empty : Prisma.sql`AND position > ${after}`}
-      ORDER BY position ASC LIMIT ${take + 1}
+      WHERE tool >= t.name AND tool <= t.name AND ${filterSql(filter)} ${after === null ? Prisma.empty : Prisma.sql`AND position > ${after}`}
+      ORDER BY tool, position ASC LIMIT ${take + 1}
     ) e`);
   if (ids.length === 0) return out;
   const select = query.select ? { select: { ...query.select, position: true, tool: true } } : query;

@@ -5,7 +5,7 @@
 // events) reads the rows alone, and Tool.events reads its page itself.
 import type { SqlQueryable } from '../db/sql.ts';
 import type { DirectoryRow } from '../generated/prisma/client.ts';
-import { directoryRowColumns, filterConditions, runRead, SqlParams, type EventPlan } from '../ledger/event-select.ts';
+import { directoryRowColumns, filterConditions, heldTo, runRead, SqlParams, type EventPlan } from '../ledger/event-select.ts';
 import type { LedgerFilter } from '../ledger/filter.ts';
 import type { Directory } from './directory.ts';
 
@@ -21,12 +21,12 @@ export function toolsStatement(names: string[], ahead?: Ahead): { text: string; 
   const params = new SqlParams();
   let text = `SELECT ${directoryRowColumns(ahead && 'coalesce(e.row_n, 1) = 1').columns}`;
   if (ahead) {
-    const where = ['e.tool = r.name', ...filterConditions(ahead.filter, params)];
+    const where = [heldTo('e.tool', 'r.name'), ...filterConditions(ahead.filter, params)];
     if (ahead.after !== null) where.push(`e.position > ${params.add(ahead.after, '::bigint')}`);
     // row_n numbers a tool's page, so the row's own columns go out with its first event only.
     text +=
       `, ${ahead.plan.columns} FROM directory_row r LEFT JOIN LATERAL (SELECT page.*, row_number() OVER (ORDER BY page.position) AS row_n ` +
-      `FROM (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.position ASC LIMIT ${params.add(ahead.take + 1, '::int')}) page) e ON true ${ahead.plan.joins}`;
+      `FROM (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ORDER BY e.tool, e.position ASC LIMIT ${params.add(ahead.take + 1, '::int')}) page) e ON true ${ahead.plan.joins}`;
   } else text += ' FROM directory_row r';
   text += ` WHERE r.name = ANY(${params.add(names, '::text[]')}) ORDER BY r.type ASC${ahead ? ', e.position ASC' : ''}`;
   return { text, params };

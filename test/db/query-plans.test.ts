@@ -132,3 +132,82 @@ describe.each(databaseKinds)('reviewer reads walk an index in order and stop at 
     }
   });
 });
+
+// With real statistics a position walk can look cheap for a tool that is common overall, though its
+// events are all at the far end of the walk. The reads hold the tool in their order, so every plan walks
+// the (tool, position) index and reads no row it then throws away. Checked by running them (EXPLAIN ANALYZE).
+describe.each(databaseKinds)('reviewer reads stay on their index when statistics favour a position walk on %s', (kind) => {
+  let db: TestDatabase;
+  let sql: RawSql;
+  const plan = planEventSelect({ select: { id: true, position: true, payload: { select: { size: true, sha256: true } } } }, ['position'])!;
+  const events = 40_000;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    sql = await rawSql(db);
+    // 'old_tool' on every other event of the first half, 'new_tool' on every other event of the second half.
+    // Loaded as a replica would be: these rows reference no batch or blob, and the reference triggers stay off.
+    await sql.exec(`SET session_replication_role = replica;
+      INSERT INTO ledger_event (id, position, kind, direction, action_id, tool, occurred_at, batch_id, payload_state)
+      SELECT 'evt_' || g, g, 'tool.request', 'OUT', 'act_' || g,
+             CASE WHEN g % 2 = 1 THEN NULL WHEN g <= ${events / 2} THEN 'old_tool' ELSE 'new_tool' END,
+             now(), '00000000-0000-4000-8000-000000000000', 'NONE'
+      FROM generate_series(1, ${events}) AS g;
+      SET session_replication_role = origin;
+      ANALYZE ledger_event`);
+  });
+  afterAll(async () => {
+    await sql?.close();
+    await db?.drop();
+  });
+
+  const literal = (v: unknown): string =>
+    Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v);
+
+  /** EXPLAIN ANALYZE of the statement as a custom plan and as the generic plan a prepared statement may settle on. */
+  const runs = async (statement: { text: string; params: SqlParams | { values: unknown[] } }): Promise<string[]> => {
+    const name = `walk_${Math.random().toString(36).slice(2, 10)}`;
+    try {
+      await sql.exec(`PREPARE ${name} AS ${statement.text}`);
+      const explain = async () =>
+        (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ANALYZE EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`))
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+      const custom = await explain();
+      await sql.exec('SET plan_cache_mode = force_generic_plan');
+      return [custom, await explain()];
+    } finally {
+      await sql.exec(`DEALLOCATE ${name}; RESET plan_cache_mode`);
+    }
+  };
+
+  it('the trap is real here: ordered by position alone, the latest events of the old tool are found by filtering the newer half', async () => {
+    const [custom] = await runs({
+      text: `SELECT e.id FROM ledger_event e WHERE e.tool = $1 ORDER BY e.position DESC LIMIT $2::int`,
+      params: { values: ['old_tool', 51] },
+    });
+    expect(custom, custom).toMatch(/Index Scan Backward using ledger_event_position_key/);
+    expect(Number(/Rows Removed by Filter: (\d+)/.exec(custom!)?.[1]), custom).toBeGreaterThanOrEqual(events / 2);
+  });
+
+  it("a tool's latest events, newest first: down its own index, no row read and dropped", async () => {
+    for (const text of await runs(eventStatement(plan, { filter: { tool: ['old_tool'] }, order: 'DESC', limit: 51 }))) {
+      expect(text, text).toMatch(/Index Scan Backward using ledger_event_tool_position_idx/);
+      expect(text, text).not.toMatch(/Rows Removed by Filter|Sort/);
+      expect(text, text).toMatch(/actual time=[\d.]+\.\.[\d.]+ rows=51(\.00)? /);
+    }
+  });
+
+  it("tools → each one's first events, oldest first: one walk per tool down its own index", async () => {
+    const ahead = {
+      take: 10,
+      after: null,
+      filter: {},
+      plan: planEventSelect({ select: { id: true, payload: { select: { sha256: true } } } }, ['position', 'tool'])!,
+    };
+    for (const text of await runs(toolsStatement(['new_tool'], ahead))) {
+      expect(text, text).toMatch(/Index Scan using ledger_event_tool_position_idx/);
+      expect(text, text).not.toMatch(/Rows Removed by Filter: [1-9]/);
+    }
+  });
+});
