@@ -261,6 +261,10 @@ export function eventStatement(plan: EventPlan, spec: EventSpec): { text: string
   // Ordered by a column held to one value first (same rows, same order), so that every plan walks that
   // column's (column, position) index: by position alone it may walk the whole ledger for a value rare at that end.
   const leading = byId ? undefined : leadingColumns.find((d) => spec.filter[d]?.length === 1);
+  // Several values of a leading column under a LIMIT: each value's own walk down its index, merged.
+  const spread =
+    byId || leading || spec.actionId !== undefined || spec.limit === undefined ? undefined : leadingColumns.find((d) => (spec.filter[d]?.length ?? 0) > 1);
+  if (spread) return mergedStatement(plan, spec, spread, spec.limit!);
   const where = filterConditions(spec.filter, params, spec.actionId === undefined ? leading : undefined);
   if (spec.id !== undefined) where.unshift(`e.id = ${params.add(spec.id)}`);
   if (spec.actionId !== undefined) where.unshift(`e.action_id = ${params.add(spec.actionId)}`);
@@ -272,6 +276,24 @@ export function eventStatement(plan: EventPlan, spec: EventSpec): { text: string
     (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
     (byId ? '' : ` ORDER BY ${held ? `e.${held} ${spec.order}, ` : ''}e.position ${spec.order}`) +
     (byId || spec.limit === undefined ? '' : ` LIMIT ${params.add(spec.limit, '::int')}`);
+  return { text, params };
+}
+
+/**
+ * `spec` whose `column` holds several values, as one walk per value down its (column, position) index,
+ * each stopped at the LIMIT, then merged: `= ANY` under ORDER BY position would walk the position index
+ * filtering (the values may all be rare at that end) or read every matching row and sort them.
+ */
+function mergedStatement(plan: EventPlan, spec: EventSpec, column: (typeof leadingColumns)[number], limit: number): { text: string; params: SqlParams } {
+  const params = new SqlParams();
+  const values = params.add([...new Set(spec.filter[column])], '::text[]');
+  const where = [heldTo(`e.${column}`, 'h.value'), ...filterConditions({ ...spec.filter, [column]: undefined }, params)];
+  if (spec.actionIds !== undefined) where.push(`e.action_id = ANY(${params.add(spec.actionIds, '::text[]')})`);
+  if (spec.after !== undefined) where.push(`e.position ${spec.order === 'ASC' ? '>' : '<'} ${params.add(spec.after, '::bigint')}`);
+  const take = params.add(limit, '::int');
+  const text =
+    `SELECT ${plan.columns} FROM unnest(${values}) AS h(value) CROSS JOIN LATERAL (SELECT * FROM ledger_event e WHERE ${where.join(' AND ')} ` +
+    `ORDER BY e.${column} ${spec.order}, e.position ${spec.order} LIMIT ${take}) e ${plan.joins} ORDER BY e.position ${spec.order} LIMIT ${take}`;
   return { text, params };
 }
 

@@ -198,6 +198,38 @@ describe.each(databaseKinds)('reviewer reads stay on their index when statistics
     }
   });
 
+  it("several tools' latest events: one walk per tool down its own index, merged, no row read and dropped", async () => {
+    const statement = eventStatement(plan, { filter: { tool: ['old_tool', 'absent_tool', 'old_tool'] }, order: 'DESC', limit: 51 });
+    for (const text of await runs(statement)) {
+      expect(text, text).toMatch(/Index Scan Backward using ledger_event_tool_position_idx/);
+      expect(text, text).not.toMatch(/Rows Removed by Filter: [1-9]|ledger_event_position_key/);
+      expect(text, text).toMatch(/^Limit .*actual time=[\d.]+\.\.[\d.]+ rows=51(\.00)? /);
+    }
+  });
+
+  it('several tools merged: the same events, in the same order, as the plain statement, either way and after a cursor', async () => {
+    const idPlan = planEventSelect({ select: { id: true } }, ['position'])!;
+    const ids = async (statement: { text: string; params: { values: unknown[] } }, read = (row: Record<string, unknown>) => row.id) =>
+      (await sql.query<Record<string, unknown>>(statement.text, statement.params.values)).map(read);
+    for (const [order, after] of [
+      ['DESC', undefined],
+      ['DESC', 30_001n],
+      ['ASC', undefined],
+      ['ASC', 19_990n],
+    ] as const) {
+      const spec = { filter: { tool: ['new_tool', 'old_tool', 'absent_tool'] }, order, limit: 25, ...(after !== undefined && { after }) };
+      const merged = eventStatement(idPlan, spec);
+      expect(merged.text).toMatch(/CROSS JOIN LATERAL/);
+      const plain = {
+        text: `SELECT e.id FROM ledger_event e WHERE e.tool = ANY($1::text[])${after === undefined ? '' : ` AND e.position ${order === 'ASC' ? '>' : '<'} $3::bigint`} ORDER BY e.position ${order} LIMIT $2::int`,
+        params: { values: [spec.filter.tool, 25, ...(after === undefined ? [] : [after])] },
+      };
+      const expected = await ids(plain);
+      expect(expected).toHaveLength(25);
+      expect(await ids(merged, (row) => idPlan.read(row).id)).toEqual(expected);
+    }
+  });
+
   it("tools → each one's first events, oldest first: one walk per tool down its own index", async () => {
     const ahead = {
       take: 10,
