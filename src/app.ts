@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import { WebSocketServer } from 'ws';
-import { captureExchange, invocationFromHeaders, useOutboundCapture } from './capture/boundary.ts';
+import { captureExchange, headerRecord, invocationFromHeaders, useOutboundCapture } from './capture/boundary.ts';
 import type { Config } from './config.ts';
 import type { Door } from './context/door.ts';
 import { runAsCaller } from './context/request.ts';
@@ -80,10 +80,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   /** Records one door exchange at the boundary (src/capture/recording.ts decides which GraphQL ones are). */
   async function recordExchange(door: Door, request: Request, body: Buffer | null, handler: () => Promise<Response>): Promise<Response> {
     try {
+      // Read once into the record the request IN stores, and the invocation fields from it (Headers.get is not free).
+      const headers = headerRecord(request.headers);
       const exchange = {
         door,
-        request: { method: request.method, url: request.url, headers: request.headers, body },
-        invocation: invocationFromHeaders(request.headers),
+        request: { method: request.method, url: request.url, headers, body },
+        invocation: invocationFromHeaders(headers),
         clientSignal: request.signal,
       };
       return await captureExchange(services, exchange, handler);

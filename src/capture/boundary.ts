@@ -98,7 +98,8 @@ function plainHeaders(record: HeaderRecord): Record<string, string> | [string, s
   );
 }
 
-function headerRecord(headers: Headers | HeaderRecord): HeaderRecord {
+/** Headers as the ledger records them: a plain record (lowercase names; set-cookie a list when it repeats). */
+export function headerRecord(headers: Headers | HeaderRecord): HeaderRecord {
   if (!isHeaders(headers)) return headers;
   const out: HeaderRecord = {};
   headers.forEach((value, name) => {

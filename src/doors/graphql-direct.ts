@@ -17,10 +17,17 @@ type Params = { query: string; variables?: Record<string, unknown>; operationNam
 export const DIRECT_BODY_MAX_BYTES = 65_536;
 
 type Direct = { mask: Mask; maxBytes: number };
-const registered = new WeakMap<object, Direct>();
+/**
+ * Documents that validated without an error against this yoga's schema and rules (both fixed when it
+ * is built): yoga's own validation cache keeps that result per document too, but its hooks (a rule
+ * made by each limit plugin, the cache's key) ran for every request (issue 17: ~3% of a recorded
+ * Directory read). A document yoga's parse cache drops leaves this set with it.
+ */
+type Registered = Direct & { valid: WeakSet<DocumentNode> };
+const registered = new WeakMap<object, Registered>();
 /** Registers what yoga was built with: its mask (for an error thrown, not returned, by execution) and its body limit. */
 export function answerDirectly(yoga: Yoga, direct: Direct): void {
-  registered.set(yoga, direct);
+  registered.set(yoga, { ...direct, valid: new WeakSet() });
 }
 
 const keys = new Set(['query', 'variables', 'operationName', 'extensions']);
@@ -67,7 +74,10 @@ export async function answerDirect(yoga: Yoga, request: Request, params: unknown
   try {
     document = enveloped.parse(params.query);
     if (getOperationAST(document, params.operationName)?.operation !== 'query') return undefined;
-    if (enveloped.validate(enveloped.schema, document).length) return undefined;
+    if (!direct.valid.has(document)) {
+      if (enveloped.validate(enveloped.schema, document).length) return undefined;
+      direct.valid.add(document);
+    }
   } catch {
     return undefined;
   }

@@ -11,7 +11,7 @@ import { SYNC_DEFLATE_MAX_BYTES, decodeInline, encodeInline, encodeSmallInline, 
 import type { SecretRedactor } from '../secrets/redact.ts';
 import { type BatchHead, type BlobRow, type ChainMode, type PreparedBlob, type PreparedEvent, appendStatement, blobRow } from './append.ts';
 import { CURRENT_CHAIN_VERSION } from './chain.ts';
-import { encodeJson, encodeText } from './storable.ts';
+import { storedColumns, takeRedacted } from './redacted-event.ts';
 import { LRUCache } from 'lru-cache';
 
 export type LedgerLimits = {
@@ -129,13 +129,11 @@ export class Ledger {
   private prepare(input: EventInput, blobs: Map<string, PreparedBlob>): { event: PreparedEvent; receivedBytes: number } {
     // Every stored string goes through the one rule, identifiers included: an id or action id that
     // holds a secret is stored with it replaced, like any other column.
-    const found = new Set<string>();
+    // The columns and payload the spool redacted on the way in, with this redactor, else redacted here.
+    const redacted = takeRedacted(input, this.redactor);
+    const found = new Set<string>(redacted?.found);
     const text = (v: string | undefined) => (v === undefined ? null : this.redactor.text(v, found));
-    // Escaped where PostgreSQL cannot hold the text (storable.ts), and redacted: the escape leaves every
-    // character a secret can be spelled with as it was, so the redactor sees what is stored.
-    const url = input.url === undefined ? null : encodeText(this.redactor.text(input.url, found));
-    const headers = input.headers === undefined ? null : this.redactor.jsonText(encodeJson(input.headers), found);
-    const metadata = input.metadata === undefined ? null : this.redactor.jsonText(encodeJson(input.metadata), found);
+    const { url, headers, metadata } = redacted ?? storedColumns(input, this.redactor, found);
     this.refuseSecretHash(input.id, 'contract.sha256', input.contract?.sha256);
     this.refuseSecretHash(input.id, 'payload.artifactSha256', input.payload.artifactSha256);
     const payload = input.payload;
@@ -145,8 +143,7 @@ export class Ledger {
     let encoding: PayloadEncoding | null = null;
     let receivedBytes = 0;
     if (state === 'COMPLETE' || state === 'PARTIAL') {
-      // Redacted already by the spool with this redactor, when it was this very payload: the same bytes.
-      const known = this.redactor.recall(payload);
+      const known = redacted?.payload;
       const raw = known ? undefined : payload.text !== undefined ? Buffer.from(payload.text, 'utf8') : Buffer.from(payload.base64!, 'base64');
       receivedBytes = known ? known.size : raw!.length;
       if (receivedBytes > this.limits.payloadMaxBytes) {

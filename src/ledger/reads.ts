@@ -41,18 +41,28 @@ class Edge<T extends { position: bigint }> {
   }
 }
 
+/** A page's ends, whose cursors are encoded only when a query asks for them (most pages never do). */
+class PageInfo<T extends { position: bigint }> {
+  readonly hasNextPage: boolean;
+  readonly hasPreviousPage: boolean;
+  private readonly edges: Edge<T>[];
+  constructor(edges: Edge<T>[], hasNextPage: boolean, hasPreviousPage: boolean) {
+    this.edges = edges;
+    this.hasNextPage = hasNextPage;
+    this.hasPreviousPage = hasPreviousPage;
+  }
+  get startCursor(): string | null {
+    return this.edges[0]?.cursor ?? null;
+  }
+  get endCursor(): string | null {
+    return this.edges.at(-1)?.cursor ?? null;
+  }
+}
+
 /** A page from rows fetched with one more than `take`, so the extra row tells whether more follow. */
 export function toPage<T extends { position: bigint }>(rows: T[], take: number, after: string | undefined): Page<T> {
   const edges = rows.slice(0, take).map((node) => new Edge(node));
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage: rows.length > take,
-      hasPreviousPage: after !== undefined,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
+  return { edges, pageInfo: new PageInfo(edges, rows.length > take, after !== undefined) };
 }
 
 /** A query planned here (no cache): its statement, or null for Prisma. */

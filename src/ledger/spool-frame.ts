@@ -9,8 +9,7 @@
 // A segment without the header is the first format (u32 length, u32 crc32, body; zero-filled, never
 // recycled), still replayed.
 import { crc32 } from 'node:zlib';
-import type { SecretRedactor } from '../secrets/redact.ts';
-import { parseEvent, textBytesOf, type EventInput } from './input.ts';
+import { parseEvent, type EventInput } from './input.ts';
 
 const MAGIC = Buffer.from('DLSPOOL2', 'latin1');
 /** Bytes of a segment's header: where its first record goes. */
@@ -50,27 +49,6 @@ export function frame(event: EventInput): Buffer {
 /** Writes the segment number into each framed record in `bytes` (records laid end to end). */
 export function stamp(bytes: Buffer, segment: number): void {
   for (let at = 0; at + RECORD_HEADER <= bytes.length; at += RECORD_HEADER + bytes.readUInt32LE(at)) bytes.writeUInt32LE(segment, at + 8);
-}
-
-/** The event with every registered secret value replaced by its name, in the fields the Ledger redacts. */
-export function redactEvent(event: EventInput, redactor: SecretRedactor): EventInput {
-  const found = new Set<string>();
-  const out: EventInput = { ...event };
-  if (event.url !== undefined) out.url = redactor.text(event.url, found);
-  if (event.headers !== undefined) out.headers = redactor.json(event.headers, found);
-  if (event.metadata !== undefined) out.metadata = redactor.json(event.metadata, found);
-  const p = event.payload;
-  if (p.text !== undefined || p.base64 !== undefined) {
-    const raw = p.text !== undefined ? (textBytesOf(p) ?? Buffer.from(p.text, 'utf8')) : Buffer.from(p.base64!, 'base64');
-    const inPayload = new Set<string>();
-    const bytes = redactor.bytes(raw, inPayload);
-    // The Ledger's pass over this same payload takes this result (SecretRedactor.recall) instead of scanning again.
-    redactor.remember(p, raw, bytes, inPayload);
-    for (const name of inPayload) found.add(name);
-    if (bytes !== raw) out.payload = { ...p, text: undefined, base64: bytes.toString('base64') };
-  }
-  if (p.artifactUri !== undefined) out.payload = { ...out.payload, artifactUri: redactor.text(p.artifactUri, found) };
-  return found.size ? out : event;
 }
 
 export type Unframed = {

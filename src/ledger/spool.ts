@@ -13,7 +13,8 @@ import { DomainError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { EventInput } from './input.ts';
 import type { SecretRedactor } from '../secrets/redact.ts';
-import { frame, redactEvent, SEGMENT_HEADER, stamp, unframe } from './spool-frame.ts';
+import { frame, SEGMENT_HEADER, stamp, unframe } from './spool-frame.ts';
+import { redactForSpool } from './redacted-event.ts';
 import {
   defaultIo,
   markSpare,
@@ -39,7 +40,7 @@ export type SpoolOptions = {
   lingerMs?: number;
   logger?: Logger;
   io?: SpoolIo;
-  /** Replaces secret values before an event touches the disk (the Ledger redacts again; a replayed event's redacted names are not kept). */
+  /** Replaces secret values before an event touches the disk; the Ledger takes that pass's columns (redacted-event.ts). A replayed event's redacted names are not kept. */
   redactor?: SecretRedactor;
 };
 
@@ -221,7 +222,7 @@ export class Spool {
     if (this.closed) return Promise.reject(spoolUnavailable('The spool is closed; nothing more is accepted.'));
     if (events.length === 0) return Promise.resolve();
     const redactor = this.options.redactor;
-    const records = events.map((e) => frame(redactor ? redactEvent(e, redactor) : e));
+    const records = events.map((e) => frame(redactor ? redactForSpool(e, redactor) : e));
     const bytes = records.reduce((n, r) => n + r.length, 0);
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));

@@ -162,16 +162,9 @@ function endsLineOfText(text: string): boolean {
   return text.endsWith('\n') && !wrappedBase64Line.test(text.slice(-100));
 }
 
-/** A payload's redaction kept for the next pass over the same payload object: its size before, its bytes after, the names replaced. */
-export type RememberedPayload = { size: number; bytes: Buffer; found: readonly string[] };
-
-/** Payloads up to this size are remembered between two passes (a bound on the memory it holds). */
-const rememberMaxBytes = 16 * 1024;
-
 export class SecretRedactor {
   private readonly text_: Matcher;
   private readonly bytes_: Matcher;
-  private readonly payloads = new WeakMap<object, RememberedPayload>();
 
   /** The registry as names to values, or as pairs (one name may then have several values). */
   constructor(secrets: Record<string, string> | [name: string, value: string][]) {
@@ -233,23 +226,6 @@ export class SecretRedactor {
     return out === text ? input : Buffer.from(out, 'latin1');
   }
 
-  /**
-   * Keeps `bytes(raw)` for the payload object `payload` (whose bytes `raw` are, and which is never
-   * changed), for `recall` to hand out once: the spool redacts a payload on the request path, and the
-   * Ledger's pass over the same object with this same redactor would be the same call on the same
-   * bytes, so it takes this result instead of scanning again. Large payloads are not kept.
-   */
-  remember(payload: object, raw: Buffer, bytes: Buffer, found: Iterable<string>): void {
-    if (raw.length <= rememberMaxBytes) this.payloads.set(payload, { size: raw.length, bytes, found: [...found] });
-  }
-
-  /** What `remember` kept for this payload object, once. */
-  recall(payload: object): RememberedPayload | undefined {
-    const known = this.payloads.get(payload);
-    if (known) this.payloads.delete(payload);
-    return known;
-  }
-
   text(input: string, found: Set<string>): string {
     return this.text_.replace(redactTokenText(input, found), found);
   }
@@ -260,7 +236,16 @@ export class SecretRedactor {
    * as `{"redacted":"[NAME]"}`.
    */
   jsonText(value: unknown, found: Set<string>): string {
-    const text = JSON.stringify(this.json(value, found));
+    return this.jsonTextOfRedacted(this.json(value, found), found);
+  }
+
+  /**
+   * jsonText's last step, for a value `json` already redacted string by string: its text, scanned
+   * whole. Safe for any value: a secret left in one of its strings is found by that scan too, and then
+   * the whole value is replaced.
+   */
+  jsonTextOfRedacted(value: unknown, found: Set<string>): string {
+    const text = JSON.stringify(value);
     const across = new Set<string>();
     if (this.text(text, across) === text) return text;
     for (const name of across) found.add(name);

@@ -16,6 +16,8 @@ const encodedTokenTexts = [0, 1, 2].map((k) => {
 const encodedTokenStarts = encodedTokenTexts.map((t) => Buffer.from(t));
 export const encodedTokenRun = new RegExp(`[A-Za-z0-9+/_=-]*(?:${encodedTokenTexts.join('|')})[A-Za-z0-9+/_=-]*`, 'g');
 const tokenStartTexts = [tokenStart, ...encodedTokenTexts];
+/** A text shorter than every fixed start holds none of them (most header names and values). */
+const shortestTokenText = Math.min(...tokenStartTexts.map((t) => t.length));
 
 /** Whether the bytes hold a token's fixed start, plain or base64-encoded (the cheap test before any regex). */
 export function mayHoldToken(bytes: Buffer): boolean {
@@ -53,6 +55,7 @@ function tokenPlaceholder(found: Set<string>): string {
 
 /** Plain tokens, and tokens base64-encoded inside other text (Basic auth, a base64 field): the whole base64 run goes. */
 export function redactTokenText(text: string, found: Set<string>): string {
+  if (text.length < shortestTokenText) return text;
   let out = text.includes(tokenStart) ? text.replace(plainTokenRun, () => tokenPlaceholder(found)) : text;
   if (encodedTokenTexts.some((n) => out.includes(n))) out = out.replace(encodedTokenRun, () => tokenPlaceholder(found));
   return out;

@@ -54,6 +54,17 @@ describe('SecretRedactor and tokens', () => {
     }
   });
 
+  it('text: a fixed start alone, as short as a token run can be, is replaced; one character short of it is left', () => {
+    const start = admin.slice(0, 16);
+    const encoded = Buffer.from(admin).toString('base64').slice(0, 20);
+    for (const run of [start, encoded]) {
+      const found = new Set<string>();
+      expect(redactor.text(run, found)).toBe(MARK);
+      expect([...found]).toEqual([TOKEN_SECRET_NAME]);
+      expect(redactor.text(run.slice(0, -1), new Set())).toBe(run.slice(0, -1));
+    }
+  });
+
   it('bytes: a raw HTTP request with the token in the query, a header and the body', () => {
     for (const token of tokens) {
       const raw = Buffer.from(

@@ -1,12 +1,14 @@
-// A payload is scanned for secrets once on the way in: the spool redacts it on the request path and
-// the Ledger's pass over the same payload, with the same redactor, takes that result. What is stored
-// must be exactly what the Ledger stores when it redacts on its own.
+// An event is scanned for secrets once on the way in: the spool redacts its url, headers, metadata and
+// payload on the request path and the Ledger, with the same redactor, takes that result for the same
+// event object. What is stored must be exactly what the Ledger stores when it redacts on its own, and
+// nothing that did not pass through that scan is ever taken as redacted.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
+import { redactForSpool, storedColumns, takeRedacted } from '../../src/ledger/redacted-event.ts';
 import { Spool } from '../../src/ledger/spool.ts';
 import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { parsedEvent } from '../capture/helpers.ts';
@@ -16,20 +18,51 @@ import { rawSql } from '../helpers/sql.ts';
 
 const secret = 'canary-once-9Zq4Lw7Xk2';
 
-describe('SecretRedactor.remember / recall', () => {
-  it('hands a remembered payload out once, for that object only, and keeps no large one', () => {
-    const redactor = new SecretRedactor({ CANARY: secret });
-    const payload = { state: 'COMPLETE', text: `a ${secret} b` };
-    const raw = Buffer.from(payload.text);
-    const found = new Set<string>();
-    const bytes = redactor.bytes(raw, found);
-    redactor.remember(payload, raw, bytes, found);
-    expect(redactor.recall({ ...payload })).toBeUndefined();
-    expect(redactor.recall(payload)).toEqual({ size: raw.length, bytes: Buffer.from('a [CANARY] b'), found: ['CANARY'] });
-    expect(redactor.recall(payload)).toBeUndefined();
-    const large = { state: 'COMPLETE', text: 'x'.repeat(64 * 1024) };
-    redactor.remember(large, Buffer.from(large.text), Buffer.from(large.text), []);
-    expect(redactor.recall(large)).toBeUndefined();
+describe('redactForSpool / takeRedacted', () => {
+  const redactor = new SecretRedactor({ CANARY: secret });
+  const withSecret = () =>
+    parsedEvent('sealed', {
+      url: `https://x.example/?k=${secret}`,
+      headers: { 'x-key': secret },
+      metadata: { note: secret },
+      payload: { state: 'COMPLETE', text: `a ${secret} b` },
+    });
+
+  it('hands the columns out once, to the redactor that made them, for that object only', () => {
+    const event = withSecret();
+    const onDisk = redactForSpool(event, redactor);
+    expect(JSON.stringify(onDisk)).not.toContain(secret);
+    expect(takeRedacted({ ...event }, redactor)).toBeUndefined();
+    expect(takeRedacted(event, new SecretRedactor({ CANARY: secret }))).toBeUndefined();
+    const taken = takeRedacted(event, redactor)!;
+    expect(taken).toMatchObject({
+      url: 'https://x.example/?k=[CANARY]',
+      headers: '{"x-key":"[CANARY]"}',
+      metadata: '{"note":"[CANARY]"}',
+      found: ['CANARY'],
+      payload: { size: Buffer.byteLength(`a ${secret} b`), bytes: Buffer.from('a [CANARY] b'), found: ['CANARY'] },
+    });
+    expect(takeRedacted(event, redactor)).toBeUndefined();
+  });
+
+  it('gives the columns the Ledger computes alone: values it must escape, other spellings, a secret split across a key and its value', () => {
+    const [head, tail] = [secret.slice(0, 9), secret.slice(9)];
+    const cases = [
+      parsedEvent('nul', { url: `https://x.example/${secret}\u0000`, headers: { 'x-nul': `\u0000${secret}` }, metadata: { [`k\u0000${secret}`]: [1] } }),
+      parsedEvent('split', { headers: { [head]: tail }, metadata: { [head]: tail } }),
+      parsedEvent('spelled', { url: `https://x.example/?k=${encodeURIComponent(secret)}`, metadata: { hex: Buffer.from(secret).toString('hex') } }),
+      parsedEvent('clean', { url: 'https://x.example/', headers: { accept: 'text/plain' }, metadata: { n: 1 } }),
+      parsedEvent('bare'),
+    ];
+    for (const event of cases) {
+      const alone = new Set<string>();
+      const expected = storedColumns(event, redactor, alone);
+      redactForSpool(event, redactor);
+      const { payload: _payload, found, ...columns } = takeRedacted(event, redactor)!;
+      expect(columns, event.id).toEqual(expected);
+      expect(new Set(found), event.id).toEqual(alone);
+      expect(JSON.stringify(columns), event.id).not.toContain(secret);
+    }
   });
 });
 

@@ -62,6 +62,25 @@ describe('GraphQL queries answered directly', () => {
     expect(await ask({ query: '{ (' })).toBeUndefined();
   });
 
+  it('answers a document it validated before the same way, and leaves one that failed validation to yoga every time', async () => {
+    const yoga = createGraphqlYoga(t.config, t.app.services, createLogger('silent'));
+    const ask = (params: unknown) =>
+      answerDirect(yoga, new Request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' } }), params, 100);
+    const read = { query: 'query ($n: Int) { events(first: $n) { edges { cursor } } }' };
+    const answers = [];
+    for (const n of [1, 2, 501, 1]) {
+      const answered = await ask({ ...read, variables: { n } });
+      answers.push({ status: answered?.status, body: await answered?.json() });
+    }
+    expect(answers[3]).toEqual(answers[0]);
+    expect(answers[2]!.body).toMatchObject({ errors: [{ message: expect.stringContaining('Invalid first') }] });
+    const tooDeep = { query: `{ event(id: "x") { ${'action { events { '.repeat(6)}id${' } }'.repeat(6)} } }` };
+    expect(await ask(tooDeep)).toBeUndefined();
+    expect(await ask(tooDeep)).toBeUndefined();
+    expect(await ask({ query: '{ nope }' })).toBeUndefined();
+    expect(await ask({ query: '{ nope }' })).toBeUndefined();
+  });
+
   it('takes the media type the client lists first, only when it is one of the two JSON ones', () => {
     const of = (accept?: string) => regularMediaType(new Request('http://x/', accept ? { headers: { accept } } : {}));
     expect(of('application/json')).toBe('application/json');
