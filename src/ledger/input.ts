@@ -25,66 +25,78 @@ const decimal = z
 const headerValue = z.union([z.string(), z.array(z.string())]);
 const isoDateTime = z.iso.datetime({ offset: true });
 
-export const PayloadInput = z
-  .object({
-    state: PayloadState,
-    text: z
-      .string()
-      .refine((t) => t.isWellFormed(), 'UTF-8 text without unpaired surrogates (send binary as base64)')
-      .optional(),
-    base64: base64.optional(),
-    size: z.number().int().nonnegative().optional(),
-    artifactUri: storableText().pipe(z.string().min(1).max(4096)).optional(),
-    artifactSha256: sha256.optional(),
-  })
-  .strict()
-  .superRefine((p, ctx) => {
-    const bodies = Number(p.text !== undefined) + Number(p.base64 !== undefined);
-    const carries = p.state === 'COMPLETE' || p.state === 'PARTIAL';
-    if (carries && bodies !== 1) {
-      ctx.addIssue({ code: 'custom', path: ['text'], message: `exactly one of text or base64 for a ${p.state} payload` });
-    }
-    if (!carries && bodies > 0) {
-      ctx.addIssue({ code: 'custom', path: [p.text !== undefined ? 'text' : 'base64'], message: `no bytes for a ${p.state} payload` });
-    }
-    if (p.state === 'ARTIFACT' && !p.artifactUri) {
-      ctx.addIssue({ code: 'custom', path: ['artifactUri'], message: 'a URI for an ARTIFACT payload' });
-    }
-    if (p.state !== 'ARTIFACT' && (p.artifactUri || p.artifactSha256)) {
-      ctx.addIssue({ code: 'custom', path: ['artifactUri'], message: 'an artifact reference only with state ARTIFACT' });
-    }
-  });
-export type PayloadInput = z.output<typeof PayloadInput>;
+/**
+ * The event schemas at their limits, and unlimited in length for what the spool reads back: it wrote
+ * each event with secret values replaced by their names, which can take a text past its limit.
+ */
+function eventSchemas(limited: boolean) {
+  const bounded = (max: number) => (limited ? z.string().min(1).max(max) : z.string().min(1));
+  const text = (max = 512) => storableText().pipe(bounded(max));
+  const payload = z
+    .object({
+      state: PayloadState,
+      text: z
+        .string()
+        .refine((t) => t.isWellFormed(), 'UTF-8 text without unpaired surrogates (send binary as base64)')
+        .optional(),
+      base64: base64.optional(),
+      size: z.number().int().nonnegative().optional(),
+      artifactUri: text(4096).optional(),
+      artifactSha256: sha256.optional(),
+    })
+    .strict()
+    .superRefine((p, ctx) => {
+      const bodies = Number(p.text !== undefined) + Number(p.base64 !== undefined);
+      const carries = p.state === 'COMPLETE' || p.state === 'PARTIAL';
+      if (carries && bodies !== 1) {
+        ctx.addIssue({ code: 'custom', path: ['text'], message: `exactly one of text or base64 for a ${p.state} payload` });
+      }
+      if (!carries && bodies > 0) {
+        ctx.addIssue({ code: 'custom', path: [p.text !== undefined ? 'text' : 'base64'], message: `no bytes for a ${p.state} payload` });
+      }
+      if (p.state === 'ARTIFACT' && !p.artifactUri) {
+        ctx.addIssue({ code: 'custom', path: ['artifactUri'], message: 'a URI for an ARTIFACT payload' });
+      }
+      if (p.state !== 'ARTIFACT' && (p.artifactUri || p.artifactSha256)) {
+        ctx.addIssue({ code: 'custom', path: ['artifactUri'], message: 'an artifact reference only with state ARTIFACT' });
+      }
+    });
+  const event = z
+    .object({
+      id: text(256),
+      kind: text(128),
+      direction: Direction,
+      actionId: text(256),
+      tool: text().optional(),
+      session: text().optional(),
+      turn: text().optional(),
+      task: text().optional(),
+      agent: text().optional(),
+      model: text().optional(),
+      status: text(128).optional(),
+      method: text(32).optional(),
+      url: bounded(16_384).optional(),
+      headers: z.record(z.string(), headerValue).optional(),
+      costUsd: decimal.optional(),
+      inputTokens: z.number().int().nonnegative().optional(),
+      outputTokens: z.number().int().nonnegative().optional(),
+      occurredAt: z.union([isoDateTime, z.date()]).transform((v) => new Date(v)),
+      payload: payload.default({ state: 'NONE' }),
+      metadata: z.record(z.string(), z.unknown()).optional(),
+      /** The Directory contract this event ran: its form (or way column) and the sha256 of its canonical JSON. */
+      contract: z
+        .object({ form: text(128), sha256 })
+        .strict()
+        .optional(),
+    })
+    .strict();
+  return { payload, event };
+}
 
-export const EventInput = z
-  .object({
-    id: shortText(256),
-    kind: shortText(128),
-    direction: Direction,
-    actionId: shortText(256),
-    tool: shortText().optional(),
-    session: shortText().optional(),
-    turn: shortText().optional(),
-    task: shortText().optional(),
-    agent: shortText().optional(),
-    model: shortText().optional(),
-    status: shortText(128).optional(),
-    method: shortText(32).optional(),
-    url: z.string().min(1).max(16_384).optional(),
-    headers: z.record(z.string(), headerValue).optional(),
-    costUsd: decimal.optional(),
-    inputTokens: z.number().int().nonnegative().optional(),
-    outputTokens: z.number().int().nonnegative().optional(),
-    occurredAt: z.union([isoDateTime, z.date()]).transform((v) => new Date(v)),
-    payload: PayloadInput.default({ state: 'NONE' }),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    /** The Directory contract this event ran: its form (or way column) and the sha256 of its canonical JSON. */
-    contract: z
-      .object({ form: shortText(128), sha256 })
-      .strict()
-      .optional(),
-  })
-  .strict();
+const limited = eventSchemas(true);
+export const PayloadInput = limited.payload;
+export type PayloadInput = z.output<typeof PayloadInput>;
+export const EventInput = limited.event;
 export type EventInput = z.output<typeof EventInput>;
 
 export const BatchInput = z
@@ -283,6 +295,14 @@ export function parseEventFast(e: unknown): EventInput | undefined {
 export function parseEvent(input: unknown): z.ZodSafeParseResult<EventInput> {
   const fast = parseEventFast(input);
   return fast ? { success: true, data: fast } : EventInput.safeParse(input);
+}
+
+const SpooledEventInput = eventSchemas(false).event;
+
+/** An event as the spool wrote it, read back on replay: EventInput without its length limits (see eventSchemas). */
+export function parseSpooledEvent(input: unknown): z.ZodSafeParseResult<EventInput> {
+  const fast = parseEventFast(input);
+  return fast ? { success: true, data: fast } : SpooledEventInput.safeParse(input);
 }
 
 /**

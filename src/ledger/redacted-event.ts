@@ -20,6 +20,9 @@ export type RedactedEvent = StoredColumns & { found: readonly string[]; payload:
 /** Payloads up to this size are kept between the two passes (a bound on the memory held while a batch waits). */
 export const KEPT_PAYLOAD_MAX_BYTES = 16 * 1024;
 
+/** The event's own short texts, each a column the Ledger redacts. */
+const identifierKeys = ['id', 'kind', 'actionId', 'tool', 'session', 'turn', 'task', 'agent', 'model', 'status', 'method'] as const;
+
 const sealed = new WeakMap<EventInput, { redactor: SecretRedactor; redacted: RedactedEvent }>();
 
 /**
@@ -41,13 +44,20 @@ function storedJson(raw: Record<string, unknown>, redacted: Record<string, unkno
 }
 
 /**
- * The event as the spool may write it to disk (every registered secret value replaced in url,
+ * The event as the spool may write it to disk (every registered secret value replaced in its names and ids, url,
  * headers, metadata, payload and artifact URI), and, for `takeRedacted`, the Ledger's columns of the
  * same values: one scan of each for both.
  */
 export function redactForSpool(event: EventInput, redactor: SecretRedactor): EventInput {
   const found = new Set<string>();
   const out: EventInput = { ...event };
+  // The names and ids, as the Ledger stores them too: they may be longer once redacted (parseSpooledEvent reads them back).
+  const inNames = new Set<string>();
+  for (const key of identifierKeys) {
+    const value = event[key];
+    if (value !== undefined) out[key] = redactor.text(value, inNames);
+  }
+  if (event.contract) out.contract = { ...event.contract, form: redactor.text(event.contract.form, inNames) };
   const columns: StoredColumns = { url: null, headers: null, metadata: null };
   if (event.url !== undefined) {
     out.url = redactor.text(event.url, found);
@@ -75,7 +85,7 @@ export function redactForSpool(event: EventInput, redactor: SecretRedactor): Eve
   // The Ledger redacts an artifact's URI itself (a rare event, and not one of the columns above).
   if (p.artifactUri !== undefined) out.payload = { ...out.payload, artifactUri: redactor.text(p.artifactUri, found) };
   sealed.set(event, { redactor, redacted: { ...columns, found: columnNames, payload } });
-  return found.size ? out : event;
+  return found.size || inNames.size ? out : event;
 }
 
 /**

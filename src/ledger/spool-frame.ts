@@ -9,7 +9,7 @@
 // A segment without the header is the first format (u32 length, u32 crc32, body; zero-filled, never
 // recycled), still replayed.
 import { crc32 } from 'node:zlib';
-import { parseEvent, type EventInput } from './input.ts';
+import { parseSpooledEvent, type EventInput } from './input.ts';
 
 const MAGIC = Buffer.from('DLSPOOL2', 'latin1');
 /** Bytes of a segment's header: where its first record goes. */
@@ -83,9 +83,9 @@ export function unframe(bytes: Buffer): Unframed {
     if (length === 0 || end > bytes.length) break;
     const body = bytes.subarray(offset + header, end);
     if (crc32(body) !== bytes.readUInt32LE(offset + 4)) break;
-    let parsed: ReturnType<typeof parseEvent>;
+    let parsed: ReturnType<typeof parseSpooledEvent>;
     try {
-      parsed = parseEvent(JSON.parse(body.toString('utf8')));
+      parsed = parseSpooledEvent(JSON.parse(body.toString('utf8')));
     } catch {
       break;
     }

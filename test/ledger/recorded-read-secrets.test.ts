@@ -1,6 +1,7 @@
 // A recorded Directory read is redacted once on its way in (the spool's pass, which the Ledger takes):
-// a secret in its variables, a header and its URL is replaced in the spool's files, in every column
-// and in every blob, and the read's events still name it in redacted_secrets.
+// a secret in its variables, a header, its URL and its identifiers (session, task, agent, turn) is
+// replaced in the spool's files, in every column and in every blob, and the read's events still name
+// it in redacted_secrets.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,11 @@ describe.each(databaseKinds)('a recorded read with a secret in it (%s)', (kind) 
         accept: 'application/json',
         'x-note': `key ${CANARY}`,
         'x-dirledger-action': 'read-with-secret',
+        // Identifiers are stored columns too: replaced in the ledger and in the spool's files alike.
+        'x-dirledger-session': `session-${CANARY}`,
+        'x-dirledger-task': `task-${CANARY}`,
+        'x-dirledger-agent': `agent-${CANARY}`,
+        'x-dirledger-turn': `turn-${CANARY}`,
         ...t.auth,
       },
       body: JSON.stringify({
@@ -54,6 +60,11 @@ describe.each(databaseKinds)('a recorded read with a secret in it (%s)', (kind) 
       const request = rows[0]!;
       expect(request.redacted_secrets).toEqual(expect.arrayContaining(['CANARY', 'DIRLEDGER_TOKEN']));
       expect(request.url).toContain('k=[CANARY]');
+      const [ids] = await sql.query<{ session: string; task: string; agent: string; turn: string }>(
+        'SELECT session, task, agent, turn FROM ledger_event WHERE action_id = $1 AND kind = $2',
+        [actionId, 'REQUEST'],
+      );
+      expect(ids).toEqual({ session: 'session-[CANARY]', task: 'task-[CANARY]', agent: 'agent-[CANARY]', turn: 'turn-[CANARY]' });
       expect((request.headers as Record<string, string>)['x-note']).toBe('key [CANARY]');
       const body = (await t.app.services.ledger.readBlob(request.payload_sha256!))!.toString('utf8');
       expect(JSON.parse(body)).toMatchObject({ variables: { name: '[CANARY]' } });

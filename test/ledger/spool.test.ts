@@ -14,6 +14,7 @@ import { frame, SEGMENT_HEADER, segmentHeader, stamp, unframe } from '../../src/
 import { databaseKinds } from '../helpers/database.ts';
 import { createTestLedger } from '../helpers/ledger.ts';
 import { rawSql } from '../helpers/sql.ts';
+import { canaryLeaks } from '../helpers/canary.ts';
 import { parsedEvent, until } from '../capture/helpers.ts';
 
 const events = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => parsedEvent(`${prefix}-${i}`));
@@ -447,6 +448,43 @@ describe('Spool', () => {
     const back = unframe(bytes).events;
     expect(back[0]!.url).toBe('https://x.test/?k=[CANARY]');
     expect(Buffer.from(back[0]!.payload.base64!, 'base64').toString()).toBe('body [CANARY] body');
+  });
+
+  it('never writes a secret in an id or name either, and replays one its name made longer than the limit', async () => {
+    const secret = 'k3y-9Wq';
+    const name = 'A_SECRET_NAME_LONGER_THAN_ITS_VALUE';
+    const { spool } = await openSpool({ redactor: new SecretRedactor({ [name]: secret }) });
+    // 70 × 7 = 490 characters, within the limit of 512; redacted, 70 × 37 = 2,590.
+    const long = secret.repeat(70);
+    const named = parsedEvent(`id-${secret}`, {
+      actionId: `act-${secret}`,
+      kind: `kind-${secret}`,
+      tool: `tool-${secret}`,
+      session: long,
+      turn: `turn-${secret}`,
+      task: `task-${secret}`,
+      agent: `agent-${secret}`,
+      model: `model-${secret}`,
+      status: `status-${secret}`,
+      method: `M${secret}`,
+      contract: { form: `form-${secret}`, sha256: 'a'.repeat(64) },
+    });
+    await spool.append([named, parsedEvent('after-it')], () => {});
+    const bytes = await readFile(path.join(dir, (await segmentsIn(dir))[0]!));
+    expect(canaryLeaks(bytes, secret)).toEqual([]);
+    opened.pop();
+    await crash();
+    const { recovered } = await openSpool();
+    expect(recovered.map((e) => e.id)).toEqual([`id-[${name}]`, 'after-it']);
+    expect(recovered[0]).toMatchObject({
+      actionId: `act-[${name}]`,
+      kind: `kind-[${name}]`,
+      tool: `tool-[${name}]`,
+      session: `[${name}]`.repeat(70),
+      task: `task-[${name}]`,
+      method: `M[${name}]`,
+      contract: { form: `form-[${name}]` },
+    });
   });
 
   it('refuses a second process on the same folder, naming it', async () => {
