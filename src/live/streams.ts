@@ -12,7 +12,10 @@
 // `publish` never throws and never blocks the tee; chunk bytes are redacted here before they leave
 // the process, across chunk edges (a StreamRedactor per stream: the bytes that may begin a secret
 // wait for the next chunk, and what is still held at the end goes out on the final chunk); the
-// final hash is computed over the whole, as the ledger stores it.
+// final hash is computed over the whole, as the ledger stores it. Redaction is lazy: while nobody
+// listens, a chunk is only copied; the first subscriber redacts the copies kept so far in order,
+// as they would have been live, and from then on each chunk is redacted as it arrives. The final
+// chunk is built when someone reads it, so a stream nobody follows is never redacted here.
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode } from '../errors.ts';
 import type { SecretRedactor, StreamRedactor } from '../secrets/redact.ts';
@@ -51,26 +54,38 @@ export type StreamRegistryOptions = {
   bufferMax: number;
 };
 
+/** Queued for a subscriber when the stream ends; it builds the final chunk when it reads this far. */
+const ENDED = Symbol('ended');
+
 /** `task`: a task-scoped subscriber's task (absent: it may read every stream). */
-type Listener = { task?: string; push(chunk: LiveChunk): boolean };
+type Listener = { task?: string; push(chunk: LiveChunk | typeof ENDED): boolean };
+
+type RawChunk = { sequence: number; offset: number; bytes: Buffer };
+type StreamEnd = Extract<StreamChunk, { type: 'END' }>;
+
+/** Raw bytes a stream nobody follows may keep unredacted; past them it is redacted as it goes, so a catch-up redacts no more at once. */
+const LAZY_MAX_BYTES = 256 * 1024;
 
 class Stream {
+  /** The redacted chunks kept for late subscribers, once redaction has started. */
   readonly chunks: LiveChunk[] = [];
-  /** The raw bytes of `chunks`, for the stored hash (redaction runs over the whole, as the ledger's does). */
-  readonly raw: Buffer[] = [];
+  /** Copies of the raw chunks kept, for the catch-up and the stored hash; dropped once neither needs them. */
+  raw: RawChunk[] = [];
   /** Raw bytes kept so far; past `retainMaxBytes` the prefix is no longer complete. */
   keptBytes = 0;
   truncated = false;
+  /** Set once a reader needs redacted chunks: every chunk so far has gone through it, in order. */
+  redacting: StreamRedactor | undefined;
+  end: StreamEnd | undefined;
+  /** Built from `end` when first read. */
   final: LiveChunk | undefined;
   /** Set by the first chunk: the task of the invocation that published it. */
   owner: { task: string | undefined } | undefined;
   readonly listeners = new Set<Listener>();
   timer: NodeJS.Timeout | undefined;
   readonly actionId: string;
-  readonly redacting: StreamRedactor;
-  constructor(actionId: string, redacting: StreamRedactor) {
+  constructor(actionId: string) {
     this.actionId = actionId;
-    this.redacting = redacting;
   }
 }
 
@@ -79,9 +94,11 @@ export class StreamRegistry {
 
   private readonly redactor: SecretRedactor;
   private readonly options: StreamRegistryOptions;
+  private readonly lazyMaxBytes: number;
   constructor(redactor: SecretRedactor, options: StreamRegistryOptions) {
     this.redactor = redactor;
     this.options = options;
+    this.lazyMaxBytes = Math.min(LAZY_MAX_BYTES, options.retainMaxBytes);
   }
 
   /** Streams currently known (live or retained). */
@@ -93,49 +110,74 @@ export class StreamRegistry {
    * Records one chunk of the stream of `actionId` and hands it to its subscribers. Never throws.
    * `task` defaults to the current invocation's (the tee publishes inside it).
    */
-  publish(actionId: string, chunk: StreamChunk, task: string | undefined = currentInvocation()?.task): void {
+  publish(actionId: string, chunk: StreamChunk, task?: string): void {
     const stream = this.streamOf(actionId);
-    if (stream.final) return;
-    stream.owner ??= { task };
-    let live: LiveChunk;
-    if (chunk.type === 'CHUNK') {
-      const raw = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
-      live = {
-        actionId,
-        sequence: chunk.sequence,
-        offset: chunk.offset,
-        bytes: Buffer.from(stream.redacting.push(raw)),
-        final: false,
-        state: null,
-        sha256: null,
-        size: null,
-        cut: null,
-      };
-      if (!stream.truncated && stream.keptBytes + raw.length <= this.options.retainMaxBytes) {
-        stream.chunks.push(live);
-        stream.raw.push(Buffer.from(raw));
-        stream.keptBytes += raw.length;
-      } else stream.truncated = true;
+    if (stream.end) return;
+    stream.owner ??= { task: task ?? currentInvocation()?.task };
+    // Another task's stream: the listener is dropped and keeps waiting, as for a stream that never starts.
+    for (const listener of stream.listeners) if (!visible(stream, listener.task)) stream.listeners.delete(listener);
+    if (chunk.type === 'CHUNK') this.chunk(stream, chunk);
+    else this.end(stream, chunk);
+  }
+
+  private chunk(stream: Stream, chunk: Extract<StreamChunk, { type: 'CHUNK' }>): void {
+    const size = chunk.bytes.byteLength;
+    const kept = !stream.truncated && stream.keptBytes + size <= this.options.retainMaxBytes;
+    // Copied: the sender may reuse the chunk's memory once it has passed.
+    const raw = kept || stream.listeners.size ? Buffer.from(chunk.bytes) : undefined;
+    if (!stream.redacting) {
+      if (raw && kept && stream.listeners.size === 0 && stream.keptBytes + size <= this.lazyMaxBytes) {
+        stream.raw.push({ sequence: chunk.sequence, offset: chunk.offset, bytes: raw });
+        stream.keptBytes += size;
+        return;
+      }
+      this.startRedacting(stream);
+    }
+    const live = liveChunk(stream.actionId, chunk.sequence, chunk.offset, stream.redacting!.push(raw ?? chunk.bytes));
+    if (kept) {
+      stream.chunks.push(live);
+      stream.raw.push({ sequence: chunk.sequence, offset: chunk.offset, bytes: raw! });
+      stream.keptBytes += size;
     } else {
-      live = {
-        actionId,
-        sequence: chunk.sequence,
-        offset: chunk.size,
-        bytes: stream.redacting.end(),
-        final: true,
-        state: chunk.state,
-        sha256: chunk.state === 'MISSING' ? null : this.storedHash(stream, chunk.sha256),
-        size: chunk.size,
-        cut: chunk.cut ?? null,
-      };
-      stream.final = live;
-      stream.timer = setTimeout(() => this.forget(stream), this.options.retainMs);
-      stream.timer.unref();
+      stream.truncated = true;
+      // The stored hash of a truncated stream is the raw one: nothing needs the copies any more.
+      stream.raw = [];
     }
-    for (const listener of stream.listeners) {
-      // Another task's stream: the listener is dropped and keeps waiting, as for a stream that never starts.
-      if (!visible(stream, listener.task) || !listener.push(live)) stream.listeners.delete(listener);
-    }
+    for (const listener of stream.listeners) if (!listener.push(live)) stream.listeners.delete(listener);
+  }
+
+  private end(stream: Stream, end: StreamEnd): void {
+    stream.end = end;
+    stream.timer = setTimeout(() => this.forget(stream), this.options.retainMs);
+    stream.timer.unref();
+    for (const listener of stream.listeners) if (!listener.push(ENDED)) stream.listeners.delete(listener);
+  }
+
+  /** Redacts the raw chunks kept so far, in order, as they would have been live; then each chunk as it arrives. */
+  private startRedacting(stream: Stream): void {
+    const redacting = this.redactor.stream();
+    for (const raw of stream.raw) stream.chunks.push(liveChunk(stream.actionId, raw.sequence, raw.offset, redacting.push(raw.bytes)));
+    stream.redacting = redacting;
+  }
+
+  /** The final chunk, built once: what redaction still held, and the stored hash. */
+  private finalOf(stream: Stream): LiveChunk {
+    if (stream.final) return stream.final;
+    const end = stream.end!;
+    if (!stream.redacting) this.startRedacting(stream);
+    stream.final = {
+      actionId: stream.actionId,
+      sequence: end.sequence,
+      offset: end.size,
+      bytes: stream.redacting!.end(),
+      final: true,
+      state: end.state,
+      sha256: end.state === 'MISSING' ? null : this.storedHash(stream, end.sha256),
+      size: end.size,
+      cut: end.cut ?? null,
+    };
+    stream.raw = [];
+    return stream.final;
   }
 
   /**
@@ -144,7 +186,7 @@ export class StreamRegistry {
    * With `task` (a task-scoped reader) only a stream published under that task is delivered.
    */
   subscribe(actionId: string, task?: string): AsyncIterableIterator<LiveChunk | { end: DomainError }> {
-    const queue: LiveChunk[] = [];
+    const queue: (LiveChunk | typeof ENDED)[] = [];
     let waiting: (() => void) | undefined;
     let overflowed = false;
     let closed = false;
@@ -173,20 +215,26 @@ export class StreamRegistry {
     // The chunks so far, then live: one synchronous step, so none is missed or repeated.
     if (!stream.owner) stream.listeners.add(listener);
     else if (visible(stream, task)) {
+      if (!stream.redacting) this.startRedacting(stream);
       queue.push(...stream.chunks);
-      if (stream.final) queue.push(stream.final);
+      if (stream.end) queue.push(ENDED);
       else stream.listeners.add(listener);
     }
     const bufferMax = this.options.bufferMax;
     const forgetIfUnused = () => this.forgetIfUnused(stream);
+    // Built by the first reader that gets this far, off the publisher's path (the tee's end).
+    const final = () => this.finalOf(stream);
     async function* generate(): AsyncGenerator<LiveChunk | { end: DomainError }> {
       try {
         for (;;) {
           const chunk = queue.shift();
+          if (chunk === ENDED) {
+            yield final();
+            return;
+          }
           if (chunk) {
             lastSequence = chunk.sequence;
             yield chunk;
-            if (chunk.final) return;
             continue;
           }
           if (overflowed) {
@@ -223,7 +271,7 @@ export class StreamRegistry {
   private streamOf(actionId: string): Stream {
     let stream = this.streams.get(actionId);
     if (!stream) {
-      stream = new Stream(actionId, this.redactor.stream());
+      stream = new Stream(actionId);
       this.streams.set(actionId, stream);
     }
     return stream;
@@ -232,7 +280,7 @@ export class StreamRegistry {
   /** The hash of the bytes as the ledger stores them: redacted, then hashed (Ledger.prepare does the same). */
   private storedHash(stream: Stream, rawSha256: string): string {
     if (stream.truncated) return rawSha256;
-    const raw = Buffer.concat(stream.raw);
+    const raw = Buffer.concat(stream.raw.map((r) => r.bytes));
     const stored = this.redactor.bytes(raw, new Set());
     return stored === raw ? rawSha256 : createHash('sha256').update(stored).digest('hex');
   }
@@ -243,8 +291,12 @@ export class StreamRegistry {
 
   /** A stream nobody published to and nobody waits for leaves no entry behind. */
   private forgetIfUnused(stream: Stream): void {
-    if (!stream.final && stream.chunks.length === 0 && stream.listeners.size === 0 && !stream.truncated) this.forget(stream);
+    if (!stream.owner && stream.listeners.size === 0) this.forget(stream);
   }
+}
+
+function liveChunk(actionId: string, sequence: number, offset: number, bytes: Buffer): LiveChunk {
+  return { actionId, sequence, offset, bytes, final: false, state: null, sha256: null, size: null, cut: null };
 }
 
 /** Whether a subscriber scoped to `task` (undefined: unscoped) may see this started stream. */

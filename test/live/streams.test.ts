@@ -93,6 +93,53 @@ describe('streamCapture', () => {
     await client.dispose();
   });
 
+  it('a stream nobody watched: a late subscriber reads what an early one read (split secret, invalid UTF-8, NUL), ending with the stored hash', async () => {
+    const base64 = Buffer.from(secret).toString('base64');
+    const parts = [
+      Buffer.from(`data: {"key":"${secret.slice(0, 5)}`),
+      Buffer.concat([Buffer.from(`${secret.slice(5)}"}\n\n`), Buffer.from([0x00, 0xff, 0xc3])]),
+      Buffer.from(`data: ${base64.slice(0, 3)}`),
+      Buffer.from(`${base64.slice(3)}\u0000\n\n`),
+    ];
+    const body = () =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            for (const part of parts) controller.enqueue(new Uint8Array(part));
+            controller.close();
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    const client = wsClient(t.url, t.token);
+    const before = t.app.services.streams.size;
+    const early = wsSubscribe(client, streamQuery, { actionId: 'act-watched' }, 'streamCapture');
+    await waitFor(() => t.app.services.streams.size === before + 1, 'the subscriber waiting');
+    const watched = tee('act-watched', body());
+    await watched.response.arrayBuffer();
+    await early.done;
+    const unwatched = tee('act-unwatched', body());
+    const clientBytes = Buffer.from(await unwatched.response.arrayBuffer());
+    const result = await unwatched.recorded;
+    expect(clientBytes).toEqual(Buffer.concat(parts));
+    await t.app.services.ledger.append({
+      collector: 'streams-test',
+      events: [{ id: 'stream-unwatched', kind: 'RESPONSE', direction: 'IN', actionId: 'act-unwatched', occurredAt: new Date(), payload: result.payload }],
+    });
+    const row = await t.app.services.db.prisma.ledgerEvent.findUnique({ where: { id: 'stream-unwatched' } });
+    const late = wsSubscribe(client, streamQuery, { actionId: 'act-unwatched' }, 'streamCapture');
+    await late.done;
+    expect(late.errors).toEqual([]);
+    expect(late.events.map(({ actionId: _, ...c }) => c)).toEqual(early.events.map(({ actionId: _, ...c }) => c));
+    const final = late.events.at(-1);
+    expect(final).toMatchObject({ final: true, state: 'COMPLETE', totalSize: clientBytes.length, sha256: row!.payloadSha256 });
+    const read = bytesOf(late.events);
+    expect(read.includes(secret)).toBe(false);
+    expect(read.includes(base64)).toBe(false);
+    expect(read).toEqual(Buffer.from(clientBytes.toString('latin1').replaceAll(secret, '[UPSTREAM_KEY]').replaceAll(base64, '[UPSTREAM_KEY]'), 'latin1'));
+    await client.dispose();
+  });
+
   it('forgets a stream nobody published to once its only subscriber leaves', async () => {
     const client = wsClient(t.url, t.token);
     const before = t.app.services.streams.size;

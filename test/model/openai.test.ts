@@ -2,6 +2,7 @@
 // token count and cost checked against the fake's own figures.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { streamQuery, wsClient, wsSubscribe } from '../live/helpers.ts';
 import { startModelApp, UPSTREAM_KEY, type ModelApp } from './helpers.ts';
 
 let t: ModelApp;
@@ -76,6 +77,30 @@ describe('OpenAI wire', () => {
     expect(result.outputTokens).toBe(9);
     expect(result.costUsd.toFixed(10)).toBe(cost(fake.usage!.input, 0, 9, gpt));
     expect(out.payloadSha256).toBe(result.payloadSha256);
+  });
+
+  it('a streamed answer nobody watched: a late streamCapture subscriber reads the bytes the client read, ending with the answer OUT hash', async () => {
+    const response = await fetch(`${t.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'fake-gpt',
+        messages: [{ role: 'user', content: 'unwatched' }],
+        max_tokens: 5,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    });
+    const clientBytes = Buffer.from(await response.arrayBuffer());
+    const actionId = response.headers.get('x-dirledger-action')!;
+    const out = (await t.events(actionId)).find((e) => e.kind === 'RESPONSE' && e.direction === 'OUT')!;
+    const ws = wsClient(t.url, t.token);
+    const late = wsSubscribe(ws, streamQuery, { actionId }, 'streamCapture');
+    await late.done;
+    await ws.dispose();
+    expect(late.errors).toEqual([]);
+    expect(Buffer.concat(late.events.map((c) => Buffer.from(c.base64, 'base64')))).toEqual(clientBytes);
+    expect(late.events.at(-1)).toMatchObject({ final: true, state: 'COMPLETE', totalSize: clientBytes.length, sha256: out.payloadSha256 });
   });
 
   it('a stream the caller asked no usage for: the door asks upstream, charges the exact count, and the caller gets no usage', async () => {
