@@ -134,9 +134,13 @@ class Matcher {
     return out;
   }
 
-  /** The spans of every complete spelling in the text. */
+  /** The spans of every complete spelling in the text (each kind searched only past the cheap checks `replace` makes). */
   spans(text: string): [start: number, end: number][] {
-    return [...this.charwise.spans(text), ...this.hex.spans(text), ...this.base64.spans(text)];
+    if (text.length < this.shortest) return [];
+    const out = this.mayHoldCharwise(text) ? this.charwise.spans(text) : [];
+    if (this.hexAnchors.some((a) => text.includes(a))) out.push(...this.hex.spans(text));
+    if (this.mayHoldBase64(text)) out.push(...this.base64.spans(text));
+    return out;
   }
 
   /**
