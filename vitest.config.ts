@@ -20,16 +20,18 @@ const ownProcess = [
 
 /**
  * The slowest files, started first so that none of them is the last one still running (each project's
- * own order). Measured 2026-12-01, one file's wall and CPU (its worker's and its children's) under load:
- * forms 528 s / 87 s, lifecycle 330 / 63, console 265 / 52, mcp 235 / 52, folder-lock 170 / 37, runner 141 / 28.
+ * own order). Measured 2026-12-01 in a full run at nice 19 on a machine at load 7-17, one file's wall and CPU
+ * (its worker's and its reaped children's): forms 409 s / 63 s, mcp 351 / 47 (two of its tests timed out
+ * there; 165 / 46 alone), folder-lock 299 / 37, console 278 / 46, lifecycle 246 / 41, runner 165 / 25, crash 138 / 43.
  */
 const slowestFirst = [
   'test/dispatch/forms.test.ts',
-  'test/server/lifecycle.test.ts',
-  'test/console/console.test.ts',
   'test/dispatch/mcp.test.ts',
   'test/db/folder-lock.test.ts',
+  'test/console/console.test.ts',
+  'test/server/lifecycle.test.ts',
   'test/dispatch/runner.test.ts',
+  'test/capture/crash.test.ts',
 ];
 
 class SlowestFirst extends BaseSequencer {

@@ -17,8 +17,13 @@ const require = createRequire(import.meta.url);
 export function embeddedStartParams(defaults: readonly string[], env: Record<string, string | undefined> = process.env): string[] {
   const params = defaults.filter((param) => param !== '-F');
   params.push('-c', 'fsync=on', '-c', 'wal_sync_method=fsync');
-  params.push('-c', `shared_buffers=${env.DIRLEDGER_PGLITE_SHARED_BUFFERS ?? '16MB'}`);
+  params.push(...sharedBuffersParams(env));
   return params;
+}
+
+/** Postgres's shared_buffers for an embedded database, on a folder or in memory: Postgres zeroes all of it at each start. */
+export function sharedBuffersParams(env: Record<string, string | undefined> = process.env): string[] {
+  return ['-c', `shared_buffers=${env.DIRLEDGER_PGLITE_SHARED_BUFFERS ?? '16MB'}`];
 }
 
 /** The exported function of PGlite's WebAssembly that parses SQL (the grammar's parser is inlined into it). */

@@ -44,6 +44,23 @@ function run(
 
 const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
 
+/** Asked once per process, not once per form. */
+function once<T>(compute: () => T): () => T {
+  let value: { v: T } | undefined;
+  return () => {
+    value ??= { v: compute() };
+    return value.v;
+  };
+}
+
+/** The interpreter `python3` runs, resolved once: a version manager's shim on PATH (pyenv's is a bash script) costs more than the interpreter. */
+const python3 = once(() => {
+  const found = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
+  return found.status === 0 && found.stdout.trim() ? found.stdout.trim() : undefined;
+});
+
+const hasClientModule = once(() => spawnSync(process.execPath, ['-e', "await import('dirledger/client')"], { cwd: repoRoot }).status === 0);
+
 /** curl's argument vector for an HTTP contract, exactly as the contract states it. */
 function curlArgv(json: { method: string; url: string; headers?: Record<string, string>; body?: unknown }): string[] {
   const argv = ['-sS', '-X', json.method, json.url];
@@ -127,6 +144,11 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     binDir = path.join(work, 'bin');
     await mkdir(binDir);
     await symlink(cliBin, path.join(binDir, 'dirledger'));
+    // npx runs the dirledger a project has installed. Run from the repository, whose own package is dirledger,
+    // npx installed that into its cache (the project's postinstall, ~10 s of CPU, rebuilt dist/ mid-suite) and
+    // walked its whole dependency tree at every later run (3-6 s of CPU each).
+    await mkdir(path.join(work, 'npx/node_modules/.bin'), { recursive: true });
+    await symlink(cliBin, path.join(work, 'npx/node_modules/.bin/dirledger'));
     await mkdir(path.join(work, 'ts/gql'), { recursive: true });
     // graphql-codegen's client preset returns the parsed document for a known operation; parse is the same at run time.
     await writeFile(path.join(work, 'ts/gql/index.ts'), `import { parse } from 'graphql';\nexport const graphql = (source: string) => parse(source);\n`);
@@ -166,11 +188,10 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
   function noToolchain(form: RunnableForm): string | undefined {
     if (form === 'HTTPIE' && !has('http')) return 'HTTPie (`http`) is not installed on this machine';
     if (form === 'SSH') return 'no SSH server to log in to on this machine (the form is `dirledger call` on the remote host, which the CLI test covers)';
-    if (form === 'PYTHON' && !has('python3')) return 'python3 is not installed';
+    if (form === 'PYTHON' && !python3()) return 'python3 is not installed';
     if (form === 'GO' && !has('go')) return 'Go (`go`) is not installed on this machine';
     if (form === 'POWERSHELL' && !has('pwsh')) return 'PowerShell (`pwsh`) is not installed on this machine';
-    if (form === 'SDK' && spawnSync(process.execPath, ['-e', "await import('dirledger/client')"], { cwd: repoRoot }).status !== 0)
-      return 'there is no `dirledger/client` module to import yet';
+    if (form === 'SDK' && !hasClientModule()) return 'there is no `dirledger/client` module to import yet';
     return missing(form);
   }
 
@@ -195,6 +216,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     if (rendered.shape === 'CLI' && form !== 'MCP_CLIENT_CONFIG') {
       return run('sh', ['-c', (rendered.json as { command: string }).command], {
         ...options,
+        ...(form === 'NPX' && { cwd: path.join(work, 'npx') }),
         env: { ...env(), npm_config_offline: 'true' },
         timeoutMs: FORM_MS - 30_000,
       });
@@ -211,7 +233,7 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
         return run(process.execPath, ['--experimental-websocket', '--no-warnings', file(`${form}.mjs`)], options);
       case 'PYTHON':
         await writeFile(file('snippet.py'), rendered.text!);
-        return run('python3', [file('snippet.py')], options);
+        return run(python3()!, [file('snippet.py')], options);
       case 'GO':
         await mkdir(file('go'), { recursive: true });
         await writeFile(file('go/main.go'), rendered.text!);

@@ -31,11 +31,33 @@ export type TestDatabase = Database & {
   drop(): Promise<void>;
 };
 
+/**
+ * The template dump, read once per process, as a Blob that hands PGlite the bytes it holds. PGlite reads a
+ * Blob's bytes once per open and only reads them; a plain Blob streamed them back into a new copy each time
+ * (~0.3 s of CPU for these 41 MB).
+ */
+class HeldBlob extends Blob {
+  readonly #bytes: ArrayBuffer;
+  constructor(bytes: ArrayBuffer) {
+    super([]);
+    this.#bytes = bytes;
+  }
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.#bytes);
+  }
+}
+
+let heldTemplate: Promise<Blob> | undefined;
+
+function pgliteTemplate(): Promise<Blob> {
+  heldTemplate ??= readFile(inject('pgliteTemplate')).then((dump) => new HeldBlob(dump.buffer.slice(dump.byteOffset, dump.byteOffset + dump.byteLength)));
+  return heldTemplate;
+}
+
 /** A fresh, migrated database of the given kind; drop() closes and removes it. */
 export async function createTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const dump = await readFile(inject('pgliteTemplate'));
-    const db = await openDatabase({ memory: true, loadDataDir: new Blob([dump]) });
+    const db = await openDatabase({ memory: true, loadDataDir: await pgliteTemplate() });
     return Object.assign(db, { drop: () => db.close() });
   }
   const base = process.env.TEST_DATABASE_URL;

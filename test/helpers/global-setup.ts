@@ -18,32 +18,13 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const dir = path.join(os.tmpdir(), `dirledger-test-${process.pid}`);
   await mkdir(dir, { recursive: true });
-  const lite = await openDatabase({ memory: true });
-  await lite.migrate();
-  const dump = await lite.pglite!.dumpDataDir('none');
-  const file = path.join(dir, 'pglite-template.tar');
-  await writeFile(file, Buffer.from(await dump.arrayBuffer()));
-  await lite.close();
-  project.provide('pgliteTemplate', file);
-  // The same database as a closed data folder: copying it is what `seedPgliteFolder` does.
-  const folder = path.join(dir, 'pglite-folder-template');
-  const { PGlite } = await import('@electric-sql/pglite');
-  const seeded = await PGlite.create({ dataDir: folder, loadDataDir: new Blob([await readFile(file)]) });
-  await seeded.close();
-  project.provide('pgliteFolderTemplate', folder);
-
   const url = process.env.TEST_DATABASE_URL;
   const template = url ? templateName() : null;
+  // The PostgreSQL template's migrations mostly wait on the server: they run while PGlite's use the CPU.
+  const [{ file, folder }] = await Promise.all([pgliteTemplates(dir), url && template ? postgresTemplate(url, template) : undefined]);
+  project.provide('pgliteTemplate', file);
+  project.provide('pgliteFolderTemplate', folder);
   project.provide('postgresTemplate', template);
-  if (url && template) {
-    const admin = await openDatabase({ url: adminUrl(url) }, { poolSize: 1 });
-    await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
-    await admin.prisma.$executeRawUnsafe(`CREATE DATABASE "${template}"`);
-    const db = await openDatabase({ url: withDatabase(url, template) }, { poolSize: 1 });
-    await db.migrate();
-    await db.close();
-    await admin.close();
-  }
   return async () => {
     await rm(dir, { recursive: true, force: true });
     if (url && template) {
@@ -52,4 +33,29 @@ export default async function setup(project: TestProject) {
       await admin.close();
     }
   };
+}
+
+/** A migrated PGlite database as a data dump, and the same as a closed data folder (what `seedPgliteFolder` copies). */
+async function pgliteTemplates(dir: string): Promise<{ file: string; folder: string }> {
+  const lite = await openDatabase({ memory: true });
+  await lite.migrate();
+  const dump = await lite.pglite!.dumpDataDir('none');
+  const file = path.join(dir, 'pglite-template.tar');
+  await writeFile(file, Buffer.from(await dump.arrayBuffer()));
+  await lite.close();
+  const folder = path.join(dir, 'pglite-folder-template');
+  const { PGlite } = await import('@electric-sql/pglite');
+  const seeded = await PGlite.create({ dataDir: folder, loadDataDir: new Blob([await readFile(file)]) });
+  await seeded.close();
+  return { file, folder };
+}
+
+async function postgresTemplate(url: string, template: string): Promise<void> {
+  const admin = await openDatabase({ url: adminUrl(url) }, { poolSize: 1 });
+  await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+  await admin.prisma.$executeRawUnsafe(`CREATE DATABASE "${template}"`);
+  const db = await openDatabase({ url: withDatabase(url, template) }, { poolSize: 1 });
+  await db.migrate();
+  await db.close();
+  await admin.close();
 }

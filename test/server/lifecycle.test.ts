@@ -1,9 +1,12 @@
 // The server as a user runs it: a real process, started on a bare data folder, stopped by a signal.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminUrl, withDatabase } from '../helpers/database.ts';
 import { runCli } from '../helpers/process.ts';
 
 // A new folder's first start runs initdb and every migration (~20 s of CPU): minutes at nice 19 on a loaded machine.
@@ -103,18 +106,39 @@ describe('dirledger serve', () => {
   it(
     'applies migrations on their own with `dirledger migrate`, and a second run applies nothing',
     async () => {
+      // On an empty PostgreSQL database when the suite has one: a new PGlite folder's initdb and migrations (~20 s
+      // of CPU) are the first test's already, and `migrate` on a PGlite folder is test/db/folder-lock.test.ts's too.
       const fresh = await mkdtemp(path.join(os.tmpdir(), 'dirledger-migrate-'));
+      const database = process.env.TEST_DATABASE_URL ? await emptyPostgres(process.env.TEST_DATABASE_URL) : undefined;
+      const env = { DATA_DIR: fresh, ...(database && { DATABASE_URL: database.url }) };
       try {
-        const first = runCli(['migrate'], { DATA_DIR: fresh });
+        const first = runCli(['migrate'], env);
         expect((await first.exited).code).toBe(0);
         expect(first.output()).toMatch(/applied: \d{14}_ledger_core/);
-        const second = runCli(['migrate'], { DATA_DIR: fresh });
+        const second = runCli(['migrate'], env);
         expect((await second.exited).code).toBe(0);
         expect(second.output()).toContain('no pending migrations');
       } finally {
+        await database?.drop();
         await rm(fresh, { recursive: true, force: true });
       }
     },
     FIRST_START_MS + 60_000,
   );
 });
+
+/** A new, empty database on the suite's PostgreSQL (no template: nothing migrated). */
+async function emptyPostgres(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `dirledger_test_${randomBytes(6).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: adminUrl(base) });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE "${name}"`);
+  return { url: withDatabase(base, name), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
