@@ -12,6 +12,26 @@ import { rawSql, type RawSql } from '../helpers/sql.ts';
 
 const hash = (c: string) => c.repeat(64);
 
+const literal = (v: unknown): string =>
+  Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v);
+
+/** `explain` (EXPLAIN or EXPLAIN ANALYZE) of the statement prepared, as a custom plan and as the generic plan a prepared statement may settle on. */
+async function customAndGeneric(sql: RawSql, explain: string, statement: { text: string; params: { values: readonly unknown[] } }): Promise<string[]> {
+  const name = `plan_${Math.random().toString(36).slice(2, 10)}`;
+  try {
+    await sql.exec(`PREPARE ${name} AS ${statement.text}`);
+    const run = async () =>
+      (await sql.query<{ 'QUERY PLAN': string }>(`${explain} EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`))
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+    const custom = await run();
+    await sql.exec('SET plan_cache_mode = force_generic_plan');
+    return [custom, await run()];
+  } finally {
+    await sql.exec(`DEALLOCATE ${name}; RESET plan_cache_mode`);
+  }
+}
+
 describe.each(databaseKinds)('hot lookups use their index on %s', (kind) => {
   let db: TestDatabase;
   let sql: RawSql;
@@ -68,24 +88,13 @@ describe.each(databaseKinds)('reviewer reads walk an index in order and stop at 
     await db?.drop();
   });
 
-  const literal = (v: unknown): string =>
-    Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v);
-
-  /** EXPLAIN of the statement as a custom plan and as a generic plan (the one a prepared statement reuses). */
+  /** EXPLAIN of the statement as a custom plan and as a generic plan, with sorting and scans priced out. */
   const plans = async (statement: { text: string; params: SqlParams }): Promise<string[]> => {
     await sql.exec('SET enable_seqscan = off; SET enable_sort = off; SET enable_bitmapscan = off');
-    const name = `plan_${Math.random().toString(36).slice(2, 10)}`;
     try {
-      await sql.exec(`PREPARE ${name} AS ${statement.text}`);
-      const explain = async () =>
-        (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`))
-          .map((r) => r['QUERY PLAN'])
-          .join('\n');
-      const custom = await explain();
-      await sql.exec('SET plan_cache_mode = force_generic_plan');
-      return [custom, await explain()];
+      return await customAndGeneric(sql, 'EXPLAIN', statement);
     } finally {
-      await sql.exec(`DEALLOCATE ${name}; RESET plan_cache_mode; RESET enable_seqscan; RESET enable_sort; RESET enable_bitmapscan`);
+      await sql.exec('RESET enable_seqscan; RESET enable_sort; RESET enable_bitmapscan');
     }
   };
 
@@ -161,25 +170,8 @@ describe.each(databaseKinds)('reviewer reads stay on their index when statistics
     await db?.drop();
   });
 
-  const literal = (v: unknown): string =>
-    Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v);
-
   /** EXPLAIN ANALYZE of the statement as a custom plan and as the generic plan a prepared statement may settle on. */
-  const runs = async (statement: { text: string; params: SqlParams | { values: unknown[] } }): Promise<string[]> => {
-    const name = `walk_${Math.random().toString(36).slice(2, 10)}`;
-    try {
-      await sql.exec(`PREPARE ${name} AS ${statement.text}`);
-      const explain = async () =>
-        (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ANALYZE EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`))
-          .map((r) => r['QUERY PLAN'])
-          .join('\n');
-      const custom = await explain();
-      await sql.exec('SET plan_cache_mode = force_generic_plan');
-      return [custom, await explain()];
-    } finally {
-      await sql.exec(`DEALLOCATE ${name}; RESET plan_cache_mode`);
-    }
-  };
+  const runs = (statement: { text: string; params: SqlParams | { values: unknown[] } }) => customAndGeneric(sql, 'EXPLAIN ANALYZE', statement);
 
   it('the trap is real here: ordered by position alone, the latest events of the old tool are found by filtering the newer half', async () => {
     const [custom] = await runs({
