@@ -38,22 +38,57 @@ async function startNodeServer(source: string, args: string[], name: string): Pr
 }
 
 // The least any Node proxy adds here: node:http in, the body forwarded over a keep-alive agent,
-// the answer streamed back; no parsing, no capture, no record.
+// the answer streamed back; no parsing, no capture, no record. Given a file (argv 3), it also keeps
+// issue 15's rule at the disk's price and nothing more: the request's bytes are written durably
+// before anything is sent, and the answer's before the caller gets it (each one O_DSYNC write in
+// place over blocks zero-filled and synced beforehand, as the spool writes), so the answer is held
+// whole instead of streamed. That proxy's added latency is the floor any recording proxy has here.
 const bareProxySource = `
 const http = require('node:http');
+const fs = require('node:fs');
 const upstream = new URL(process.argv[2]);
 const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 60000, maxSockets: 256 });
+const durableFile = process.argv[3];
+const fileBytes = 64 * 1024 * 1024;
+let fd;
+let at = 0;
+if (durableFile) {
+  const filler = fs.openSync(durableFile, 'w');
+  for (let i = 0; i < fileBytes / (1 << 20); i++) fs.writeSync(filler, Buffer.alloc(1 << 20));
+  fs.fsyncSync(filler);
+  fs.closeSync(filler);
+  fd = fs.openSync(durableFile, fs.constants.O_WRONLY | fs.constants.O_DSYNC);
+}
+function durable(bytes) {
+  if (fd === undefined) return;
+  if (at + bytes.length > fileBytes) at = 0;
+  let done = 0;
+  while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, at + done);
+  at += bytes.length;
+}
 const server = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
+    durable(body);
     const out = http.request(
       { agent, host: upstream.hostname, port: upstream.port, path: upstream.pathname, method: 'POST',
         headers: { 'content-type': 'application/json', 'content-length': body.length } },
       (answer) => {
-        res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] });
-        answer.pipe(res);
+        if (fd === undefined) {
+          res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] });
+          answer.pipe(res);
+          return;
+        }
+        const parts = [];
+        answer.on('data', (c) => parts.push(c));
+        answer.on('end', () => {
+          const bytes = Buffer.concat(parts);
+          durable(bytes);
+          res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'], 'content-length': bytes.length });
+          res.end(bytes);
+        });
       },
     );
     out.on('error', (error) => { res.writeHead(502); res.end(String(error)); });
@@ -64,9 +99,13 @@ server.keepAliveTimeout = 60000;
 server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('ready\\n'));
 `;
 
-/** Starts a bare Node proxy to `upstreamUrl` on a free port, in its own process: the floor of any proxy's added latency here. */
-export async function startBareProxy(upstreamUrl: string): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
-  return startNodeServer(bareProxySource, [upstreamUrl], 'bare proxy');
+/**
+ * Starts a bare Node proxy to `upstreamUrl` on a free port, in its own process: the floor of any
+ * proxy's added latency here. With `durableFile`, it writes each request and answer there durably
+ * first (two durable writes per call, the file made and zero-filled at start).
+ */
+export async function startBareProxy(upstreamUrl: string, durableFile?: string): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
+  return startNodeServer(bareProxySource, durableFile ? [upstreamUrl, durableFile] : [upstreamUrl], durableFile ? 'durable bare proxy' : 'bare proxy');
 }
 
 /** The directory section of one HTTP tool, BENCH_UP, that posts {"q": …} to the upstream's /echo. */
