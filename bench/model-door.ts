@@ -9,6 +9,8 @@
 // (the esbuild bundle, AUTHORITY=off, the durable spool) in another; one client measures both paths
 // in interleaved blocks so the machine's moods fall on both alike. Chunks carry the wall-clock time
 // the fake wrote them, so a chunk's delay is measured from its own writing, direct and through.
+// A bare Node proxy that writes each request and answer durably before going on (bench/lib/upstream.ts),
+// in the same blocks, measures the floor of any proxy that keeps the spool's rule here.
 // Nothing is asserted; targets print PASS or MISS.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,6 +22,7 @@ import { wallClockMs } from '../src/model/fake-upstream.ts';
 import { onCleanup } from './lib/cleanup.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { freePort, repoRoot, startServer } from './lib/server.ts';
+import { startBareProxy } from './lib/upstream.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
 import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 
@@ -107,21 +110,26 @@ export async function run(args: string[]): Promise<void> {
   );
   const direct = `${fake.origin}/openai/v1/chat/completions`;
   const through = `${server.origin}/v1/chat/completions`;
+  const floorProxy = await startBareProxy(direct, path.join(dir, 'durable-bare-proxy'));
+  const floor = `${floorProxy.origin}/v1/chat/completions`;
 
-  for (let i = 0; i < 200; i++) await Promise.all([call(direct, chatBody), call(through, chatBody)]);
+  for (let i = 0; i < 200; i++) await Promise.all([call(direct, chatBody), call(through, chatBody), call(floor, chatBody)]);
   const spoolWrites = async () => ((await (await fetch(`${server.origin}/healthz`)).json()) as { spool?: { writes?: number | null } }).spool?.writes ?? null;
   const writesAtStart = await spoolWrites();
   const seqDirect: number[] = [];
   const seqThrough: number[] = [];
+  const seqFloor: number[] = [];
   for (let done = 0; done < n; done += 250) {
     for (let i = 0; i < Math.min(250, n - done); i++) seqDirect.push(await call(direct, chatBody));
     for (let i = 0; i < Math.min(250, n - done); i++) seqThrough.push(await call(through, chatBody));
+    for (let i = 0; i < Math.min(250, n - done); i++) seqFloor.push(await call(floor, chatBody));
   }
   const writesAfterSequential = await spoolWrites();
   const ttftDirect: number[] = [];
   const headersDirect: number[] = [];
   const headersThrough: number[] = [];
   const ttftThrough: number[] = [];
+  const ttftFloor: number[] = [];
   const chunkDirect: number[] = [];
   const chunkThrough: number[] = [];
   const gap = () => new Promise((r) => setTimeout(r, Number(values['gap-ms'])));
@@ -134,6 +142,8 @@ export async function run(args: string[]): Promise<void> {
     const viaThrough = await stream(through, false);
     ttftThrough.push(viaThrough.ttft);
     headersThrough.push(viaThrough.headers);
+    await gap();
+    ttftFloor.push((await stream(floor, false)).ttft);
     if (i % 4 === 0) {
       chunkDirect.push(...(await stream(direct, true)).delays);
       chunkThrough.push(...(await stream(through, true)).delays);
@@ -143,6 +153,7 @@ export async function run(args: string[]): Promise<void> {
   const writesAtEnd = await spoolWrites();
   const perCall = (from: number | null, to: number | null, count: number) => (from === null || to === null ? 'n/a' : fixed((to - from) / count, 2));
   await agent.close();
+  await floorProxy.stop();
   await server.stop(60_000);
   const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE metadata->>'door' = 'MODEL'`);
   const recorded = Number(rows[0]!.n);
@@ -160,14 +171,17 @@ export async function run(args: string[]): Promise<void> {
     row('', 'p50', 'p99'),
     row('non-streaming direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99))),
     row('non-streaming through', ms(p(seqThrough, 0.5)), ms(p(seqThrough, 0.99))),
+    row('non-streaming, durable bare proxy', ms(p(seqFloor, 0.5)), ms(p(seqFloor, 0.99))),
     row('stream headers direct', ms(p(headersDirect, 0.5)), ms(p(headersDirect, 0.99))),
     row('stream headers through', ms(p(headersThrough, 0.5)), ms(p(headersThrough, 0.99))),
     row('time to first token direct', ms(p(ttftDirect, 0.5)), ms(p(ttftDirect, 0.99))),
     row('time to first token through', ms(p(ttftThrough, 0.5)), ms(p(ttftThrough, 0.99))),
+    row('time to first token, durable bare', ms(p(ttftFloor, 0.5)), ms(p(ttftFloor, 0.99))),
     row('chunk delay direct', ms(p(chunkDirect, 0.5)), ms(p(chunkDirect, 0.99))),
     row('chunk delay through', ms(p(chunkThrough, 0.5)), ms(p(chunkThrough, 0.99))),
     '',
     `events recorded (door MODEL): ${int(recorded)} of ${int(calls * 4)} expected (4 per call × ${int(calls)} calls)`,
+    `the floor (a bare proxy writing each request and answer durably in place before going on) adds: non-streaming p50 ${ms(added(seqFloor, seqDirect, 0.5))}, p99 ${ms(added(seqFloor, seqDirect, 0.99))}; time to first token p50 ${ms(added(ttftFloor, ttftDirect, 0.5))}, p99 ${ms(added(ttftFloor, ttftDirect, 0.99))}`,
     `durable spool writes per call: ${perCall(writesAtStart, writesAfterSequential, n)} non-streaming, ${perCall(writesAfterSequential, writesAtEnd, streams + Math.ceil(streams / 4))} streaming`,
     '',
     target('added p50, non-streaming', ms(added(seqThrough, seqDirect, 0.5)), '≤ 1 ms', added(seqThrough, seqDirect, 0.5) <= 1),

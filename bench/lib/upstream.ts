@@ -41,8 +41,8 @@ async function startNodeServer(source: string, args: string[], name: string): Pr
 // the answer streamed back; no parsing, no capture, no record. Given a file (argv 3), it also keeps
 // issue 15's rule at the disk's price and nothing more: the request's bytes are written durably
 // before anything is sent, and the answer's before the caller gets it (each one O_DSYNC write in
-// place over blocks zero-filled and synced beforehand, as the spool writes), so the answer is held
-// whole instead of streamed. That proxy's added latency is the floor any recording proxy has here.
+// place over blocks zero-filled and synced beforehand, as the spool writes): a whole answer is held
+// until then, a streamed one is forwarded as it comes and ended after. That proxy's added latency is the floor any recording proxy has here.
 const bareProxySource = `
 const http = require('node:http');
 const fs = require('node:fs');
@@ -81,11 +81,18 @@ const server = http.createServer((req, res) => {
           answer.pipe(res);
           return;
         }
+        // A stream goes on to the caller as it comes; only its end waits for the answer's write.
+        const streamed = String(answer.headers['content-type'] || '').startsWith('text/event-stream');
         const parts = [];
-        answer.on('data', (c) => parts.push(c));
+        if (streamed) res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'], 'cache-control': 'no-cache' });
+        answer.on('data', (c) => {
+          parts.push(c);
+          if (streamed) res.write(c);
+        });
         answer.on('end', () => {
           const bytes = Buffer.concat(parts);
           durable(bytes);
+          if (streamed) return res.end();
           res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'], 'content-length': bytes.length });
           res.end(bytes);
         });
