@@ -49,13 +49,19 @@ class SlowestFirst extends BaseSequencer {
   }
 }
 
+/**
+ * Files at a time, on 2 cores. With two, the last full run's CPU (803 s) would have filled both cores for 401 s
+ * of its 508 s wall: files also wait, on their child processes, PostgreSQL's checkpoints (each DROP DATABASE
+ * forces one), fsync and timers. A third file uses the CPU meanwhile.
+ */
+const workers = 3;
+
 const common: TestProjectInlineConfiguration = {
   // Node loads graphql's CommonJS build for every dependency; the tests must share it.
   resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
     pool: 'forks',
-    // Most files wait on databases and child processes, not the CPU: two at a time on 2 cores.
-    maxWorkers: 2,
+    maxWorkers: workers,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
@@ -65,7 +71,7 @@ export default defineConfig({
   test: {
     // Once for the whole run: both projects inherit what it provides.
     globalSetup: ['test/helpers/global-setup.ts'],
-    maxWorkers: 2,
+    maxWorkers: workers,
     sequence: { sequencer: SlowestFirst },
     projects: [
       { ...common, test: { ...common.test, name: 'own-process', include: ownProcess, isolate: true } },
