@@ -19,32 +19,38 @@ const ownProcess = [
 ];
 
 /**
- * The slowest files, started first so that none of them is the last one still running (each project's
- * own order). Measured 2026-12-01 in a full run at nice 19 on a machine at load 7-17, one file's wall and CPU
+ * The slowest files, started first so that none of them is the last one still running, in this order across
+ * both projects. Measured 2026-12-01 in a full run at nice 19 on a machine at load 7-17, one file's wall and CPU
  * (its worker's and its reaped children's): forms 409 s / 63 s, mcp 351 / 47 (two of its tests timed out
  * there; 165 / 46 alone), folder-lock 299 / 37, console 278 / 46, lifecycle 246 / 41, runner 165 / 25, crash 138 / 43.
+ * console.test.ts, the one of its own process, leads: a shared worker is reused only while the next file in the
+ * queue is a shared one too, so no shared file is followed by it.
  */
 const slowestFirst = [
+  'test/console/console.test.ts',
   'test/dispatch/forms.test.ts',
   'test/dispatch/mcp.test.ts',
   'test/db/folder-lock.test.ts',
-  'test/console/console.test.ts',
   'test/server/lifecycle.test.ts',
   'test/dispatch/runner.test.ts',
   'test/capture/crash.test.ts',
 ];
 
+/**
+ * The slowest files in their order, then the other shared files, then the other files of their own process:
+ * vitest's own order would run every file of the own-process project first (projects by name), which held the
+ * slowest shared files back until those had finished, and every shared worker starts once.
+ */
 class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const rank = (spec: TestSpecification) => {
       const at = slowestFirst.findIndex((file) => spec.moduleId.endsWith(file));
-      return at === -1 ? slowestFirst.length : at;
+      if (at !== -1) return at;
+      return spec.project.config.isolate ? slowestFirst.length + 1 : slowestFirst.length;
     };
-    // Each project's files stay together (a worker is shared only by consecutive files of one project).
-    const byProject = new Map<string, TestSpecification[]>();
-    for (const spec of await super.sort(files)) byProject.set(spec.project.name, [...(byProject.get(spec.project.name) ?? []), spec]);
-    return [...byProject.values()]
-      .flatMap((specs) => specs.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i))
+    return (await super.sort(files))
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i)
       .map(({ spec }) => spec);
   }
 }
