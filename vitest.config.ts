@@ -20,20 +20,34 @@ const ownProcess = [
 
 /**
  * The slowest files, started first so that none of them is the last one still running, in this order across
- * both projects. Measured 2026-12-01 in a full run at nice 19 on a machine at load 7-17, one file's wall and CPU
- * (its worker's and its reaped children's): forms 409 s / 63 s, mcp 351 / 47 (two of its tests timed out
- * there; 165 / 46 alone), folder-lock 299 / 37, console 278 / 46, lifecycle 246 / 41, runner 165 / 25, crash 138 / 43.
- * console.test.ts, the one of its own process, leads: a shared worker is reused only while the next file in the
- * queue is a shared one too, so no shared file is followed by it.
+ * both projects. Measured 2026-12-01 in a full run on the quiet machine (three workers, PostgreSQL and Redis),
+ * one file's wall in seconds: forms 100, console 73, mcp 70, lifecycle 60, folder-lock 44, crash 42, runner 34,
+ * shared-rate 31, embedded 28, lease 24, cli 23, load 22, hold-sweep 22, migrations 22, startup 21, writer 19,
+ * consumer 17, graphiql 15, idle-trim 15, spool-prealloc 14; every other file 11 or less.
+ * The two of their own process lead: a shared worker is reused only while the next file in the queue is a
+ * shared one too, so no shared file is followed by one of them.
  */
 const slowestFirst = [
   'test/console/console.test.ts',
+  'test/server/idle-trim.test.ts',
   'test/dispatch/forms.test.ts',
   'test/dispatch/mcp.test.ts',
-  'test/db/folder-lock.test.ts',
   'test/server/lifecycle.test.ts',
-  'test/dispatch/runner.test.ts',
+  'test/db/folder-lock.test.ts',
   'test/capture/crash.test.ts',
+  'test/dispatch/runner.test.ts',
+  'test/auth/shared-rate.test.ts',
+  'test/db/embedded.test.ts',
+  'test/live/lease.test.ts',
+  'test/dispatch/cli.test.ts',
+  'test/live/load.test.ts',
+  'test/model/hold-sweep.test.ts',
+  'test/db/migrations.test.ts',
+  'test/server/startup.test.ts',
+  'test/capture/writer.test.ts',
+  'test/client/consumer.test.ts',
+  'test/server/graphiql.test.ts',
+  'test/ledger/spool-prealloc.test.ts',
 ];
 
 /**
