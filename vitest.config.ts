@@ -72,7 +72,8 @@ class SlowestFirst extends BaseSequencer {
 /**
  * Files at a time, on 2 cores. With two, the last full run's CPU (803 s) would have filled both cores for 401 s
  * of its 508 s wall: files also wait, on their child processes, PostgreSQL's checkpoints (each DROP DATABASE
- * forces one), fsync and timers. A third file uses the CPU meanwhile.
+ * forces one), fsync and timers. A third file uses the CPU meanwhile: with three, the quiet run above took 432 s
+ * (the vitest process tree 654 s of CPU, PostgreSQL 69 s), two to three files running at any time.
  */
 const workers = 3;
 
