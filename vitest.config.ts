@@ -19,43 +19,70 @@ const ownProcess = [
 ];
 
 /**
- * The slowest files, started first so that none of them is the last one still running (each project's
- * own order). Measured 2026-12-01 in a full run at nice 19 on a machine at load 7-17, one file's wall and CPU
- * (its worker's and its reaped children's): forms 409 s / 63 s, mcp 351 / 47 (two of its tests timed out
- * there; 165 / 46 alone), folder-lock 299 / 37, console 278 / 46, lifecycle 246 / 41, runner 165 / 25, crash 138 / 43.
+ * The slowest files, started first so that none of them is the last one still running, in this order across
+ * both projects. Measured 2026-12-01 in a full run on the quiet machine (three workers, PostgreSQL and Redis),
+ * one file's wall in seconds: forms 100, console 73, mcp 70, lifecycle 60, folder-lock 44, crash 42, runner 34,
+ * shared-rate 31, embedded 28, lease 24, cli 23, load 22, hold-sweep 22, migrations 22, startup 21, writer 19,
+ * consumer 17, graphiql 15, idle-trim 15, spool-prealloc 14; every other file 11 or less.
+ * The two of their own process lead: a shared worker is reused only while the next file in the queue is a
+ * shared one too, so no shared file is followed by one of them.
  */
 const slowestFirst = [
+  'test/console/console.test.ts',
+  'test/server/idle-trim.test.ts',
   'test/dispatch/forms.test.ts',
   'test/dispatch/mcp.test.ts',
-  'test/db/folder-lock.test.ts',
-  'test/console/console.test.ts',
   'test/server/lifecycle.test.ts',
-  'test/dispatch/runner.test.ts',
+  'test/db/folder-lock.test.ts',
   'test/capture/crash.test.ts',
+  'test/dispatch/runner.test.ts',
+  'test/auth/shared-rate.test.ts',
+  'test/db/embedded.test.ts',
+  'test/live/lease.test.ts',
+  'test/dispatch/cli.test.ts',
+  'test/live/load.test.ts',
+  'test/model/hold-sweep.test.ts',
+  'test/db/migrations.test.ts',
+  'test/server/startup.test.ts',
+  'test/capture/writer.test.ts',
+  'test/client/consumer.test.ts',
+  'test/server/graphiql.test.ts',
+  'test/ledger/spool-prealloc.test.ts',
 ];
 
+/**
+ * The slowest files in their order, then the other shared files, then the other files of their own process:
+ * vitest's own order would run every file of the own-process project first (projects by name), which held the
+ * slowest shared files back until those had finished, and every shared worker starts once.
+ */
 class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const rank = (spec: TestSpecification) => {
       const at = slowestFirst.findIndex((file) => spec.moduleId.endsWith(file));
-      return at === -1 ? slowestFirst.length : at;
+      if (at !== -1) return at;
+      return spec.project.config.isolate ? slowestFirst.length + 1 : slowestFirst.length;
     };
-    // Each project's files stay together (a worker is shared only by consecutive files of one project).
-    const byProject = new Map<string, TestSpecification[]>();
-    for (const spec of await super.sort(files)) byProject.set(spec.project.name, [...(byProject.get(spec.project.name) ?? []), spec]);
-    return [...byProject.values()]
-      .flatMap((specs) => specs.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i))
+    return (await super.sort(files))
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i)
       .map(({ spec }) => spec);
   }
 }
+
+/**
+ * Files at a time, on 2 cores. With two, the last full run's CPU (803 s) would have filled both cores for 401 s
+ * of its 508 s wall: files also wait, on their child processes, PostgreSQL's checkpoints (each DROP DATABASE
+ * forces one), fsync and timers. A third file uses the CPU meanwhile: with three, the quiet run above took 432 s
+ * (the vitest process tree 654 s of CPU, PostgreSQL 69 s), two to three files running at any time.
+ */
+const workers = 3;
 
 const common: TestProjectInlineConfiguration = {
   // Node loads graphql's CommonJS build for every dependency; the tests must share it.
   resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
     pool: 'forks',
-    // Most files wait on databases and child processes, not the CPU: two at a time on 2 cores.
-    maxWorkers: 2,
+    maxWorkers: workers,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
@@ -65,7 +92,7 @@ export default defineConfig({
   test: {
     // Once for the whole run: both projects inherit what it provides.
     globalSetup: ['test/helpers/global-setup.ts'],
-    maxWorkers: 2,
+    maxWorkers: workers,
     sequence: { sequencer: SlowestFirst },
     projects: [
       { ...common, test: { ...common.test, name: 'own-process', include: ownProcess, isolate: true } },
