@@ -3,6 +3,9 @@
 // before it is returned, a streamed answer teed as it arrives. Transport-free: a door hands it the
 // body bytes and headers inside its invocation and gets a Response in the provider's shape.
 import { isUtf8 } from 'node:buffer';
+// The server adapter's Response over a buffer: the boundary reads its bytes back at once, where the global one copies
+// them in and streams them out (src/doors/respond.ts).
+import { Response as BufferedResponse } from '@whatwg-node/server';
 import type { Refusal } from '../auth/verdict.ts';
 import type { ModelAuthorizer, Worst } from '../auth/spend.ts';
 import { bytesPayload } from '../capture/payload.ts';
@@ -156,7 +159,7 @@ export class ModelGateway {
     if (power) return refused(power);
     const askedUsage = usageAsked(endpoint, parsed);
     const sent = upstreamRequest(row, endpoint, headers, body, parsed, this.options.secrets, askedUsage);
-    const hold = endpoint.charged ? await this.options.authorize?.hold(worstOf(endpoint, row, sent.body.length, parsed)) : null;
+    const hold = endpoint.charged ? await this.options.authorize?.hold(() => worstOf(endpoint, row, sent.body.length, parsed)) : null;
     if (hold && 'limit' in hold) return refused(hold);
     const settle = (usage: Usage | null) =>
       hold?.settle(usage ? { tokens: usage.input + usage.output, costUnits: costUnits(row.price, usage) } : { tokens: 0, costUnits: 0n });
@@ -216,7 +219,7 @@ export class ModelGateway {
       { status: String(answer.status), headers: shown, payload: bytes.length ? bytesPayload(bytes) : { state: 'NONE' }, usage },
       'beforeAnswer',
     );
-    return new Response(bytes.length ? (bytes as unknown as Uint8Array<ArrayBuffer>) : null, { status: answer.status, headers: out });
+    return new BufferedResponse(bytes.length ? bytes : null, { status: answer.status, headers: out });
   }
 }
 
