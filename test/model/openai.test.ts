@@ -53,7 +53,7 @@ describe('OpenAI wire', () => {
     const body = JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'héllo ✓' }], max_tokens: 3 });
     const response = await fetch(`${t.origin}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json', 'idempotency-key': 'idem-1', 'x-dirledger-session': 'sess-1' },
       body,
     });
     const received = Buffer.from(await response.arrayBuffer());
@@ -65,6 +65,10 @@ describe('OpenAI wire', () => {
     expect(await t.payloadText(resultIn.payloadSha256)).toBe(received.toString('utf8'));
     expect(await t.payloadText(answerOut.payloadSha256)).toBe(received.toString('utf8'));
     expect(answerOut.headers['content-type']).toBe(response.headers.get('content-type'));
+    // The client's headers, read once: forwarded upstream, recorded on the request IN, and the invocation's session.
+    expect(t.fake.calls.at(-1)!.headers['idempotency-key']).toBe('idem-1');
+    expect(reqIn.headers['idempotency-key']).toBe('idem-1');
+    expect([reqIn.session, resultIn.session, answerOut.session]).toEqual(['sess-1', 'sess-1', 'sess-1']);
   });
 
   it('streams chunks as the provider does; the final usage chunk gives the tokens', async () => {
