@@ -21,6 +21,7 @@ import { onCleanup } from './lib/cleanup.ts';
 import { processCpuSeconds } from './lib/cpu.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { freePort, repoRoot, startServer } from './lib/server.ts';
+import { startBareProxy } from './lib/upstream.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
 import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 
@@ -108,6 +109,9 @@ export async function run(args: string[]): Promise<void> {
   );
   const direct = `${fake.origin}/openai/v1/chat/completions`;
   const through = `${server.origin}/v1/chat/completions`;
+  // The least any Node proxy adds here (no capture, no record): with two durable writes, the floor of the door's added latency.
+  const bareProxy = await startBareProxy(direct);
+  const bare = bareProxy.origin;
 
   for (let i = 0; i < 200; i++) await Promise.all([call(direct, chatBody), call(through, chatBody)]);
   type SpoolHealth = { writes?: number | null; writeP50Ms?: number | null; writeP99Ms?: number | null };
@@ -117,9 +121,12 @@ export async function run(args: string[]): Promise<void> {
   const cpuAtStart = processCpuSeconds(server.pid);
   const seqDirect: number[] = [];
   const seqThrough: number[] = [];
+  const seqBare: number[] = [];
+  for (let i = 0; i < 200; i++) await call(bare, chatBody);
   for (let done = 0; done < n; done += 250) {
     for (let i = 0; i < Math.min(250, n - done); i++) seqDirect.push(await call(direct, chatBody));
     for (let i = 0; i < Math.min(250, n - done); i++) seqThrough.push(await call(through, chatBody));
+    for (let i = 0; i < Math.min(250, n - done); i++) seqBare.push(await call(bare, chatBody));
   }
   // The spool's own figures over its last 1,024 writes: the sequential calls' disk time, the part of the added latency no code here can cut.
   const { writes: writesAfterSequential = null, writeP50Ms = null, writeP99Ms = null } = await spoolHealth();
@@ -152,6 +159,7 @@ export async function run(args: string[]): Promise<void> {
   await server.stop(60_000);
   const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE metadata->>'door' = 'MODEL'`);
   const recorded = Number(rows[0]!.n);
+  await bareProxy.stop();
   await fake.stop();
 
   const p = percentile;
@@ -166,6 +174,7 @@ export async function run(args: string[]): Promise<void> {
     row('', 'p50', 'p99'),
     row('non-streaming direct', ms(p(seqDirect, 0.5)), ms(p(seqDirect, 0.99))),
     row('non-streaming through', ms(p(seqThrough, 0.5)), ms(p(seqThrough, 0.99))),
+    row('non-streaming, bare Node proxy', ms(p(seqBare, 0.5)), ms(p(seqBare, 0.99))),
     row('stream headers direct', ms(p(headersDirect, 0.5)), ms(p(headersDirect, 0.99))),
     row('stream headers through', ms(p(headersThrough, 0.5)), ms(p(headersThrough, 0.99))),
     row('time to first token direct', ms(p(ttftDirect, 0.5)), ms(p(ttftDirect, 0.99))),
@@ -176,6 +185,7 @@ export async function run(args: string[]): Promise<void> {
     `events recorded (door MODEL): ${int(recorded)} of ${int(calls * 4)} expected (4 per call × ${int(calls)} calls)`,
     `durable spool writes per call: ${perCall(writesAtStart, writesAfterSequential, n)} non-streaming, ${perCall(writesAfterSequential, writesAtEnd, streams + Math.ceil(streams / 4))} streaming`,
     `spool write (disk) over the last non-streaming calls: p50 ${writeP50Ms === null ? 'n/a' : ms(writeP50Ms)}, p99 ${writeP99Ms === null ? 'n/a' : ms(writeP99Ms)}`,
+    `a bare Node proxy adds p50 ${ms(added(seqBare, seqDirect, 0.5))}; with the two writes the floor of added p50 is ${writeP50Ms === null ? 'n/a' : `${ms(added(seqBare, seqDirect, 0.5) + 2 * writeP50Ms)}, the door ${ms(added(seqThrough, seqDirect, 0.5) - added(seqBare, seqDirect, 0.5) - 2 * writeP50Ms)} above it`}`,
     // CPU time holds under load where latency does not; it includes the background batches to the Ledger.
     `server CPU per non-streaming call: ${cpuAtStart === null || cpuAfterSequential === null ? 'n/a' : `${int(((cpuAfterSequential - cpuAtStart) / n) * 1e6)} µs`}`,
     '',
