@@ -99,14 +99,6 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limit) throw tooLarge(limit, declared);
   if (!request.body) return Buffer.alloc(0);
-  if (Number.isFinite(declared)) {
-    // The HTTP parser holds the body to its declared length: read at once, not a promise a chunk through a reader.
-    const read: ArrayBuffer | Uint8Array = await request.arrayBuffer();
-    // The adapter hands back the socket's chunk, copied here as the reader's chunks were (a kept body holds no read buffer); an ArrayBuffer is taken as it is.
-    const bytes = Buffer.from(read as ArrayBuffer);
-    if (bytes.length > limit) throw tooLarge(limit, bytes.length);
-    return bytes;
-  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
