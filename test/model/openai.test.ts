@@ -65,6 +65,8 @@ describe('OpenAI wire', () => {
     expect(await t.payloadText(resultIn.payloadSha256)).toBe(received.toString('utf8'));
     expect(await t.payloadText(answerOut.payloadSha256)).toBe(received.toString('utf8'));
     expect(answerOut.headers['content-type']).toBe(response.headers.get('content-type'));
+    // The answer OUT's headers are the ones sent, the length the client read included.
+    expect(answerOut.headers['content-length']).toBe(String(received.length));
     // The client's headers, read once: forwarded upstream, recorded on the request IN, and the invocation's session.
     expect(t.fake.calls.at(-1)!.headers['idempotency-key']).toBe('idem-1');
     expect(reqIn.headers['idempotency-key']).toBe('idem-1');
