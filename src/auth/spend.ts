@@ -24,8 +24,8 @@ export type SpendHold = { tokens: number; costUnits: bigint; settle(actual: { to
 export type ModelAuthorizer = {
   /** The call power and `models` caveats. */
   model(name: string): Refusal | null;
-  /** Holds the worst case under every budget caveat, all or none; null when the token has none. */
-  hold(worst: Worst): Promise<Refusal | SpendHold | null>;
+  /** Holds the worst case under every budget caveat, all or none; null when the token has none (then `worstOf` is never called). */
+  hold(worstOf: () => Worst): Promise<Refusal | SpendHold | null>;
 };
 
 const SCALE = 10n ** 10n;
@@ -86,9 +86,10 @@ export function modelAuthorizer(authority: Authority, sql: SqlExecutor, holdLimi
       }
       return null;
     },
-    async hold(worst) {
+    async hold(worstOf) {
       const at = current();
       if (!at || at.grant.budgets.length === 0) return null;
+      const worst = worstOf();
       const budgets = [...at.grant.budgets].sort((a, b) => (a.key < b.key ? -1 : 1));
       if (worst.output === null || worst.costUnits === null) {
         const b = budgets[0]!;

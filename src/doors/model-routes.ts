@@ -2,7 +2,7 @@
 // GET /v1/models, and Anthropic's POST /v1/messages and /v1/messages/count_tokens. A client needs only
 // this server as its base URL and a dirledger token as its key (Authorization: Bearer, or Anthropic's
 // x-api-key). Thin: read the body, record the exchange at the boundary, hand it to services.gateway.
-import { captureExchange, invocationFromHeaders, isRetryable, type BoundaryExchange } from '../capture/boundary.ts';
+import { captureExchange, headerRecord, invocationFromHeaders, isRetryable, type BoundaryExchange } from '../capture/boundary.ts';
 import { DomainError, ErrorCode } from '../errors.ts';
 import { errorAnswer } from '../model/gateway.ts';
 import { Endpoints, type Endpoint } from '../model/wire.ts';
@@ -34,10 +34,12 @@ export async function modelRoute(request: Request, services: Services, endpoint:
   }
   // Routed first, so the request IN and the answer OUT carry the model row's name as its calls do.
   const prepared = tooLarge ? undefined : await services.gateway.prepare(endpoint, body as Buffer).catch((error: unknown) => ({ error }));
+  // Read once into the record the request IN stores, and the invocation fields and forwarded headers from it (Headers.get is not free).
+  const headers = headerRecord(request.headers);
   const exchange: BoundaryExchange = {
     door: 'MODEL',
-    request: { method: request.method, url: request.url, headers: request.headers, body },
-    invocation: invocationFromHeaders(request.headers),
+    request: { method: request.method, url: request.url, headers, body },
+    invocation: invocationFromHeaders(headers),
     clientSignal: request.signal,
     ...(prepared && 'model' in prepared && prepared.model && { model: prepared.model }),
   };
@@ -45,7 +47,7 @@ export async function modelRoute(request: Request, services: Services, endpoint:
     return await captureExchange(services, exchange, async () => {
       if (!prepared) return errorAnswer(endpoint, { kind: 'too_large', code: 'request_too_large', message: tooLarge!.message });
       if ('error' in prepared) throw prepared.error;
-      return services.gateway.call(endpoint, prepared, request.headers, request.signal);
+      return services.gateway.call(endpoint, prepared, headers, request.signal);
     });
   } catch (error) {
     if (isRetryable(error)) {

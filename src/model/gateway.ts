@@ -1,10 +1,14 @@
 // The model door's core: a provider-shaped request → the Directory's model row → the upstream, with
 // the call OUT recorded before it is sent and the answer IN (tokens, cost at the exact price row)
 // before it is returned, a streamed answer teed as it arrives. Transport-free: a door hands it the
-// body bytes and headers inside its invocation and gets a Response in the provider's shape.
+// body bytes and header record inside its invocation and gets a Response in the provider's shape.
 import { isUtf8 } from 'node:buffer';
+// The server adapter's Response over a buffer: the boundary reads its bytes back at once, where the global one copies
+// them in and streams them out (src/doors/respond.ts).
+import { Response as BufferedResponse } from '@whatwg-node/server';
 import type { Refusal } from '../auth/verdict.ts';
 import type { ModelAuthorizer, Worst } from '../auth/spend.ts';
+import type { HeaderRecord } from '../capture/boundary.ts';
 import { bytesPayload } from '../capture/payload.ts';
 import { teeStream } from '../capture/tee.ts';
 import { currentInvocation } from '../context/request.ts';
@@ -75,7 +79,7 @@ export class ModelGateway {
   }
 
   /** One prepared model call; `clientSignal` aborts when the client goes away (a stream is then read on up to the cut-off). */
-  async call(endpoint: Endpoint, prepared: Prepared, headers: Headers, clientSignal?: AbortSignal): Promise<Response> {
+  async call(endpoint: Endpoint, prepared: Prepared, headers: HeaderRecord, clientSignal?: AbortSignal): Promise<Response> {
     if ('failure' in prepared) return errorAnswer(endpoint, prepared.failure);
     try {
       return await this.send(endpoint, prepared.routed, prepared.body, prepared.parsed, headers, clientSignal);
@@ -138,7 +142,7 @@ export class ModelGateway {
     return routed;
   }
 
-  private async send(endpoint: Endpoint, routed: Routed, body: Buffer, parsed: Record<string, unknown>, headers: Headers, clientSignal?: AbortSignal) {
+  private async send(endpoint: Endpoint, routed: Routed, body: Buffer, parsed: Record<string, unknown>, headers: HeaderRecord, clientSignal?: AbortSignal) {
     const { row } = routed;
     const invocation = currentInvocation();
     if (!invocation) throw new Error('a model call runs inside an invocation');
@@ -156,7 +160,7 @@ export class ModelGateway {
     if (power) return refused(power);
     const askedUsage = usageAsked(endpoint, parsed);
     const sent = upstreamRequest(row, endpoint, headers, body, parsed, this.options.secrets, askedUsage);
-    const hold = endpoint.charged ? await this.options.authorize?.hold(worstOf(endpoint, row, sent.body.length, parsed)) : null;
+    const hold = endpoint.charged ? await this.options.authorize?.hold(() => worstOf(endpoint, row, sent.body.length, parsed)) : null;
     if (hold && 'limit' in hold) return refused(hold);
     const settle = (usage: Usage | null) =>
       hold?.settle(usage ? { tokens: usage.input + usage.output, costUnits: costUnits(row.price, usage) } : { tokens: 0, costUnits: 0n });
@@ -216,7 +220,7 @@ export class ModelGateway {
       { status: String(answer.status), headers: shown, payload: bytes.length ? bytesPayload(bytes) : { state: 'NONE' }, usage },
       'beforeAnswer',
     );
-    return new Response(bytes.length ? (bytes as unknown as Uint8Array<ArrayBuffer>) : null, { status: answer.status, headers: out });
+    return new BufferedResponse(bytes.length ? (bytes as unknown as Uint8Array<ArrayBuffer>) : null, { status: answer.status, headers: out });
   }
 }
 

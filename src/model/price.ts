@@ -52,6 +52,7 @@ export type TokenCount = { input: number; output: number; cached: number; cacheW
  * million, rounded half up once at the end. The parts never exceed the input count.
  */
 export function costUnits(price: Price, tokens: TokenCount): bigint {
+  const per = perMillionUnits(price);
   let left = tokens.input;
   const take = (n: number | undefined) => {
     const part = Math.min(n ?? 0, left);
@@ -61,13 +62,27 @@ export function costUnits(price: Price, tokens: TokenCount): bigint {
   const cached = take(tokens.cached);
   const write1h = take(tokens.cacheWrite1h);
   const write = take(tokens.cacheWrite);
-  const sum =
-    BigInt(left) * parseDecimal(price.input)! +
-    cached * parseDecimal(price.cached)! +
-    write * parseDecimal(price.cacheWrite)! +
-    write1h * parseDecimal(price.cacheWrite1h)! +
-    BigInt(tokens.output) * parseDecimal(price.output)!;
+  const sum = BigInt(left) * per.input + cached * per.cached + write * per.cacheWrite + write1h * per.cacheWrite1h + BigInt(tokens.output) * per.output;
   return divRound(sum, 1_000_000n);
+}
+
+type PriceUnits = Record<'input' | 'output' | 'cached' | 'cacheWrite' | 'cacheWrite1h', bigint>;
+const parsedPrices = new WeakMap<Price, PriceUnits>();
+
+/** A price row's decimals in units, parsed once per row object (a row's price is never changed; every call is charged with it). */
+function perMillionUnits(price: Price): PriceUnits {
+  let units = parsedPrices.get(price);
+  if (!units) {
+    units = {
+      input: parseDecimal(price.input)!,
+      output: parseDecimal(price.output)!,
+      cached: parseDecimal(price.cached)!,
+      cacheWrite: parseDecimal(price.cacheWrite)!,
+      cacheWrite1h: parseDecimal(price.cacheWrite1h)!,
+    };
+    parsedPrices.set(price, units);
+  }
+  return units;
 }
 
 /** The most `input` + `output` tokens can cost: every input token at the dearest input-side price. */

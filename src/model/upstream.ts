@@ -28,7 +28,8 @@ export type UpstreamRequest = {
 export function upstreamRequest(
   row: ModelRow,
   endpoint: Endpoint,
-  client: Headers,
+  /** The client's headers as recorded (lowercase names). */
+  client: Record<string, string | string[]>,
   body: Buffer,
   parsed: Record<string, unknown>,
   secrets: Record<string, string>,
@@ -39,8 +40,8 @@ export function upstreamRequest(
   const rendered = render(row.upstream.headers ?? {}, {}, secrets, 'header');
   const shown: Record<string, string> = {};
   for (const name of forwarded) {
-    const value = client.get(name);
-    if (value !== null) shown[name] = value;
+    const value = client[name];
+    if (value !== undefined) shown[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   // Plain bytes back, so the usage can be read (and recorded) as the provider wrote it.
   shown['accept-encoding'] = 'identity';

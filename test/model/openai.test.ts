@@ -49,6 +49,30 @@ describe('OpenAI wire', () => {
     expect(resultIn.contractSha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('a JSON answer reaches the client as the upstream wrote it, and the answer IN and OUT record those very bytes', async () => {
+    const body = JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'héllo ✓' }], max_tokens: 3 });
+    const response = await fetch(`${t.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json', 'idempotency-key': 'idem-1', 'x-dirledger-session': 'sess-1' },
+      body,
+    });
+    const received = Buffer.from(await response.arrayBuffer());
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-length')).toBe(String(received.length));
+    expect(JSON.parse(received.toString('utf8')).choices[0].message.content).toBe('w0 w1 w2');
+    const [reqIn, , resultIn, answerOut] = await t.events(response.headers.get('x-dirledger-action')!);
+    expect(await t.payloadText(reqIn.payloadSha256)).toBe(body);
+    expect(await t.payloadText(resultIn.payloadSha256)).toBe(received.toString('utf8'));
+    expect(await t.payloadText(answerOut.payloadSha256)).toBe(received.toString('utf8'));
+    expect(answerOut.headers['content-type']).toBe(response.headers.get('content-type'));
+    // The answer OUT's headers are the ones sent, the length the client read included.
+    expect(answerOut.headers['content-length']).toBe(String(received.length));
+    // The client's headers, read once: forwarded upstream, recorded on the request IN, and the invocation's session.
+    expect(t.fake.calls.at(-1)!.headers['idempotency-key']).toBe('idem-1');
+    expect(reqIn.headers['idempotency-key']).toBe('idem-1');
+    expect([reqIn.session, resultIn.session, answerOut.session]).toEqual(['sess-1', 'sess-1', 'sess-1']);
+  });
+
   it('streams chunks as the provider does; the final usage chunk gives the tokens', async () => {
     const { data: stream, response } = await client.chat.completions
       .create({
