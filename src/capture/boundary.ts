@@ -89,10 +89,13 @@ export function invocationFromHeaders(headers: Headers | HeaderRecord): Omit<Inv
 /** Fetch Headers of any implementation (undici's, @whatwg-node's ponyfill). */
 const isHeaders = (h: unknown): h is Headers => typeof (h as Headers)?.get === 'function' && typeof (h as Headers)?.forEach === 'function';
 
-/** A header record as Response init: a plain object, or name/value pairs when a header repeats (set-cookie). */
+/**
+ * A header record as Response init: a copy (the adapter's Response adds content-length to the object
+ * it is given, and the record is a recorded event's), or name/value pairs when a header repeats (set-cookie).
+ */
 function plainHeaders(record: HeaderRecord): Record<string, string> | [string, string][] {
   const values = Object.values(record);
-  if (!values.some(Array.isArray)) return record as Record<string, string>;
+  if (!values.some(Array.isArray)) return { ...record } as Record<string, string>;
   return Object.entries(record).flatMap(([name, value]) =>
     Array.isArray(value) ? value.map((v): [string, string] => [name, v]) : [[name, value] as [string, string]],
   );

@@ -75,3 +75,30 @@ describe('boundary capture with several apps in one process', () => {
     }
   });
 });
+
+describe('an answer OUT once recorded', () => {
+  it('is not changed by the Response the client gets (its content-length is the adapter’s, not the record’s)', async () => {
+    const target = await app();
+    const enqueued: { event: { id: string }; at: string }[] = [];
+    const enqueue = target.services.writer.enqueue.bind(target.services.writer);
+    target.services.writer.enqueue = (...args: Parameters<typeof enqueue>) => {
+      for (const event of [args[0]].flat()) enqueued.push({ event, at: JSON.stringify(event) });
+      return enqueue(...args);
+    };
+    const answer = await captureExchange(
+      target.services,
+      { door: 'REST', request: { method: 'GET', url: 'http://door.test/plain', headers: {}, body: null }, invocation: { actionId: 'act-plain' } },
+      async () => new Response('plain body', { status: 201, headers: { 'content-type': 'text/plain', 'x-answer': 'kept' } }),
+    );
+    expect(await answer.text()).toBe('plain body');
+    expect(answer.headers.get('x-answer')).toBe('kept');
+    const out = enqueued.find(({ event }) => event.id === 'act-plain:door:answer');
+    expect(out).toBeDefined();
+    expect(JSON.stringify(out!.event)).toBe(out!.at);
+    await target.services.writer.flush();
+    const sql = await rawSql(target.ledger.db);
+    const rows = await sql.query<{ headers: unknown }>(`SELECT headers FROM ledger_event WHERE id = 'act-plain:door:answer'`);
+    await sql.close();
+    expect(rows).toEqual([{ headers: JSON.parse(out!.at).headers }]);
+  });
+});
