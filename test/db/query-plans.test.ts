@@ -4,6 +4,7 @@
 // the table (or reads the whole index and filters) is one whose key cannot drive an index search.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usesOfSql } from '../../src/auth/uses.ts';
+import { eventsForToolsStatement } from '../../src/directory/tool-events.ts';
 import { toolsStatement } from '../../src/directory/tool-reads.ts';
 import { eventStatement, planEventSelect, type SqlParams } from '../../src/ledger/event-select.ts';
 import { knownBlobsSql } from '../../src/ledger/ledger.ts';
@@ -265,6 +266,13 @@ describe.each(databaseKinds)('reviewer reads stay on their index when statistics
       };
       expect(arrayShaped.text).not.toBe(statement.text);
       expect(await planChoices(arrayShaped, 8)).toEqual({ generic: 0, custom: 8 });
+    });
+
+    it("each tool's events read on their own (Tool.events) settle on the generic plan too", async () => {
+      for (const names of [['new_tool'], ['new_tool', 'old_tool', 'idle_tool']]) {
+        const statement = eventsForToolsStatement(names, 20, null, {}, planEventSelect({ select: { id: true } }, ['position', 'tool'])!);
+        expect(await planChoices(statement, 8), statement.text).toEqual({ generic: 3, custom: 5 });
+      }
     });
 
     it('no names: no row, and no statement that does not parse', async () => {
