@@ -189,6 +189,12 @@ export class SqlParams {
   }
 }
 
+/** A row count written into a statement's text (a LIMIT the planner should know); refuses anything but a whole number. */
+export function limitText(rows: number): string {
+  if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError(`Expected a row count, got ${rows}`);
+  return String(rows);
+}
+
 /**
  * `column` held to one value in a form that keeps the column in the statement's order: with `=`,
  * PostgreSQL drops the column from `ORDER BY column, position` (it is constant) and may then walk the

@@ -4,6 +4,7 @@
 // the table (or reads the whole index and filters) is one whose key cannot drive an index search.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usesOfSql } from '../../src/auth/uses.ts';
+import { eventsForToolsStatement } from '../../src/directory/tool-events.ts';
 import { toolsStatement } from '../../src/directory/tool-reads.ts';
 import { eventStatement, planEventSelect, type SqlParams } from '../../src/ledger/event-select.ts';
 import { knownBlobsSql } from '../../src/ledger/ledger.ts';
@@ -220,6 +221,64 @@ describe.each(databaseKinds)('reviewer reads stay on their index when statistics
       expect(expected).toHaveLength(25);
       expect(await ids(merged, (row) => idPlan.read(row).id)).toEqual(expected);
     }
+  });
+
+  /** How PostgreSQL planned the statement prepared by name and run `times` (the choice is made per statement from its sixth run). */
+  async function planChoices(statement: { text: string; params: { values: readonly unknown[] } }, times: number) {
+    const name = `choice_${Math.random().toString(36).slice(2, 10)}`;
+    await sql.exec(`PREPARE ${name} AS ${statement.text}`);
+    try {
+      for (let i = 0; i < times; i++) await sql.query(`EXECUTE ${name}(${statement.params.values.map(literal).join(', ')})`);
+      const [row] = await sql.query<{ generic: string; custom: string }>(
+        'SELECT generic_plans::text AS generic, custom_plans::text AS custom FROM pg_prepared_statements WHERE name = $1',
+        [name],
+      );
+      return { generic: Number(row!.generic), custom: Number(row!.custom) };
+    } finally {
+      await sql.exec(`DEALLOCATE ${name}`);
+    }
+  }
+
+  describe('tools → their first events, as a named statement', () => {
+    const ahead = { take: 20, after: null, filter: {}, plan };
+    // The tools' rows (their section is not checked here: loaded as a replica would be), with statistics.
+    beforeAll(() =>
+      sql.exec(`SET session_replication_role = replica;
+        INSERT INTO directory_row (type, name, ordinal, version_tag)
+        SELECT 'tool', t, n, repeat('0', 64) FROM unnest(ARRAY['old_tool', 'new_tool', 'idle_tool']) WITH ORDINALITY AS d(t, n);
+        SET session_replication_role = origin;
+        ANALYZE directory_row`),
+    );
+    afterAll(() => sql.exec('DELETE FROM directory_row; ANALYZE directory_row'));
+
+    it('settles on the generic plan after five runs, for one tool and for several: not planned again for every read', async () => {
+      for (const names of [['new_tool'], ['new_tool', 'old_tool', 'idle_tool']]) {
+        const statement = toolsStatement(names, ahead);
+        expect(await planChoices(statement, 8), statement.text).toEqual({ generic: 3, custom: 5 });
+      }
+    });
+
+    it('the same read with the names as one array and the page size as a parameter is planned again on every run (the shape it avoids)', async () => {
+      const statement = toolsStatement(['new_tool'], ahead);
+      const arrayShaped = {
+        text: statement.text.replace(/r\.name IN \(\$1\)/, 'r.name = ANY($1::text[])').replace(/LIMIT 21\b/, 'LIMIT $2::int'),
+        params: { values: [['new_tool'], 21] },
+      };
+      expect(arrayShaped.text).not.toBe(statement.text);
+      expect(await planChoices(arrayShaped, 8)).toEqual({ generic: 0, custom: 8 });
+    });
+
+    it("each tool's events read on their own (Tool.events) settle on the generic plan too", async () => {
+      for (const names of [['new_tool'], ['new_tool', 'old_tool', 'idle_tool']]) {
+        const statement = eventsForToolsStatement(names, 20, null, {}, planEventSelect({ select: { id: true } }, ['position', 'tool'])!);
+        expect(await planChoices(statement, 8), statement.text).toEqual({ generic: 3, custom: 5 });
+      }
+    });
+
+    it('no names: no row, and no statement that does not parse', async () => {
+      const statement = toolsStatement([], ahead);
+      expect(await sql.query(statement.text, [...statement.params.values])).toEqual([]);
+    });
   });
 
   it("tools → each one's first events, oldest first: one walk per tool down its own index", async () => {
