@@ -1,5 +1,6 @@
 // Issue 16 part 6: bad input at every door is a clear 4xx naming what was wrong, never a 5xx or a
 // hang; each case below was a 500, a masked error or silence before the limits in src/limits.ts.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
@@ -196,6 +197,46 @@ describe.each(databaseKinds)('hostile input on %s', (kind) => {
       expect(await delivered).toMatchObject({ type: 'next', payload: { data: { ledgerEvents: { kind: liveKind } } } });
     } finally {
       client.close();
+    }
+  });
+  it('a body cut short by a client that half-closes: 400 at once at every HTTP door, and nothing recorded', async () => {
+    const doors = ['/api/dispatch', '/api/tools/ECHO', '/hooks/ECHO', '/graphql', '/mcp', '/v1/chat/completions', '/ledger/batches'];
+    const framings = [
+      ['declared', 'Content-Length: 100\r\n\r\n{"tool":"ECHO"'],
+      ['chunked', 'Transfer-Encoding: chunked\r\n\r\nd\r\n{"tool":"ECHO"\r\n'],
+    ] as const;
+    const { port } = new URL(t.origin);
+    const auth = Object.entries(t.auth)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    for (const path of doors) {
+      for (const [framing, rest] of framings) {
+        const actionId = `half-closed-${kind}-${framing}-${path.replaceAll('/', '_')}`;
+        const started = performance.now();
+        const answer = await new Promise<string>((resolve, reject) => {
+          const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+          let got = '';
+          const timer = setTimeout(() => {
+            socket.destroy();
+            reject(new Error(`${path} (${framing}): no answer within 5 s; got ${JSON.stringify(got)}`));
+          }, 5_000);
+          socket.on('data', (chunk) => (got += chunk));
+          socket.on('end', () => {
+            clearTimeout(timer);
+            socket.destroy();
+            resolve(got);
+          });
+          socket.on('error', reject);
+          socket.on('connect', () => {
+            socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-dirledger-action: ${actionId}\r\n${auth}${rest}`);
+            socket.end();
+          });
+        });
+        expect(answer, `${path} (${framing})`).toMatch(/^HTTP\/1\.1 400 /);
+        expect(performance.now() - started, `${path} (${framing})`).toBeLessThan(5_000);
+        await t.app.services.writer.flush();
+        expect(await t.app.services.db.prisma.ledgerEvent.count({ where: { actionId } }), `${path} (${framing})`).toBe(0);
+      }
     }
   });
 });
