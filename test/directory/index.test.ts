@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { demoDirectoryDir } from '../../src/services.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { isLedgerAppend, recordStatements, type Statement } from '../helpers/sql.ts';
+import { isBackground, recordStatements, type Statement } from '../helpers/sql.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
 const SECRET_VALUE = 'sk-live-value-never-rendered';
@@ -336,7 +336,7 @@ async function countStatements<T>(t: TestApp, run: () => Promise<T>): Promise<{ 
   const statements: Statement[] = [];
   const restore = recordStatements(t.db, statements);
   try {
-    return { result: await run(), statements: statements.filter((s) => !isLedgerAppend(s)).length };
+    return { result: await run(), statements: statements.filter((s) => !isBackground(s)).length };
   } finally {
     restore();
   }

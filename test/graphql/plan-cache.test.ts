@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANS_PER_PLACE, planCacheStats } from '../../src/graphql/plan-cache.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
-import { isLedgerAppend, recordStatements, type Statement } from '../helpers/sql.ts';
+import { isBackground, recordStatements, type Statement } from '../helpers/sql.ts';
 
 describe.each(databaseKinds)('cached read plans (%s)', (kind) => {
   let t: TestApp;
@@ -22,7 +22,7 @@ describe.each(databaseKinds)('cached read plans (%s)', (kind) => {
         body: JSON.stringify({ query, variables }),
       });
       const body = (await response.json()) as { data?: any; errors?: any[] };
-      return { ...body, statements: statements.filter((s) => !isLedgerAppend(s)) };
+      return { ...body, statements: statements.filter((s) => !isBackground(s)) };
     } finally {
       restore();
     }

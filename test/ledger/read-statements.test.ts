@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { isLedgerAppend, recordStatements, type Statement } from '../helpers/sql.ts';
+import { isBackground, recordStatements, type Statement } from '../helpers/sql.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
 const tools = ['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING', 'WEATHER_NOW', 'IMSG_SEND'];
@@ -28,7 +28,7 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
       restore();
     }
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
-    return { data: result.data, statements: statements.filter((s) => !isLedgerAppend(s)) };
+    return { data: result.data, statements: statements.filter((s) => !isBackground(s)) };
   }
 
   beforeAll(async () => {
