@@ -121,7 +121,8 @@ export function compiledPglite(): Promise<WebAssembly.Module> {
 async function compile(): Promise<WebAssembly.Module> {
   const file = path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
   const bytes = await fs.promises.readFile(file);
-  const parser = exportedFunctionIndex(bytes, PARSER_EXPORT);
+  // Started with --liftoff-only (a short-lived process, e.g. the suite's servers), V8 would still compile the hinted parser with TurboFan.
+  const parser = process.execArgv.includes('--liftoff-only') ? undefined : exportedFunctionIndex(bytes, PARSER_EXPORT);
   // A pending compile keeps no handle open: without this, a process with nothing else to do would exit meanwhile.
   const alive = setInterval(() => {}, 60_000);
   if (parser !== undefined) v8.setFlagsFromString(`--wasm-eager-tier-up-function=${parser}`);

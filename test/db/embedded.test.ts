@@ -1,6 +1,6 @@
 // The embedded database on a data folder: created and migrated in a child process, durable commits,
 // small shared buffers, its SQL parser compiled by TurboFan before it opens, and its size on disk.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { embeddedStartParams, exportedFunctionIndex, PARSER_EXPORT } from '../../src/db/embedded.ts';
-import { repoRoot } from '../helpers/process.ts';
+import { seedPgliteFolder } from '../helpers/database.ts';
+import { cliBin, repoRoot } from '../helpers/process.ts';
 
 const migrationFolders = fs
   .readdirSync(new URL('../../prisma/migrations', import.meta.url), { withFileTypes: true })
@@ -72,6 +73,52 @@ describe("PGlite's SQL parser, compiled before the database opens", () => {
     expect(parser, 'the parser compiled by TurboFan').toBeGreaterThanOrEqual(0);
     expect(parser).toBeLessThan(lines.indexOf('compiled'));
     expect(lines.filter((line) => line.includes('using TurboFan'))).toHaveLength(1);
+  }, 120_000);
+
+  it('is left to Liftoff, with nothing compiled by TurboFan, in a process started with --liftoff-only', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--liftoff-only', '--trace-wasm-compilation-times', 'test/db/fixtures/compile-pglite.ts'], {
+      cwd: repoRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(stdout).toContain('compiled\n');
+    expect(stdout).toMatch(/using Liftoff/);
+    expect(stdout).not.toMatch(/using TurboFan/);
+  }, 120_000);
+});
+
+describe('a server started with --liftoff-only', () => {
+  it('stays on Liftoff through its start and its requests, and answers as any other', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'dirledger-baseline-'));
+    try {
+      await seedPgliteFolder(path.join(dataDir, 'pglite'));
+      const child = spawn(process.execPath, ['--liftoff-only', '--trace-wasm-compilation-times', cliBin, 'serve'], {
+        cwd: repoRoot,
+        env: { ...process.env, LOG_LEVEL: 'warn', DATA_DIR: dataDir, PORT: '0', AUTHORITY: 'off' },
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      try {
+        await vi.waitFor(() => expect(output).toMatch(/GraphiQL at http:\/\/\S+/), { timeout: 60_000, interval: 50 });
+        const url = /GraphiQL at (http:\/\/\S+)/.exec(output)![1]!;
+        for (let i = 0; i < 20; i++) {
+          const answer = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: `{ event(id: "none-${i}") { id } }` }),
+          });
+          expect(await answer.json()).toEqual({ data: { event: null } });
+        }
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      expect(output).toMatch(/using Liftoff/);
+      expect(output).not.toMatch(/using TurboFan/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
 

@@ -10,7 +10,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { deepJson } from '../helpers/hostile.ts';
-import { cliBin, repoRoot } from '../helpers/process.ts';
+import { childFlags, cliBin, repoRoot } from '../helpers/process.ts';
 
 /** Names no column can hold or no row has: NUL, a lone surrogate, 100 KiB, a canary-like secret. */
 const hostileStrings = ['A\u0000B', 'X\ud800', 'Y'.repeat(100_000), 'sk-canary-0123456789abcdef'];
@@ -38,7 +38,7 @@ async function client(path = '/mcp'): Promise<Client> {
 
 /** Runs `dirledger mcp` relaying to the test app, writes `lines` and closes stdin; every stdout line parsed. */
 function stdio(lines: (string | Buffer)[], env: Record<string, string> = {}, args: string[] = []) {
-  const child = spawn(process.execPath, [cliBin, 'mcp', ...args], {
+  const child = spawn(process.execPath, [...childFlags, cliBin, 'mcp', ...args], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), DIRLEDGER_URL: t.origin, DIRLEDGER_TOKEN: t.token, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { createTestDatabase, seedPgliteFolder } from '../helpers/database.ts';
-import { cliBin, repoRoot } from '../helpers/process.ts';
+import { childFlags, cliBin, repoRoot } from '../helpers/process.ts';
 
 type Answer = { jsonrpc: '2.0'; id: string | number | null; result?: any; error?: { code: number; message: string; data?: any } };
 
@@ -23,7 +23,7 @@ class RawStdio {
   private waiters: (() => void)[] = [];
   readonly exited: Promise<number | null>;
   constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [cliBin, 'mcp'], {
+    this.child = spawn(process.execPath, [...childFlags, cliBin, 'mcp'], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -13,7 +13,7 @@ import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds, seedPgliteFolder } from '../helpers/database.ts';
-import { cliBin, repoRoot } from '../helpers/process.ts';
+import { childFlags, cliBin, repoRoot } from '../helpers/process.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 const echoSchema = { type: 'object', properties: { text: { type: 'string', examples: ['hello'] } }, required: ['text'] };
@@ -34,7 +34,7 @@ async function keyedDataDir(): Promise<{ dataDir: string; mint(...caveats: strin
 
 /** Runs `dirledger mcp` in process with no token until it exits. */
 function stdioExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [cliBin, 'mcp'], {
+  const child = spawn(process.execPath, [...childFlags, cliBin, 'mcp'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -356,7 +356,7 @@ describe('`dirledger mcp` in process (no URL): the cores on the configured datab
 describe('`dirledger mcp` over stdio', () => {
   it('answers a line past PAYLOAD_MAX_BYTES without buffering it (a JSON-RPC error naming the size limit) and says why on stderr', async () => {
     // Relaying to a port nothing listens on: the bound is the stdio side's, reached before anything is sent.
-    const child = spawn(process.execPath, [cliBin, 'mcp'], {
+    const child = spawn(process.execPath, [...childFlags, cliBin, 'mcp'], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', DIRLEDGER_URL: 'http://127.0.0.1:9', XDG_CONFIG_HOME: os.tmpdir() },
       stdio: ['pipe', 'pipe', 'pipe'],

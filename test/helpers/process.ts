@@ -14,8 +14,16 @@ export type Child = {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
 
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): Child {
-  const child = spawn(process.execPath, [cliBin, ...args], {
+/**
+ * Node flags for the suite's `dirledger` children: WebAssembly on V8's baseline compiler only, so a server's
+ * embedded database skips the TurboFan compiles (docs/ARCHITECTURE.md, "The embedded database"): ~3.5 s less
+ * CPU a start, and no child here lives long enough to win it back. A test of memory or of the start a user
+ * gets passes `nodeFlags: []`.
+ */
+export const childFlags = ['--liftoff-only'];
+
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, { nodeFlags = childFlags } = {}): Child {
+  const child = spawn(process.execPath, [...nodeFlags, cliBin, ...args], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
   });

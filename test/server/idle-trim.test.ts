@@ -97,7 +97,7 @@ describe('the server', () => {
     // A migrated folder (the suite's template): a new folder's first start is test/server/lifecycle.test.ts's.
     await seedPgliteFolder(path.join(dataDir, 'pglite'));
     const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'debug', IDLE_TRIM_MS: '500' };
-    const server = runCli(['serve'], env);
+    const server = runCli(['serve'], env, { nodeFlags: [] });
     try {
       await server.waitFor(/dirledger is listening/, 170_000);
       const [line] = await server.waitFor(/\{[^\n]*"msg":"quiet: memory given back"[^\n]*\}/, 30_000);

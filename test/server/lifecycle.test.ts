@@ -24,7 +24,8 @@ describe('dirledger serve', () => {
   it(
     'starts on embedded PGlite in a fresh folder, prints an admin token once, serves GraphiQL, and stops cleanly on SIGTERM',
     async () => {
-      const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' });
+      // The start a user gets: V8's default compilers.
+      const server = runCli(['serve'], { DATA_DIR: dataDir, PORT: '0' }, { nodeFlags: [] });
       try {
         const [, url] = await server.waitFor(/GraphiQL at (http:\/\/\S+)/, FIRST_START_MS);
         [, adminToken] = (await server.waitFor(/Admin token \(shown once\):\s+(\S+)/)) as [string, string];
