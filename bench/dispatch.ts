@@ -16,8 +16,9 @@
 // A local upstream HTTP server runs in its own process, the dirledger server in another (on a
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
 // paths in the same run. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
-// process (from /proc) is printed beside the timings: on a shared machine it says who spent the
-// cores, and it does not move with the neighbours' load the way latency does. Last, the calls the
+// process (from /proc) is printed beside the timings, the server's event-loop thread apart from its
+// other threads (the spool's writes through the thread pool, GC helpers): on a shared machine it says
+// who spent the cores, and it does not move with the neighbours' load the way latency does. Last, the calls the
 // run recorded are replayed straight into Ledger.append on a fresh database with nothing else
 // running: the most events per second the ledger itself takes here, whatever the proxy costs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
-import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
+import { machineCpuSeconds, processCpuSeconds, threadCpuSeconds } from './lib/cpu.ts';
 import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
@@ -37,12 +38,14 @@ import { fixed, int, percentile, row, target } from './lib/stats.ts';
 
 type Target = { url: string; body: string };
 
-type CpuPerCall = { server: number; upstream: number; client: number; machineBusy: number };
+/** µs per call: the server (all its threads), its event-loop thread alone, the upstream, this client, every process on the machine; and the machine's busy share. */
+type CpuPerCall = { server: number; serverLoop: number; upstream: number; client: number; machine: number; machineBusy: number };
 
 /** Runs `phase` and returns its result with the CPU microseconds each process spent per call, and the machine's busy share. */
 async function withCpu<T>(pids: { server: number; upstream: number }, calls: (result: T) => number, phase: () => Promise<T>): Promise<T & { cpu: CpuPerCall }> {
   const cpu = () => ({
     server: processCpuSeconds(pids.server) ?? 0,
+    serverLoop: threadCpuSeconds(pids.server) ?? 0,
     upstream: processCpuSeconds(pids.upstream) ?? 0,
     client: process.cpuUsage(),
     machine: machineCpuSeconds(),
@@ -56,8 +59,10 @@ async function withCpu<T>(pids: { server: number; upstream: number }, calls: (re
   return Object.assign(result as T & object, {
     cpu: {
       server: perCall(after.server - before.server),
+      serverLoop: perCall(after.serverLoop - before.serverLoop),
       upstream: perCall(after.upstream - before.upstream),
       client: (client.user + client.system) / n,
+      machine: perCall(after.machine.busy - before.machine.busy),
       machineBusy: (after.machine.busy - before.machine.busy) / (after.machine.total - before.machine.total),
     },
   }) as T & { cpu: CpuPerCall };
@@ -200,11 +205,13 @@ export async function run(args: string[]): Promise<void> {
     (r) => r.times.length,
     () => concurrent(agent, direct, seconds, workers),
   );
+  const writesBeforeConcurrent = (await spoolState())?.writes ?? null;
   const conThrough = await withCpu(
     pids,
     (r) => r.times.length,
     () => concurrent(agent, through, seconds, workers),
   );
+  const writesAfterConcurrent = (await spoolState())?.writes ?? null;
   throughCalls += conThrough.times.length;
   await agent.close();
 
@@ -252,14 +259,14 @@ export async function run(args: string[]): Promise<void> {
     row(`${workers} concurrent direct`, ms(p(conDirect.times, 0.5)), ms(p(conDirect.times, 0.99)), int(conDirect.rps)),
     row(`${workers} concurrent through`, ms(p(conThrough.times, 0.5)), ms(p(conThrough.times, 0.99)), int(conThrough.rps)),
     '',
-    row('CPU µs per call', 'server', 'upstream', 'bench client', 'machine busy'),
+    row('CPU µs per call', 'server', 'its event loop', 'upstream', 'bench client', 'whole machine', 'machine busy'),
     ...(
       [
         ['sequential through', seqThrough.cpu],
         [`${workers} concurrent direct`, conDirect.cpu],
         [`${workers} concurrent through`, conThrough.cpu],
       ] as const
-    ).map(([label, c]) => row(label, int(c.server), int(c.upstream), int(c.client), `${int(c.machineBusy * 100)} %`)),
+    ).map(([label, c]) => row(label, int(c.server), int(c.serverLoop), int(c.upstream), int(c.client), int(c.machine), `${int(c.machineBusy * 100)} %`)),
     '',
     ...(
       [
@@ -279,7 +286,12 @@ export async function run(args: string[]): Promise<void> {
     `this disk's durable 4 KiB write (O_DSYNC over zero-filled blocks, 1 ms apart, ${int(diskWrites.length)} between the blocks above): p50 ${ms(p(diskWrites, 0.5))}, p99 ${ms(p(diskWrites, 0.99))}`,
     `a bare Node proxy (no capture) adds p50 ${ms(bareP50)}, p99 ${ms(bareP99)}; floor of added p50 with two durable writes per call: ${ms(bareP50)} + 2 × ${ms(p(diskWrites, 0.5))} = ${ms(floorP50)}`,
     `the floor measured whole (the bare proxy writing each request and answer durably in place before going on): adds p50 ${ms(durableBareP50)}, p99 ${ms(durableBareP99)}`,
-    `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
+    `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}` +
+      (writesBeforeConcurrent !== null && writesAfterConcurrent !== null
+        ? `; durable disk writes per call at ${workers} concurrent: ${fixed((writesAfterConcurrent - writesBeforeConcurrent) / conThrough.times.length, 2)}`
+        : ''),
+    // On a machine whose every core is busy, the CPU all processes spend per call bounds the calls per second, whatever the server's share.
+    `whole machine at ${workers} concurrent through: ${int(conThrough.cpu.machine)} µs of CPU per call (${int(conThrough.cpu.machineBusy * 100)} % of ${os.cpus().length} cores busy): at most ${int((os.cpus().length * 1e6) / conThrough.cpu.machine)} calls/s with every core busy`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
     ...(ceiling
       ? [
