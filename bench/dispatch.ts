@@ -211,7 +211,8 @@ export async function run(args: string[]): Promise<void> {
     (r) => r.times.length,
     () => concurrent(agent, through, seconds, workers),
   );
-  const writesAfterConcurrent = (await spoolState())?.writes ?? null;
+  const afterConcurrent = await spoolState();
+  const writesAfterConcurrent = afterConcurrent?.writes ?? null;
   throughCalls += conThrough.times.length;
   await agent.close();
 
@@ -281,6 +282,11 @@ export async function run(args: string[]): Promise<void> {
     ...(afterSequential?.writeP50Ms != null
       ? [
           `the server's own spool over its last 1,024 durable writes (sequential phase): disk write p50 ${ms(afterSequential.writeP50Ms)}, p99 ${ms(afterSequential.writeP99Ms ?? 0)}; a call's wait for its records p50 ${ms(afterSequential.appendP50Ms ?? 0)}, p99 ${ms(afterSequential.appendP99Ms ?? 0)}`,
+        ]
+      : []),
+    ...(afterConcurrent?.writeP50Ms != null
+      ? [
+          `the same over its last 1,024 at ${workers} concurrent: disk write p50 ${ms(afterConcurrent.writeP50Ms)}, p99 ${ms(afterConcurrent.writeP99Ms ?? 0)}; a call's wait for its records p50 ${ms(afterConcurrent.appendP50Ms ?? 0)}, p99 ${ms(afterConcurrent.appendP99Ms ?? 0)}`,
         ]
       : []),
     `this disk's durable 4 KiB write (O_DSYNC over zero-filled blocks, 1 ms apart, ${int(diskWrites.length)} between the blocks above): p50 ${ms(p(diskWrites, 0.5))}, p99 ${ms(p(diskWrites, 0.99))}`,
