@@ -93,8 +93,6 @@ type Pending = {
   bytes: number;
   /** When the append was called (performance.now()); undefined for a lingering one, whose wait is chosen. */
   calledAt: number | undefined;
-  /** Someone waits for it to be durable: a durable append, or a lingering one once durable() is asked or its time is up. */
-  urgent: boolean;
   resolve: () => void;
   reject: (error: unknown) => void;
   done: Promise<void>;
@@ -233,7 +231,6 @@ export class Spool {
       events,
       bytes,
       calledAt: linger ? undefined : performance.now(),
-      urgent: !linger,
       resolve: () => {
         admit(events);
         settle.resolve();
@@ -241,7 +238,7 @@ export class Spool {
       reject: settle.reject,
       done,
     };
-    if (this.waiters.length === 0 && this.hasRoom(pending)) this.enter(pending);
+    if (this.waiters.length === 0 && this.hasRoom(pending)) this.enter(pending, linger);
     else this.wait(pending);
     return pending.done;
   }
@@ -254,8 +251,7 @@ export class Spool {
     // An append still waiting for room is newer than any let in.
     const newest = this.waiters.at(-1)?.pending ?? this.newest;
     if (!newest) return Promise.resolve();
-    for (const { pending } of this.waiters) pending.urgent = true;
-    if (this.queue.length) this.flushAll();
+    if (this.queue.length) this.startFlush();
     return newest.done;
   }
 
@@ -265,7 +261,7 @@ export class Spool {
     return this.heldEvents + p.events.length <= this.options.maxEvents && this.heldBytes + p.bytes <= this.options.maxBytes;
   }
 
-  private enter(p: Pending): void {
+  private enter(p: Pending, linger = false): void {
     this.heldEvents += p.events.length;
     this.heldBytes += p.bytes;
     this.queue.push(p);
@@ -274,19 +270,8 @@ export class Spool {
       () => this.forget(p),
       () => this.forget(p),
     );
-    if (p.urgent) this.startFlush();
-    else if (!this.flushing) this.lingerAtMost();
-  }
-
-  /** What lingers is written after lingerMs at the latest. */
-  private lingerAtMost(): void {
-    this.lingerTimer ??= setTimeout(() => this.flushAll(), this.lingerMs);
-  }
-
-  /** Writes everything queued now, what lingers included. */
-  private flushAll(): void {
-    for (const p of this.queue) p.urgent = true;
-    this.startFlush();
+    if (!linger) this.startFlush();
+    else if (!this.flushing && !this.lingerTimer) this.lingerTimer = setTimeout(() => this.startFlush(), this.lingerMs);
   }
 
   private forget(p: Pending): void {
@@ -333,8 +318,7 @@ export class Spool {
   private async flush(): Promise<void> {
     let fresh = true;
     try {
-      // What only lingers is not written on its own: no caller waits on it yet, and the durable step it precedes carries it (a write saved under load).
-      while (this.queue.some((p) => p.urgent)) {
+      while (this.queue.length) {
         const batch = this.queue.splice(0);
         const records = batch.flatMap((p) => p.records);
         const bytes = batch.reduce((n, p) => n + p.bytes, 0);
@@ -376,8 +360,8 @@ export class Spool {
       }
     } finally {
       this.flushing = undefined;
-      if (this.queue.some((p) => p.urgent)) this.startFlush();
-      else if (this.queue.length) this.lingerAtMost();
+      // Appends that lingered while this write ran go with the next one now.
+      if (this.queue.length) this.startFlush();
     }
   }
 
@@ -485,7 +469,7 @@ export class Spool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.queue.length) this.flushAll();
+    if (this.queue.length) this.startFlush();
     for (const { pending, timer } of this.waiters.splice(0)) {
       clearTimeout(timer);
       pending.reject(spoolUnavailable('The spool closed before there was room.'));

@@ -373,36 +373,6 @@ describe('Spool', () => {
     expect(unframe(await readFile(path.join(dir, (await segmentsIn(dir))[0]!))).events.map((e) => e.id)).toEqual(admitted);
   });
 
-  it('under load, does not write what lingers on its own once a write ends: it waits for the durable append it precedes', async () => {
-    const written: string[][] = [];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const io: SpoolIo = {
-      async write(file, bytes, position) {
-        written.push(unframe(Buffer.concat([segmentHeader(1), bytes])).events.map((e) => e.id));
-        if (written.length === 1) await held;
-        await realIo.write(file, bytes, position);
-      },
-      sync: realIo.sync,
-    };
-    const { spool } = await openSpool({ io, lingerMs: 60_000 });
-    const admitted: string[] = [];
-    const admit = (e: EventInput[]) => admitted.push(...e.map((x) => x.id));
-    // One call's answer is being written while the next call's request comes in, staged to ride with its TOOL_CALL.
-    const first = spool.append(events('answer', 1), admit);
-    await until(() => written.length === 1, 'the first write under way');
-    const request = spool.append(events('request', 1), admit, true);
-    release();
-    await first;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(written).toEqual([['answer-0']]);
-    expect(admitted).toEqual(['answer-0']);
-    await spool.append(events('call', 1), admit);
-    await request;
-    expect(written).toEqual([['answer-0'], ['request-0', 'call-0']]);
-    expect(admitted).toEqual(['answer-0', 'request-0', 'call-0']);
-  });
-
   it('writes a lingering append alone after lingerMs, and at once when durable() is asked', async () => {
     const slow = await openSpool({ lingerMs: 60_000 });
     const staged = slow.spool.append(events('asked', 1), () => {}, true);
