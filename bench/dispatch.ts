@@ -5,8 +5,11 @@
 // floor any proxy with two durable writes per call has here; the same bare proxy making those two
 // writes itself (request before sending, answer before answering) measures that floor whole, p99 too.
 //
-//   npm run bench -- dispatch [--sequential 5000] [--seconds 10] [--concurrency 32] [--root DIR] [--db postgres|pglite]
+//   npm run bench -- dispatch [--sequential 5000] [--warmup 200] [--seconds 10] [--concurrency 32] [--root DIR] [--db postgres|pglite]
 //
+// --warmup: calls through the server before anything is measured. A fresh spool zero-fills a new
+// segment under load when its first one fills (after ~1,750 calls here; later segments recycle
+// committed ones), so the default measures that start and a warm-up of ~2,500 leaves it behind.
 // --db pglite runs the server on the embedded default (PGlite in a fresh data folder) instead of a
 // fresh PostgreSQL database; the ledger append ceiling is then not measured (it replays into PostgreSQL).
 // --root runs the server from another checkout (A/B: run it alternately with this one).
@@ -16,8 +19,9 @@
 // A local upstream HTTP server runs in its own process, the dirledger server in another (on a
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
 // paths in the same run. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
-// process (from /proc) is printed beside the timings: on a shared machine it says who spent the
-// cores, and it does not move with the neighbours' load the way latency does. Last, the calls the
+// process (from /proc) is printed beside the timings, the server's event-loop thread apart from its
+// other threads (the spool's writes through the thread pool, GC helpers): on a shared machine it says
+// who spent the cores, and it does not move with the neighbours' load the way latency does. Last, the calls the
 // run recorded are replayed straight into Ledger.append on a fresh database with nothing else
 // running: the most events per second the ledger itself takes here, whatever the proxy costs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,7 +30,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
-import { machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
+import { machineCpuSeconds, processCpuSeconds, threadCpuSeconds } from './lib/cpu.ts';
 import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
@@ -37,12 +41,14 @@ import { fixed, int, percentile, row, target } from './lib/stats.ts';
 
 type Target = { url: string; body: string };
 
-type CpuPerCall = { server: number; upstream: number; client: number; machineBusy: number };
+/** µs per call: the server (all its threads), its event-loop thread alone, the upstream, this client, every process on the machine; and the machine's busy share. */
+type CpuPerCall = { server: number; serverLoop: number; upstream: number; client: number; machine: number; machineBusy: number };
 
 /** Runs `phase` and returns its result with the CPU microseconds each process spent per call, and the machine's busy share. */
 async function withCpu<T>(pids: { server: number; upstream: number }, calls: (result: T) => number, phase: () => Promise<T>): Promise<T & { cpu: CpuPerCall }> {
   const cpu = () => ({
     server: processCpuSeconds(pids.server) ?? 0,
+    serverLoop: threadCpuSeconds(pids.server) ?? 0,
     upstream: processCpuSeconds(pids.upstream) ?? 0,
     client: process.cpuUsage(),
     machine: machineCpuSeconds(),
@@ -56,8 +62,10 @@ async function withCpu<T>(pids: { server: number; upstream: number }, calls: (re
   return Object.assign(result as T & object, {
     cpu: {
       server: perCall(after.server - before.server),
+      serverLoop: perCall(after.serverLoop - before.serverLoop),
       upstream: perCall(after.upstream - before.upstream),
       client: (client.user + client.system) / n,
+      machine: perCall(after.machine.busy - before.machine.busy),
       machineBusy: (after.machine.busy - before.machine.busy) / (after.machine.total - before.machine.total),
     },
   }) as T & { cpu: CpuPerCall };
@@ -100,6 +108,7 @@ export async function run(args: string[]): Promise<void> {
     args,
     options: {
       sequential: { type: 'string', default: '5000' },
+      warmup: { type: 'string', default: '200' },
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '32' },
       root: { type: 'string' },
@@ -107,6 +116,7 @@ export async function run(args: string[]): Promise<void> {
     },
   });
   const n = Number(values.sequential);
+  const warmup = Number(values.warmup);
   const seconds = Number(values.seconds);
   const workers = Number(values.concurrency);
 
@@ -162,8 +172,8 @@ export async function run(args: string[]): Promise<void> {
   const pids = { server: server.pid, upstream: upstream.pid };
   let throughCalls = 0;
   await sequential(agent, direct, 200);
-  await sequential(agent, through, 200);
-  throughCalls += 200;
+  await sequential(agent, through, warmup);
+  throughCalls += warmup;
   await sequential(agent, throughMemory, 200);
   await sequential(agent, throughBare, 200);
   await sequential(agent, throughDurableBare, 200);
@@ -200,11 +210,14 @@ export async function run(args: string[]): Promise<void> {
     (r) => r.times.length,
     () => concurrent(agent, direct, seconds, workers),
   );
+  const writesBeforeConcurrent = (await spoolState())?.writes ?? null;
   const conThrough = await withCpu(
     pids,
     (r) => r.times.length,
     () => concurrent(agent, through, seconds, workers),
   );
+  const afterConcurrent = await spoolState();
+  const writesAfterConcurrent = afterConcurrent?.writes ?? null;
   throughCalls += conThrough.times.length;
   await agent.close();
 
@@ -252,14 +265,14 @@ export async function run(args: string[]): Promise<void> {
     row(`${workers} concurrent direct`, ms(p(conDirect.times, 0.5)), ms(p(conDirect.times, 0.99)), int(conDirect.rps)),
     row(`${workers} concurrent through`, ms(p(conThrough.times, 0.5)), ms(p(conThrough.times, 0.99)), int(conThrough.rps)),
     '',
-    row('CPU µs per call', 'server', 'upstream', 'bench client', 'machine busy'),
+    row('CPU µs per call', 'server', 'its event loop', 'upstream', 'bench client', 'whole machine', 'machine busy'),
     ...(
       [
         ['sequential through', seqThrough.cpu],
         [`${workers} concurrent direct`, conDirect.cpu],
         [`${workers} concurrent through`, conThrough.cpu],
       ] as const
-    ).map(([label, c]) => row(label, int(c.server), int(c.upstream), int(c.client), `${int(c.machineBusy * 100)} %`)),
+    ).map(([label, c]) => row(label, int(c.server), int(c.serverLoop), int(c.upstream), int(c.client), int(c.machine), `${int(c.machineBusy * 100)} %`)),
     '',
     ...(
       [
@@ -276,10 +289,20 @@ export async function run(args: string[]): Promise<void> {
           `the server's own spool over its last 1,024 durable writes (sequential phase): disk write p50 ${ms(afterSequential.writeP50Ms)}, p99 ${ms(afterSequential.writeP99Ms ?? 0)}; a call's wait for its records p50 ${ms(afterSequential.appendP50Ms ?? 0)}, p99 ${ms(afterSequential.appendP99Ms ?? 0)}`,
         ]
       : []),
+    ...(afterConcurrent?.writeP50Ms != null
+      ? [
+          `the same over its last 1,024 at ${workers} concurrent: disk write p50 ${ms(afterConcurrent.writeP50Ms)}, p99 ${ms(afterConcurrent.writeP99Ms ?? 0)}; a call's wait for its records p50 ${ms(afterConcurrent.appendP50Ms ?? 0)}, p99 ${ms(afterConcurrent.appendP99Ms ?? 0)}`,
+        ]
+      : []),
     `this disk's durable 4 KiB write (O_DSYNC over zero-filled blocks, 1 ms apart, ${int(diskWrites.length)} between the blocks above): p50 ${ms(p(diskWrites, 0.5))}, p99 ${ms(p(diskWrites, 0.99))}`,
     `a bare Node proxy (no capture) adds p50 ${ms(bareP50)}, p99 ${ms(bareP99)}; floor of added p50 with two durable writes per call: ${ms(bareP50)} + 2 × ${ms(p(diskWrites, 0.5))} = ${ms(floorP50)}`,
     `the floor measured whole (the bare proxy writing each request and answer durably in place before going on): adds p50 ${ms(durableBareP50)}, p99 ${ms(durableBareP99)}`,
-    `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}`,
+    `throughput ratio (through / direct, ${workers} concurrent): ${fixed(ratio, 3)}` +
+      (writesBeforeConcurrent !== null && writesAfterConcurrent !== null
+        ? `; durable disk writes per call at ${workers} concurrent: ${fixed((writesAfterConcurrent - writesBeforeConcurrent) / conThrough.times.length, 2)}`
+        : ''),
+    // On a machine whose every core is busy, the CPU all processes spend per call bounds the calls per second, whatever the server's share.
+    `whole machine at ${workers} concurrent through: ${int(conThrough.cpu.machine)} µs of CPU per call (${int(conThrough.cpu.machineBusy * 100)} % of ${os.cpus().length} cores busy): at most ${int((os.cpus().length * 1e6) / conThrough.cpu.machine)} calls/s with every core busy`,
     `events recorded after flush: ${int(recorded)} of ${int(expected)} expected (4 per call × ${int(throughCalls)} calls)`,
     ...(ceiling
       ? [

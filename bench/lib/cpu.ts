@@ -21,6 +21,20 @@ export function processCpuSeconds(pid: number, children = false): number | null 
   }
 }
 
+/** utime + stime of one thread of a process in seconds (`tid` = `pid`: its main thread, a Node process's event loop), or null when it is gone. */
+export function threadCpuSeconds(pid: number, tid = pid): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    return (f[11]! + f[12]!) / ticksPerSecond;
+  } catch {
+    return null;
+  }
+}
+
 /** Summed CPU seconds of every process named `comm` (e.g. "postgres"), with its exited children. */
 export function commandCpuSeconds(comm: string): number {
   let total = 0;
