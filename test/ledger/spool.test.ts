@@ -329,6 +329,35 @@ describe('Spool', () => {
     expect((await openSpool()).recovered.map((e) => e.id)).toEqual(written);
   });
 
+  it("writes a group's records as they are in one vectored call, and the rest of a short one after it", async () => {
+    const groups: number[] = [];
+    const io: SpoolIo = {
+      ...defaultIo,
+      async writev(file, records, position) {
+        groups.push(records.length);
+        await defaultIo.writev!(file, records, position);
+      },
+    };
+    const { spool } = await openSpool({ io });
+    const lingered = spool.append(events('lingered', 2), () => {}, true);
+    await spool.append(events('durable', 1), () => {});
+    await lingered;
+    expect(groups).toEqual([3]);
+    opened.pop();
+    await crash();
+    expect((await openSpool()).recovered.map((e) => e.id)).toEqual(['lingered-0', 'lingered-1', 'durable-0']);
+    const written: [number, string][] = [];
+    const shortFile = {
+      writev: async () => ({ bytesWritten: 3, buffers: [] }),
+      write: async (bytes: Buffer, offset: number, length: number, position: number) => {
+        written.push([position, bytes.subarray(offset, offset + length).toString()]);
+        return { bytesWritten: length, buffer: bytes };
+      },
+    } as unknown as FileHandle;
+    await defaultIo.writev!(shortFile, [Buffer.from('abcd'), Buffer.from('efg')], 100);
+    expect(written).toEqual([[103, 'defg']]);
+  });
+
   it('opens its segments O_DSYNC and writes over zero-filled space in place, so a write returns only once its bytes are durable', async () => {
     const { spool } = await openSpool({ segmentBytes: 64 * 1024 });
     await spool.append(events('d', 1), () => {});
