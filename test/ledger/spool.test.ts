@@ -3,6 +3,7 @@ import { mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
@@ -83,11 +84,32 @@ describe('spool framing', () => {
 
   it('frames NUL and lone surrogates losslessly (JSON escapes), whatever the event parser accepts', () => {
     const text = 'nul\u0000here \ud800x\udfff';
-    const record = frame({ ...parsedEvent('raw'), metadata: { q: text } });
+    const record = frame({ ...parsedEvent('raw', { payload: { state: 'NONE' } }), metadata: { q: text } });
     const body = record.subarray(12);
     expect(record.readUInt32LE(0)).toBe(body.length);
     expect(body.includes(0)).toBe(false);
     expect(JSON.parse(body.toString('utf8')).metadata.q).toBe(text);
+  });
+
+  it('writes payload text as its bytes, not escaped into the JSON, and replays it exactly', () => {
+    const answer = '{"data":{"tools":[{"name":"a \\"b\\"","emoji":"😀"}]}}\n';
+    const withText = parsedEvent('answer', { payload: { state: 'COMPLETE', text: answer } });
+    const empty = parsedEvent('empty', { payload: { state: 'PARTIAL', text: '' } });
+    const record = frame(withText);
+    expect(record.includes(Buffer.from(answer))).toBe(true);
+    expect(record.includes(Buffer.from(JSON.stringify(answer).slice(1, -1)))).toBe(false);
+    const { events: back, tornBytes } = unframe(segmentOf([record, frame(empty)]));
+    expect(tornBytes).toBe(0);
+    expect(back).toEqual([withText, empty]);
+  });
+
+  it('replays records of the earlier layout (the whole event as JSON) beside the new ones', () => {
+    const earlier = parsedEvent('earlier');
+    const json = Buffer.from(JSON.stringify(earlier));
+    const header = Buffer.alloc(12);
+    header.writeUInt32LE(json.length, 0);
+    header.writeUInt32LE(crc32(json), 4);
+    expect(unframe(segmentOf([Buffer.concat([header, json]), frame(parsedEvent('later'))])).events).toEqual([earlier, parsedEvent('later')]);
   });
 
   it('stops at a torn last record, whatever byte the write was cut at', () => {
