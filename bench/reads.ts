@@ -129,7 +129,8 @@ export async function run(args: string[]): Promise<void> {
   console.log(`loaded ${int(events)} events through POST /ledger/batches in ${fixed((performance.now() - t0) / 1000, 1)} s`);
   const peer = active.includes('postgraphile') ? await startPostgraphile(db.url) : undefined;
   const baseRoot = values.base && path.resolve(values.base);
-  const base = baseRoot ? await startServer(ourEnv(db.url, 'base'), { root: baseRoot, entry: await benchServerEntry(baseRoot, 'reads') }) : undefined;
+  // BENCH_SERVER_NODE_ARGS (e.g. --cpu-prof) go to the base too, so an A/B can profile both sides.
+  const base = baseRoot ? await startServer(ourEnv(db.url, 'base'), { root: baseRoot, entry: await benchServerEntry(baseRoot, 'reads'), nodeArgs }) : undefined;
   let embedded: ServerProcess | undefined;
   if (withPglite) {
     const target = await createBenchTarget('pglite', 'reads');

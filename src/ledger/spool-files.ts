@@ -7,7 +7,7 @@
 // ms for an append). A segment whose events all committed is recycled, as PostgreSQL recycles WAL
 // segments: renamed to the next number with a new header, its old records left in place (replay
 // tells them by their number), so a busy spool writes its zeros once, not once per segment.
-import { constants, writeSync } from 'node:fs';
+import { constants, writeSync, writevSync } from 'node:fs';
 import { open, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, ErrorCode } from '../errors.ts';
@@ -19,6 +19,10 @@ export type SpoolIo = {
   write(file: FileHandle, bytes: Buffer, position: number): Promise<void>;
   /** The same on this thread, blocking it; for a lone append into an idle spool (Spool.flush). Where absent, `write`. */
   writeNow?(file: FileHandle, bytes: Buffer, position: number): void;
+  /** Writes `records` laid end to end at `position` in one vectored call; where absent, `write` of them concatenated. */
+  writev?(file: FileHandle, records: Buffer[], position: number): Promise<void>;
+  /** The same on this thread (see writeNow); where absent, `writeNow` of them concatenated. */
+  writevNow?(file: FileHandle, records: Buffer[], position: number): void;
   sync(file: FileHandle): Promise<void>;
   /** Writes zeros into a segment being prepared; `write` when not given. */
   fill?(file: FileHandle, bytes: Buffer, position: number): Promise<void>;
@@ -33,9 +37,26 @@ export const defaultIo: SpoolIo = {
     let offset = 0;
     while (offset < bytes.length) offset += writeSync(file.fd, bytes, offset, bytes.length - offset, position + offset);
   },
+  // A group's records as they are: copying them into one buffer first was ~1% of a recorded read's CPU (bench reads).
+  async writev(file, records, position) {
+    const { bytesWritten } = await file.writev(records, position);
+    const rest = unwritten(records, bytesWritten);
+    if (rest) await defaultIo.write(file, rest, position + bytesWritten);
+  },
+  writevNow(file, records, position) {
+    const bytesWritten = writevSync(file.fd, records, position);
+    const rest = unwritten(records, bytesWritten);
+    if (rest) defaultIo.writeNow!(file, rest, position + bytesWritten);
+  },
   // Segments are O_DSYNC: a write returns once its bytes are durable.
   sync: async () => {},
 };
+
+/** What a short vectored write left of `records`, as one buffer; undefined when it wrote them all. */
+export function unwritten(records: Buffer[], bytesWritten: number): Buffer | undefined {
+  const total = records.reduce((n, r) => n + r.length, 0);
+  return bytesWritten < total ? Buffer.concat(records, total).subarray(bytesWritten) : undefined;
+}
 
 export const segmentPattern = /^segment-(\d{12})\.spool$/;
 export const segmentName = (n: number) => `segment-${String(n).padStart(12, '0')}.spool`;

@@ -3,6 +3,7 @@ import { mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../../src/capture/writer.ts';
 import { DomainError, ErrorCode } from '../../src/errors.ts';
@@ -83,11 +84,32 @@ describe('spool framing', () => {
 
   it('frames NUL and lone surrogates losslessly (JSON escapes), whatever the event parser accepts', () => {
     const text = 'nul\u0000here \ud800x\udfff';
-    const record = frame({ ...parsedEvent('raw'), metadata: { q: text } });
+    const record = frame({ ...parsedEvent('raw', { payload: { state: 'NONE' } }), metadata: { q: text } });
     const body = record.subarray(12);
     expect(record.readUInt32LE(0)).toBe(body.length);
     expect(body.includes(0)).toBe(false);
     expect(JSON.parse(body.toString('utf8')).metadata.q).toBe(text);
+  });
+
+  it('writes payload text as its bytes, not escaped into the JSON, and replays it exactly', () => {
+    const answer = '{"data":{"tools":[{"name":"a \\"b\\"","emoji":"😀"}]}}\n';
+    const withText = parsedEvent('answer', { payload: { state: 'COMPLETE', text: answer } });
+    const empty = parsedEvent('empty', { payload: { state: 'PARTIAL', text: '' } });
+    const record = frame(withText);
+    expect(record.includes(Buffer.from(answer))).toBe(true);
+    expect(record.includes(Buffer.from(JSON.stringify(answer).slice(1, -1)))).toBe(false);
+    const { events: back, tornBytes } = unframe(segmentOf([record, frame(empty)]));
+    expect(tornBytes).toBe(0);
+    expect(back).toEqual([withText, empty]);
+  });
+
+  it('replays records of the earlier layout (the whole event as JSON) beside the new ones', () => {
+    const earlier = parsedEvent('earlier');
+    const json = Buffer.from(JSON.stringify(earlier));
+    const header = Buffer.alloc(12);
+    header.writeUInt32LE(json.length, 0);
+    header.writeUInt32LE(crc32(json), 4);
+    expect(unframe(segmentOf([Buffer.concat([header, json]), frame(parsedEvent('later'))])).events).toEqual([earlier, parsedEvent('later')]);
   });
 
   it('stops at a torn last record, whatever byte the write was cut at', () => {
@@ -327,6 +349,35 @@ describe('Spool', () => {
     opened.pop();
     await crash();
     expect((await openSpool()).recovered.map((e) => e.id)).toEqual(written);
+  });
+
+  it("writes a group's records as they are in one vectored call, and the rest of a short one after it", async () => {
+    const groups: number[] = [];
+    const io: SpoolIo = {
+      ...defaultIo,
+      async writev(file, records, position) {
+        groups.push(records.length);
+        await defaultIo.writev!(file, records, position);
+      },
+    };
+    const { spool } = await openSpool({ io });
+    const lingered = spool.append(events('lingered', 2), () => {}, true);
+    await spool.append(events('durable', 1), () => {});
+    await lingered;
+    expect(groups).toEqual([3]);
+    opened.pop();
+    await crash();
+    expect((await openSpool()).recovered.map((e) => e.id)).toEqual(['lingered-0', 'lingered-1', 'durable-0']);
+    const written: [number, string][] = [];
+    const shortFile = {
+      writev: async () => ({ bytesWritten: 3, buffers: [] }),
+      write: async (bytes: Buffer, offset: number, length: number, position: number) => {
+        written.push([position, bytes.subarray(offset, offset + length).toString()]);
+        return { bytesWritten: length, buffer: bytes };
+      },
+    } as unknown as FileHandle;
+    await defaultIo.writev!(shortFile, [Buffer.from('abcd'), Buffer.from('efg')], 100);
+    expect(written).toEqual([[103, 'defg']]);
   });
 
   it('opens its segments O_DSYNC and writes over zero-filled space in place, so a write returns only once its bytes are durable', async () => {
