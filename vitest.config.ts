@@ -81,8 +81,9 @@ const workers = 3;
  * The worker processes' malloc asks for transparent huge pages (glibc reads GLIBC_TUNABLES only as a process
  * starts, so it is set here, before vitest starts them). A worker opens a test database for most files, and each
  * open allocates and frees tens of MB; on this 2-core VM a 4 KiB page touched for the first time costs ~12 µs.
- * Eight in-process PGlite opens from the template, interleaved runs: 9.5–9.7 s of CPU and ~320,000 page faults
- * by default, 7.6–8.3 s and ~130,000 with it. test/helpers/worker-env.ts takes it back out of each worker's
+ * A process making eight PGlite opens from the template, three runs each: 9.4–9.7 s of CPU and 315,000–360,000
+ * page faults by default, 6.9–8.3 s and ~130,000 with it; three database-heavy test files, two interleaved pairs:
+ * 47.2 and 52.7 s of CPU against 57.7 and 49.6 s. test/helpers/worker-env.ts takes it back out of each worker's
  * environment, so the processes a test starts run with what a user's would.
  */
 if (process.platform === 'linux' && process.env.DIRLEDGER_TEST_TUNABLES_BEFORE === undefined) {
