@@ -92,7 +92,7 @@ describe('spool framing', () => {
   });
 
   it('writes payload text as its bytes, not escaped into the JSON, and replays it exactly', () => {
-    const answer = '{"data":{"tools":[{"name":"a \\"b\\"","emoji":"😀"}]}}\n';
+    const answer = '{"data":{"tools":[{"name":"a \\"b\\"","emoji":"😀","nul":"\u0000"}]}}\n';
     const withText = parsedEvent('answer', { payload: { state: 'COMPLETE', text: answer } });
     const empty = parsedEvent('empty', { payload: { state: 'PARTIAL', text: '' } });
     const record = frame(withText);
