@@ -110,7 +110,16 @@ export default defineConfig({
     maxWorkers: workers,
     sequence: { sequencer: SlowestFirst },
     projects: [
-      { ...common, test: { ...common.test, name: 'own-process', include: ownProcess, isolate: true, setupFiles: ['test/helpers/worker-env.ts'] } },
+      {
+        ...common,
+        test: {
+          ...common.test,
+          name: 'own-process',
+          include: ownProcess,
+          isolate: true,
+          setupFiles: ['test/helpers/worker-env.ts', 'test/helpers/file-cpu.ts'],
+        },
+      },
       {
         ...common,
         test: {
@@ -119,7 +128,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...ownProcess],
           isolate: false,
-          setupFiles: ['test/helpers/worker-env.ts', 'test/helpers/shared-process.ts'],
+          setupFiles: ['test/helpers/worker-env.ts', 'test/helpers/shared-process.ts', 'test/helpers/file-cpu.ts'],
         },
       },
     ],
