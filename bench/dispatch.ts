@@ -32,7 +32,7 @@ import { Agent, request } from 'undici';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineCpuSeconds, processCpuSeconds, threadCpuSeconds } from './lib/cpu.ts';
 import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
-import { measureAppendCeilings } from './lib/append-ceiling.ts';
+import { type AppendCeiling, measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
 import { benchUpstreamSection, startBareProxy, startUpstream } from './lib/upstream.ts';
@@ -308,6 +308,7 @@ export async function run(args: string[]): Promise<void> {
       ? [
           `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
           `through at ${workers} concurrent against that ceiling: ${int(conThrough.rps)} / ${int(ceilingCalls)} calls/s = ${fixed(ceilingRatio, 3)} (the old target, 0.5 × direct = ${int(0.5 * conDirect.rps)} calls/s, would need ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the ceiling)`,
+          ...ceilingBudget(ceiling, ceilingCalls, conThrough.cpu, conDirect.cpu, workers),
         ]
       : ['ledger append ceiling: measured on PostgreSQL runs only']),
     '',
@@ -317,4 +318,24 @@ export async function run(args: string[]): Promise<void> {
     target('no event lost', `${int(recorded)} / ${int(expected)}`, 'equal', recorded === expected),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * What 0.7 × the ceiling leaves for everything but the Ledger's append, on this machine's cores: at that rate, all
+ * processes together may spend (cores / rate) of CPU per call; the append of a call's events costs what the
+ * ceiling run measured (its Node process and PostgreSQL); the bench client and the upstream cost what this run
+ * measured; the rest is what a proxy's own request path may spend.
+ */
+function ceilingBudget(ceiling: AppendCeiling, ceilingCalls: number, through: CpuPerCall, direct: CpuPerCall, workers: number): string[] {
+  const cores = os.cpus().length;
+  const rate = 0.7 * ceilingCalls;
+  const perCall = (cores * 1e6) / rate;
+  const append = ceiling.cpuPerCall.node + ceiling.cpuPerCall.postgres;
+  const ends = through.client + through.upstream;
+  const left = perCall - append - ends;
+  return [
+    `the ceiling's own CPU per call (${ceiling.inFlight} in flight): ${int(ceiling.cpuPerCall.node)} µs in Node (Ledger.append, Prisma, pg) + ${int(ceiling.cpuPerCall.postgres)} µs in PostgreSQL = ${int(append)} µs`,
+    `0.7 × the ceiling = ${int(rate)} calls/s on ${cores} cores allows ${int(perCall)} µs of CPU per call in all: ${int(append)} for the append, ${int(ends)} for this bench client and the upstream (at ${workers} concurrent through; ${int(direct.client + direct.upstream)} when direct), ` +
+      `leaving ${int(left)} µs for the server's request path; it spends ${int(through.server)} µs (all its threads, its own append included) and the machine ${int(through.machine)} µs per call in all`,
+  ];
 }

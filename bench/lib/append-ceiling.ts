@@ -13,6 +13,7 @@ import { Ledger } from '../../src/ledger/ledger.ts';
 import { FolderObjectStore } from '../../src/ledger/object-store.ts';
 import { bytesPayload } from '../../src/capture/payload.ts';
 import { SecretRedactor } from '../../src/secrets/redact.ts';
+import { commandCpuSeconds } from './cpu.ts';
 import { createBenchDatabase } from './postgres.ts';
 
 type Recorded = {
@@ -103,7 +104,15 @@ function copyOf(events: EventInput[]): EventInput[] {
   }));
 }
 
-export type AppendCeiling = { eventsPerSecond: number; events: number; seconds: number; eventsPerCall: number; inFlight: number };
+export type AppendCeiling = {
+  eventsPerSecond: number;
+  events: number;
+  seconds: number;
+  eventsPerCall: number;
+  inFlight: number;
+  /** CPU µs per call the append took: this process (the Ledger, Prisma, pg) and every PostgreSQL process. */
+  cpuPerCall: { node: number; postgres: number };
+};
 
 /**
  * Replays `calls` copies of the recorded calls of `tool` (the server's database at `recorded.url`,
@@ -145,6 +154,8 @@ async function measureOnce(sample: EventInput[][], inFlight: number, calls: numb
     if (batch.length) batches.push(batch);
     const events = batches.reduce((n, b) => n + b.length, 0);
     const start = performance.now();
+    const nodeBefore = process.cpuUsage();
+    const postgresBefore = commandCpuSeconds('postgres');
     let next = 0;
     // Each lane is a collector of its own, as separate writers would be.
     await Promise.all(
@@ -154,7 +165,11 @@ async function measureOnce(sample: EventInput[][], inFlight: number, calls: numb
       }),
     );
     const seconds = (performance.now() - start) / 1000;
-    return { eventsPerSecond: events / seconds, events, seconds, eventsPerCall, inFlight };
+    const node = process.cpuUsage(nodeBefore);
+    const postgres = commandCpuSeconds('postgres') - postgresBefore;
+    const perCall = (cpuSeconds: number) => (cpuSeconds * 1e6 * eventsPerCall) / events;
+    const cpuPerCall = { node: perCall((node.user + node.system) / 1e6), postgres: perCall(postgres) };
+    return { eventsPerSecond: events / seconds, events, seconds, eventsPerCall, inFlight, cpuPerCall };
   } finally {
     await db.close();
     await target.drop();
