@@ -12,8 +12,6 @@ const require = createRequire(import.meta.url);
  * such a file must stop every app it starts, which test/helpers/shared-process.ts checks after each.
  */
 const ownProcess = [
-  'test/capture/outbound.test.ts', // installs the outbound capture as the global dispatcher directly
-  'test/capture/boundary.test.ts', // the process-wide outbound capture, shared by several apps
   'test/console/*.test.ts', // rebuild console/dist, which the server reads once per process
   'test/server/idle-trim.test.ts', // exposes gc with a V8 flag and watches this process's collections
 ];
