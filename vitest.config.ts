@@ -5,8 +5,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const require = createRequire(import.meta.url);
 
 /**
- * Files that run each in a process of their own: they replace process-wide state themselves (undici's
- * global dispatcher, a V8 flag, the console's files that the server reads once per process). Every
+ * Files that run each in a process of their own: they replace process-wide state themselves (a V8 flag, the
+ * console's files that the server reads once per process). Every
  * other file shares a worker process with the files run before it (`isolate: false`), so the app's
  * modules and Prisma's and PGlite's WebAssembly are loaded once per worker instead of once per file;
  * such a file must stop every app it starts, which test/helpers/shared-process.ts checks after each.
