@@ -4,13 +4,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const ticksPerSecond = 100; // USER_HZ; 100 on every mainstream Linux
 
-/**
- * utime + stime of one process in seconds, or null when it is gone; with `children`, plus the
- * time of its children that have exited (so short-lived workers are not lost).
- */
-export function processCpuSeconds(pid: number, children = false): number | null {
+/** utime + stime (with `children`, plus cutime + cstime) from a /proc stat file, in seconds; null when it is gone. */
+function statCpuSeconds(file: string, children: boolean): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     const f = stat
       .slice(stat.lastIndexOf(')') + 2)
       .split(' ')
@@ -21,18 +18,17 @@ export function processCpuSeconds(pid: number, children = false): number | null 
   }
 }
 
+/**
+ * utime + stime of one process in seconds, or null when it is gone; with `children`, plus the
+ * time of its children that have exited (so short-lived workers are not lost).
+ */
+export function processCpuSeconds(pid: number, children = false): number | null {
+  return statCpuSeconds(`/proc/${pid}/stat`, children);
+}
+
 /** utime + stime of one thread of a process in seconds (`tid` = `pid`: its main thread, a Node process's event loop), or null when it is gone. */
 export function threadCpuSeconds(pid: number, tid = pid): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const f = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    return (f[11]! + f[12]!) / ticksPerSecond;
-  } catch {
-    return null;
-  }
+  return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`, false);
 }
 
 /** Summed CPU seconds of every process named `comm` (e.g. "postgres"), with its exited children. */
