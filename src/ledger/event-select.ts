@@ -223,7 +223,8 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
 /** The plan's columns as one json_build_array, in column order, and its reader (as `read` over a row). */
 function jsonPlan(scalars: Column[], nested: Nested[]): EventPlan['json'] {
   const all = [...scalars, ...nested.flatMap((n) => n.columns)];
-  if (all.some((c) => !c.json)) return null;
+  // json_build_array takes at most 100 arguments (FUNC_MAX_ARGS); every column planned today is under half that.
+  if (all.length > 100 || all.some((c) => !c.json)) return null;
   const at = new Map(all.map((c, i) => [c.alias, i]));
   const reader = (columns: Column[]) => columns.map((c) => ({ field: c.field, index: at.get(c.alias)!, convert: c.json!.convert }));
   const own = reader(scalars);
