@@ -16,17 +16,20 @@ export type EventQuery = { select?: Record<string, unknown>; include?: Record<st
 /** A selection's query and its planned statement (null: read through Prisma); `id` is equal for equal queries. */
 export type PlannedEvents = { query: EventQuery; plan: EventPlan | null; id: string };
 
-type Field = { name: string; column: string; type: string };
+type Field = { name: string; column: string; type: string; list: boolean; enum: boolean };
 type Model = { table: string; fields: Map<string, Field> };
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const models: Record<'LedgerEvent' | 'Blob' | 'LedgerBatch' | 'DirectoryRow', Model> = (() => {
-  const dm = getDatamodel().datamodel.models as unknown as Record<string, { fields: { name: string; kind: string; type: string }[] }>;
+  const dm = getDatamodel().datamodel.models as unknown as Record<string, { fields: { name: string; kind: string; type: string; isList: boolean }[] }>;
   const model = (name: string, table: string): Model => ({
     table,
     fields: new Map(
-      dm[name]!.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => [f.name, { name: f.name, column: snake(f.name), type: f.type }]),
+      dm[name]!.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => [
+        f.name,
+        { name: f.name, column: snake(f.name), type: f.type, list: f.isList, enum: f.kind === 'enum' },
+      ]),
     ),
   });
   return {
@@ -90,7 +93,9 @@ const relations = {
   batch: { model: models.LedgerBatch, alias: 'b', join: 'LEFT JOIN ledger_batch b ON b.id = e.batch_id', key: 'id' },
 } as const;
 
-type Column = { alias: string; field: string; convert?: (v: unknown) => unknown };
+type Column = { alias: string; field: string; convert?: (v: unknown) => unknown; json: JsonColumn | null };
+/** A column as an element of a JSON array built in SQL: its expression and what gives the row reader's value back. */
+type JsonColumn = { sql: string; convert?: (v: unknown) => unknown };
 type Nested = { name: string; keyAlias: string; columns: Column[] };
 
 /** The select list, joins and row reader for one selection; null when it names something unknown. */
@@ -100,9 +105,44 @@ export type EventPlan = {
   read(row: SqlRow): Record<string, unknown>;
   /** Whether the row holds an event (false for the null side of an outer join); needs `position` planned. */
   present(row: SqlRow): boolean;
+  /**
+   * The same columns as one JSON array per event (`element`, over the same aliases and joins), and the
+   * reader that gives each back exactly as `read` gives its row: for a caller that aggregates several
+   * events into one row. Null when a column has no exact JSON form here (bytea, an int8 array).
+   */
+  json: { element: string; read(items: readonly unknown[]): Record<string, unknown> } | null;
 };
 
 const toDecimal = (v: unknown) => (v === null || v === undefined ? null : new Prisma.Decimal(v as string));
+const toBigInt = (v: unknown) => (v === null || v === undefined ? null : BigInt(v as string));
+/** Milliseconds since the epoch, or the text 'Infinity' / '-Infinity' (which pg reads as those numbers), as the row reader's Date. */
+const toDate = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'number' ? new Date(v) : Number(v));
+
+/**
+ * A column inside json_build_array, so that the parsed JSON gives the value the row reader gives:
+ * text, enums, uuid, int4 and json as they are (JSON.parse of PostgreSQL's JSON text is what pg does
+ * for json); int8 and numeric as text (a JSON number would lose digits); a timestamp as its whole
+ * milliseconds (timestamptz(3) holds no finer), exact in a float8. Anything else has no form here.
+ */
+function jsonColumn(field: Field, column: string): JsonColumn | null {
+  if (field.list) return field.type === 'String' ? { sql: column } : null;
+  if (field.enum) return { sql: column };
+  switch (field.type) {
+    case 'String':
+    case 'Int':
+    case 'Boolean':
+    case 'Json':
+      return { sql: column };
+    case 'BigInt':
+      return { sql: `${column}::text`, convert: toBigInt };
+    case 'Decimal':
+      return { sql: `${column}::text`, convert: toDecimal };
+    case 'DateTime':
+      return { sql: `round(date_part('epoch', ${column}) * 1000)`, convert: toDate };
+    default:
+      return null; // Bytes (bytea), Float: not planned as JSON
+  }
+}
 
 /** The fields a selection asks of a model: `true` for a scalar, the nested query for a relation. */
 function wanted(model: Model, query: EventQuery | true): Map<string, unknown> | null {
@@ -123,7 +163,7 @@ function scalarColumns(model: Model, alias: string, fields: Iterable<string>, co
     if (!field) return null;
     const as = `c${columns.length}`;
     columns.push(`${alias}.${field.column} AS ${as}`);
-    out.push({ alias: as, field: name, ...(field.type === 'Decimal' && { convert: toDecimal }) });
+    out.push({ alias: as, field: name, ...(field.type === 'Decimal' && { convert: toDecimal }), json: jsonColumn(field, `${alias}.${field.column}`) });
   }
   return out;
 }
@@ -162,6 +202,7 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
     columns: columns.join(', '),
     joins: joins.join(' '),
     present: (row) => (position ? row[position.alias] != null : true),
+    json: jsonPlan(scalars, nested),
     read(row) {
       const out: Record<string | symbol, unknown> = { [plannedRow]: true };
       for (const c of scalars) out[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];
@@ -172,6 +213,34 @@ export function planEventSelect(query: EventQuery, always: readonly string[] = [
         }
         const value: Record<string | symbol, unknown> = { [plannedRow]: true };
         for (const c of n.columns) value[c.field] = c.convert ? c.convert(row[c.alias]) : row[c.alias];
+        out[n.name] = value;
+      }
+      return out;
+    },
+  };
+}
+
+/** The plan's columns as one json_build_array, in column order, and its reader (as `read` over a row). */
+function jsonPlan(scalars: Column[], nested: Nested[]): EventPlan['json'] {
+  const all = [...scalars, ...nested.flatMap((n) => n.columns)];
+  // json_build_array takes at most 100 arguments (FUNC_MAX_ARGS); every column planned today is under half that.
+  if (all.length > 100 || all.some((c) => !c.json)) return null;
+  const at = new Map(all.map((c, i) => [c.alias, i]));
+  const reader = (columns: Column[]) => columns.map((c) => ({ field: c.field, index: at.get(c.alias)!, convert: c.json!.convert }));
+  const own = reader(scalars);
+  const relations = nested.map((n) => ({ name: n.name, key: at.get(n.keyAlias)!, columns: reader(n.columns) }));
+  return {
+    element: `json_build_array(${all.map((c) => c.json!.sql).join(', ')})`,
+    read(items) {
+      const out: Record<string | symbol, unknown> = { [plannedRow]: true };
+      for (const c of own) out[c.field] = c.convert ? c.convert(items[c.index]) : items[c.index];
+      for (const n of relations) {
+        if (items[n.key] == null) {
+          out[n.name] = null;
+          continue;
+        }
+        const value: Record<string | symbol, unknown> = { [plannedRow]: true };
+        for (const c of n.columns) value[c.field] = c.convert ? c.convert(items[c.index]) : items[c.index];
         out[n.name] = value;
       }
       return out;

@@ -252,10 +252,14 @@ describe.each(databaseKinds)('reviewer reads stay on their index when statistics
     afterAll(() => sql.exec('DELETE FROM directory_row; ANALYZE directory_row'));
 
     it('settles on the generic plan after five runs, for one tool and for several: not planned again for every read', async () => {
-      for (const names of [['new_tool'], ['new_tool', 'old_tool', 'idle_tool']]) {
-        const statement = toolsStatement(names, ahead);
-        expect(await planChoices(statement, 8), statement.text).toEqual({ generic: 3, custom: 5 });
-      }
+      // A page as one JSON array per tool, and (payload bytes asked: no JSON form) a row per event.
+      const withBytes = { ...ahead, plan: planEventSelect({ select: { id: true, position: true, payload: { select: { data: true } } } }, ['position'])! };
+      for (const read of [ahead, withBytes])
+        for (const names of [['new_tool'], ['new_tool', 'old_tool', 'idle_tool']]) {
+          const statement = toolsStatement(names, read);
+          expect(statement.text.includes('json_agg'), statement.text).toBe(read === ahead);
+          expect(await planChoices(statement, 8), statement.text).toEqual({ generic: 3, custom: 5 });
+        }
     });
 
     it('the same read with the names as one array and the page size as a parameter is planned again on every run (the shape it avoids)', async () => {
