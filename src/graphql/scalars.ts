@@ -25,7 +25,8 @@ builder.scalarType('BigInt', {
 
 builder.scalarType('Decimal', {
   description: 'An exact decimal number (for money: US dollars), sent as a string.',
-  serialize: (value) => String(value),
+  // In plain notation, as the input accepts it: a Decimal's own string turns exponential below 1e-7 (`1e-10`).
+  serialize: (value) => (typeof value === 'object' && value !== null && 'toFixed' in value ? value.toFixed() : String(value)),
   parseValue: (value) => {
     const text = typeof value === 'number' ? String(value) : value;
     if (typeof text === 'string' && /^-?\d+(\.\d+)?$/.test(text)) return text;
