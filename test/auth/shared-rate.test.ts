@@ -13,12 +13,13 @@ const redisUrl = process.env.REDIS_URL;
 const reason = !redisUrl ? 'REDIS_URL is not set' : !pgUrl ? 'TEST_DATABASE_URL is not set (two instances need a shared PostgreSQL)' : null;
 if (reason) process.stdout.write(`test/auth/shared-rate.test.ts (two instances) skipped: ${reason}\n`);
 
-/** Sends requests from `workers` loops per origin until `ms` after the first answer; counts 200s (with their times) and 429s. */
+/** Sends requests from `workers` loops per origin until `ms` after the first answer; counts 200s (with their times) and 429s, and when each request was sent. */
 async function hammer(origins: string[], token: string, ms: number, workers = 3) {
-  const counts = { ok: 0, limited: 0, other: 0, retryAfter: new Set<string>(), granted: [] as number[], started: 0 };
+  const counts = { ok: 0, limited: 0, other: 0, retryAfter: new Set<string>(), granted: [] as number[], asked: [] as number[], started: 0 };
   let until = Infinity;
   const loop = async (origin: string) => {
     while (performance.now() < until) {
+      const sent = performance.now();
       const response = await fetch(`${origin}/api/directory/resolve?q=echo`, { headers: { authorization: `Bearer ${token}` } });
       await response.arrayBuffer();
       if (until === Infinity) {
@@ -27,6 +28,7 @@ async function hammer(origins: string[], token: string, ms: number, workers = 3)
       }
       const at = performance.now();
       if (at >= until) break;
+      counts.asked.push(sent);
       if (response.status === 200) {
         counts.ok++;
         counts.granted.push(at);
@@ -38,21 +40,39 @@ async function hammer(origins: string[], token: string, ms: number, workers = 3)
   };
   await Promise.all(origins.flatMap((origin) => Array.from({ length: workers }, () => loop(origin))));
   counts.granted.sort((a, b) => a - b);
+  counts.asked.sort((a, b) => a - b);
   return counts;
 }
 
-/** The fewest and most answers granted in any period of `length` ms that fits in the run, every 1 ms. */
-function grantedPerPeriod(counts: Awaited<ReturnType<typeof hammer>>, length: number, runMs: number) {
-  const { granted, started } = counts;
-  let min = Infinity;
+/**
+ * Over every period of `length` ms that fits in the run (one starting each 1 ms): the most answers granted, and the
+ * least granted against what the limiter owed: 90% of the rate over the period, or 90% of what was asked in it when
+ * the callers asked for less (a loaded machine's client can fall below the rate; a limiter that refuses it is wrong
+ * all the same). `shortfall` > 0 names a period where the limiter granted less than it owed.
+ */
+function grantedPerPeriod(counts: Awaited<ReturnType<typeof hammer>>, length: number, runMs: number, rate: number) {
+  const { granted, asked, started } = counts;
   let max = 0;
-  for (let from = started, first = 0, end = 0; from + length <= started + runMs; from += 1) {
-    while (first < granted.length && granted[first]! < from) first++;
-    while (end < granted.length && granted[end]! < from + length) end++;
-    min = Math.min(min, end - first);
-    max = Math.max(max, end - first);
+  let shortfall = -Infinity;
+  let worst = { granted: 0, asked: 0 };
+  const inPeriod = (times: number[], from: number, at: { first: number; end: number }) => {
+    while (at.first < times.length && times[at.first]! < from) at.first++;
+    while (at.end < times.length && times[at.end]! < from + length) at.end++;
+    return at.end - at.first;
+  };
+  const g = { first: 0, end: 0 };
+  const a = { first: 0, end: 0 };
+  for (let from = started; from + length <= started + runMs; from += 1) {
+    const got = inPeriod(granted, from, g);
+    const wanted = inPeriod(asked, from, a);
+    max = Math.max(max, got);
+    const owed = 0.9 * Math.min((rate * length) / 1000, wanted);
+    if (owed - got > shortfall) {
+      shortfall = owed - got;
+      worst = { granted: got, asked: wanted };
+    }
   }
-  return { min, max };
+  return { max, shortfall, worst };
 }
 
 describe('the window a rate and burst become', () => {
@@ -86,8 +106,8 @@ describe.skipIf(reason !== null)('two instances sharing limits through Redis', (
     const counts = await hammer([pair.a.origin, pair.b.origin], token, 13_000);
     expect(counts.other).toBe(0);
     expect(counts.limited).toBeGreaterThan(0);
-    const { min, max } = grantedPerPeriod(counts, 10_000, 13_000);
-    expect(min).toBeGreaterThanOrEqual(rate * 10 * 0.9);
+    const { max, shortfall, worst } = grantedPerPeriod(counts, 10_000, 13_000, rate);
+    expect(shortfall, `granted ${worst.granted} of ${worst.asked} asked in its worst period`).toBeLessThanOrEqual(0);
     expect(max).toBeLessThanOrEqual(rate * 10 * 1.1);
     expect([...counts.retryAfter].every((r) => Number(r) >= 1)).toBe(true);
     expect(pair.a.app.services.authority.sharedRate?.degraded).toBe(false);
@@ -98,8 +118,8 @@ describe.skipIf(reason !== null)('two instances sharing limits through Redis', (
     const second = pair.a.mint('read = all');
     const [one, two] = await Promise.all([hammer([pair.a.origin, pair.b.origin], first, 12_000, 2), hammer([pair.a.origin, pair.b.origin], second, 12_000, 2)]);
     for (const counts of [one, two]) {
-      const { min, max } = grantedPerPeriod(counts, 10_000, 12_000);
-      expect(min).toBeGreaterThanOrEqual(rate * 10 * 0.9);
+      const { max, shortfall, worst } = grantedPerPeriod(counts, 10_000, 12_000, rate);
+      expect(shortfall, `granted ${worst.granted} of ${worst.asked} asked in its worst period`).toBeLessThanOrEqual(0);
       expect(max).toBeLessThanOrEqual(rate * 10 * 1.1);
     }
   });
