@@ -49,7 +49,7 @@ function stdioClient(env: Record<string, string>): { client: Client; connect(): 
   let stderr = '';
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [cliBin, 'mcp'],
+    args: [...childFlags, cliBin, 'mcp'],
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
     stderr: 'pipe',
