@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireFolderLock, folderHolder, FolderLockedError, lockPathOf, type LockHolder } from '../../src/db/folder-lock.ts';
 import { seedPgliteFolder } from '../helpers/database.ts';
-import { childFlags, cliBin, repoRoot, runCli, type Child } from '../helpers/process.ts';
+import { childFlags, cliBin, dirledgerEnv, repoRoot, runCli, type Child } from '../helpers/process.ts';
 
 const dirs: string[] = [];
 const children: Child[] = [];
@@ -96,7 +96,7 @@ describe('the folder lock', () => {
 describe('one process per data folder, as a user runs it', () => {
   const env = (dataDir: string) => ({ DATA_DIR: dataDir, PORT: '0', AUTHORITY: 'off', LOG_LEVEL: 'warn', DIRLEDGER_URL: undefined });
   const childEnv = (dataDir: string): Record<string, string> => {
-    const e: Record<string, string | undefined> = { ...process.env, ...env(dataDir) };
+    const e: Record<string, string | undefined> = { ...process.env, ...dirledgerEnv(), ...env(dataDir) };
     delete e.DIRLEDGER_URL;
     return e as Record<string, string>;
   };
