@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContractForms, LinkForms, renderForms, TokenPlaceholder, type ContractForm, type RenderedForm } from '../../src/directory/forms.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
-import { cliBin, dirledgerEnv, repoRoot } from '../helpers/process.ts';
+import { cliBin, compileCacheEnv, dirledgerEnv, repoRoot } from '../helpers/process.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 type Ran = { code: number | null; stdout: string; stderr: string };
@@ -135,8 +135,16 @@ describe.each(databaseKinds)('every form of ECHO, run as written, on %s', (kind)
     renderForms({ tool, args }, { baseUrl: t.origin }, [form])[0]!;
   /** The form as a holder of the admin token runs it. */
   const formOf = (form: ContractForm, tool?: string, args?: Record<string, unknown>): RenderedForm => fill(rawFormOf(form, tool, args), t.token);
-  // No token file of this machine's user is read by the CLI under test.
-  const env = () => ({ PATH: `${binDir}${path.delimiter}${process.env.PATH}`, LOG_LEVEL: 'warn', XDG_CONFIG_HOME: work, DIRLEDGER_TOKEN: '' });
+  // No token file of this machine's user is read by the CLI under test. Node's compile cache: a snippet's, npm's and
+  // the CLI's modules are compiled once, not at every form's start (the typescript snippet: ~0.45 s of CPU against
+  // ~0.6 s, the SDK's ~0.34 s against ~0.45 s; the text run is unchanged).
+  const env = () => ({
+    PATH: `${binDir}${path.delimiter}${process.env.PATH}`,
+    LOG_LEVEL: 'warn',
+    XDG_CONFIG_HOME: work,
+    DIRLEDGER_TOKEN: '',
+    ...compileCacheEnv(),
+  });
 
   beforeAll(async () => {
     t = await startTestApp(kind);
