@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireFolderLock, folderHolder, FolderLockedError, lockPathOf, type LockHolder } from '../../src/db/folder-lock.ts';
 import { seedPgliteFolder } from '../helpers/database.ts';
-import { cliBin, repoRoot, runCli, type Child } from '../helpers/process.ts';
+import { childFlags, cliBin, dirledgerEnv, repoRoot, runCli, type Child } from '../helpers/process.ts';
 
 const dirs: string[] = [];
 const children: Child[] = [];
@@ -96,7 +96,7 @@ describe('the folder lock', () => {
 describe('one process per data folder, as a user runs it', () => {
   const env = (dataDir: string) => ({ DATA_DIR: dataDir, PORT: '0', AUTHORITY: 'off', LOG_LEVEL: 'warn', DIRLEDGER_URL: undefined });
   const childEnv = (dataDir: string): Record<string, string> => {
-    const e: Record<string, string | undefined> = { ...process.env, ...env(dataDir) };
+    const e: Record<string, string | undefined> = { ...process.env, ...dirledgerEnv(), ...env(dataDir) };
     delete e.DIRLEDGER_URL;
     return e as Record<string, string>;
   };
@@ -137,7 +137,13 @@ describe('one process per data folder, as a user runs it', () => {
     const actionId = JSON.parse(call.output().slice(call.output().indexOf('{'))).actionId;
 
     // An in-process `dirledger mcp` on the held folder relays to the server instead.
-    const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: childEnv(dataDir), stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...childFlags, cliBin, 'mcp'],
+      cwd: repoRoot,
+      env: childEnv(dataDir),
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr?.on('data', (chunk) => (stderr += chunk));
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
@@ -170,7 +176,13 @@ describe('one process per data folder, as a user runs it', () => {
   it('a second in-process `dirledger mcp` on a folder another in-process one holds fails at once naming it', async () => {
     const dataDir = await tempDir();
     await seedPgliteFolder(path.join(dataDir, 'pglite'));
-    const transport = new StdioClientTransport({ command: process.execPath, args: [cliBin, 'mcp'], cwd: repoRoot, env: childEnv(dataDir), stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...childFlags, cliBin, 'mcp'],
+      cwd: repoRoot,
+      env: childEnv(dataDir),
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
     await client.connect(transport, { timeout: 240_000 });
     try {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { createTestDatabase, seedPgliteFolder } from '../helpers/database.ts';
-import { childFlags, cliBin, repoRoot } from '../helpers/process.ts';
+import { childFlags, cliBin, dirledgerEnv, repoRoot } from '../helpers/process.ts';
 
 type Answer = { jsonrpc: '2.0'; id: string | number | null; result?: any; error?: { code: number; message: string; data?: any } };
 
@@ -25,7 +25,7 @@ class RawStdio {
   constructor(env: Record<string, string>) {
     this.child = spawn(process.execPath, [...childFlags, cliBin, 'mcp'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...dirledgerEnv(), ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.child.stdin.on('error', () => {});

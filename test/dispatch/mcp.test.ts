@@ -13,7 +13,7 @@ import { mintWithRootKey } from '../../src/auth/tokens.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds, seedPgliteFolder } from '../helpers/database.ts';
-import { childFlags, cliBin, repoRoot } from '../helpers/process.ts';
+import { childFlags, cliBin, dirledgerEnv, repoRoot } from '../helpers/process.ts';
 import { boundaryPair, eventsOf } from './door-helpers.ts';
 
 const echoSchema = { type: 'object', properties: { text: { type: 'string', examples: ['hello'] } }, required: ['text'] };
@@ -36,7 +36,7 @@ async function keyedDataDir(): Promise<{ dataDir: string; mint(...caveats: strin
 function stdioExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [...childFlags, cliBin, 'mcp'], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...dirledgerEnv(), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -49,9 +49,9 @@ function stdioClient(env: Record<string, string>): { client: Client; connect(): 
   let stderr = '';
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [cliBin, 'mcp'],
+    args: [...childFlags, cliBin, 'mcp'],
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', XDG_CONFIG_HOME: os.tmpdir(), ...dirledgerEnv(), ...env },
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -358,7 +358,7 @@ describe('`dirledger mcp` over stdio', () => {
     // Relaying to a port nothing listens on: the bound is the stdio side's, reached before anything is sent.
     const child = spawn(process.execPath, [...childFlags, cliBin, 'mcp'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', DIRLEDGER_URL: 'http://127.0.0.1:9', XDG_CONFIG_HOME: os.tmpdir() },
+      env: { PATH: process.env.PATH ?? '', DIRLEDGER_URL: 'http://127.0.0.1:9', XDG_CONFIG_HOME: os.tmpdir(), ...dirledgerEnv() },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stderr = '';

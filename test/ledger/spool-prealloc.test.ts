@@ -13,6 +13,7 @@ import { defaultIo, type SpoolIo } from '../../src/ledger/spool-files.ts';
 import { crc32 } from 'node:zlib';
 import { frame, readSegmentHeader, stamp, unframe } from '../../src/ledger/spool-frame.ts';
 import { parsedEvent, until } from '../capture/helpers.ts';
+import { compileCacheEnv } from '../helpers/process.ts';
 
 const events = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => parsedEvent(`${prefix}-${i}`));
 const segmentsIn = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith('.spool')).sort();
@@ -169,7 +170,10 @@ describe('preallocated spool segments', () => {
     const acknowledged: string[] = [];
     let tornSeen = 0;
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, [childScript, dir, `k${round}`, String(segmentBytes)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [childScript, dir, `k${round}`, String(segmentBytes)], {
+        env: { ...process.env, ...compileCacheEnv() },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -263,7 +267,10 @@ describe('preallocated spool segments', () => {
     let required: string[] = [];
     let lastRound: string[] = [];
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, [childScript, dir, `r${round}`, String(segmentBytes), 'release'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [childScript, dir, `r${round}`, String(segmentBytes), 'release'], {
+        env: { ...process.env, ...compileCacheEnv() },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
