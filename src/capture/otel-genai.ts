@@ -2,6 +2,7 @@
 // and the older experimental ones frameworks still emit), OpenLLMetry (Traceloop) and OpenInference
 // (Arize Phoenix), and the Vercel AI SDK. Each reader lists its names in the order they are tried;
 // docs/ARCHITECTURE.md ("OpenTelemetry in") has the table.
+import { TOKEN_COUNT_MAX } from '../ledger/input.ts';
 import { NotUtf8, type OtelAttributes, type OtelSpan, type OtelValue } from './otel-spans.ts';
 
 /** What a span is: a model call, a tool execution, or any other span. */
@@ -49,12 +50,12 @@ export const sessionOf = (a: OtelAttributes) =>
 export const agentOf = (a: OtelAttributes) => text(a, 'gen_ai.agent.name', 'agent.name', 'traceloop.association.properties.agent_name');
 export const toolCallIdOf = (a: OtelAttributes) => text(a, 'gen_ai.tool.call.id', 'tool_call.id', 'ai.toolCall.id');
 
-/** A count: a whole number from 0 to 2^53, sent as an int or its decimal text. */
+/** A token count: a whole number from 0 to what the Ledger's token columns hold, sent as an int or its decimal text (a larger one is no count; the span's attributes keep it). */
 function count(attrs: OtelAttributes, keys: readonly string[]): number | undefined {
   for (const key of keys) {
     const v = attrs.get(key);
     const n = typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : v;
-    if (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0) return n;
+    if (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= TOKEN_COUNT_MAX) return n;
   }
   return undefined;
 }

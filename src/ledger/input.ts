@@ -4,6 +4,8 @@ import { BIGINT_MAX, isBigintText } from '../limits.ts';
 
 export const Direction = z.enum(['IN', 'OUT']);
 export const PayloadState = z.enum(['COMPLETE', 'PARTIAL', 'NONE', 'ARTIFACT', 'MISSING']);
+/** The most a token count column holds (PostgreSQL `integer`): a larger count is refused as input, never stored as an overflow. */
+export const TOKEN_COUNT_MAX = 2_147_483_647;
 export type PayloadState = z.output<typeof PayloadState>;
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 as 64 lowercase hex digits');
@@ -78,8 +80,8 @@ function eventSchemas(limited: boolean) {
       url: bounded(16_384).optional(),
       headers: z.record(z.string(), headerValue).optional(),
       costUsd: decimal.optional(),
-      inputTokens: z.number().int().nonnegative().optional(),
-      outputTokens: z.number().int().nonnegative().optional(),
+      inputTokens: z.number().int().nonnegative().max(TOKEN_COUNT_MAX).optional(),
+      outputTokens: z.number().int().nonnegative().max(TOKEN_COUNT_MAX).optional(),
       occurredAt: z.union([isoDateTime, z.date()]).transform((v) => new Date(v)),
       payload: payload.default({ state: 'NONE' }),
       metadata: z.record(z.string(), z.unknown()).optional(),
@@ -152,6 +154,7 @@ const optionalText: [key: string, max: number][] = [
 ];
 const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max && storable(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isTokenCount = (v: unknown): v is number => isCount(v) && v <= TOKEN_COUNT_MAX;
 const isRecord = (v: unknown): v is Record<string, unknown> => {
   if (typeof v !== 'object' || v === null) return false;
   const proto = Object.getPrototypeOf(v);
@@ -261,11 +264,11 @@ export function parseEventFast(e: unknown): EventInput | undefined {
     out.costUsd = decimal;
   }
   if (inputTokens !== undefined) {
-    if (!isCount(inputTokens)) return undefined;
+    if (!isTokenCount(inputTokens)) return undefined;
     out.inputTokens = inputTokens;
   }
   if (outputTokens !== undefined) {
-    if (!isCount(outputTokens)) return undefined;
+    if (!isTokenCount(outputTokens)) return undefined;
     out.outputTokens = outputTokens;
   }
   if (headers !== undefined) {

@@ -1,13 +1,15 @@
 // Tokens as the provider counted them: from a JSON answer's `usage`, or from the usage an event
 // stream carries (OpenAI's final chunk, Responses' `response.completed`, Anthropic's message_start and
 // message_delta). Only when the provider gave none is an estimate made, and it says so.
+import { TOKEN_COUNT_MAX } from '../ledger/input.ts';
 import type { Wire } from './catalog.ts';
 
 /** `input` counts every input token; `cached` of them were read from the prompt cache, `cacheWrite` / `cacheWrite1h` written to it for 5 minutes / 1 hour. */
 export type Usage = { input: number; output: number; cached: number; cacheWrite: number; cacheWrite1h: number; source: 'provider' | 'estimate' };
 
 type Raw = Record<string, unknown>;
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+/** A count as a provider reported it; past what the Ledger's token columns hold it is no count (the answer's bytes keep it). */
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= TOKEN_COUNT_MAX ? v : undefined);
 const obj = (v: unknown): Raw | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : undefined);
 
 /**
@@ -23,7 +25,9 @@ function normalise(wire: Wire, u: Raw): Usage | null {
     const output = num(u.output_tokens);
     if (base === undefined && output === undefined) return null;
     const hour = Math.min(num(obj(u.cache_creation)?.ephemeral_1h_input_tokens) ?? 0, created);
-    return { input: (base ?? 0) + read + created, output: output ?? 0, cached: read, cacheWrite: created - hour, cacheWrite1h: hour, source: 'provider' };
+    const input = (base ?? 0) + read + created;
+    if (input > TOKEN_COUNT_MAX) return null;
+    return { input, output: output ?? 0, cached: read, cacheWrite: created - hour, cacheWrite1h: hour, source: 'provider' };
   }
   const input = num(u.prompt_tokens) ?? num(u.input_tokens);
   const output = num(u.completion_tokens) ?? num(u.output_tokens) ?? 0;

@@ -57,6 +57,15 @@ describe.each(databaseKinds)('POST /ledger/batches on %s', (kind) => {
     expect(await counts(sql)).toEqual(before);
   });
 
+  it('keeps the largest token counts its columns hold, exactly', async () => {
+    const result = await post(t, { collector: 'http-tokens', events: [event('tokens-max', { inputTokens: 2_147_483_647, outputTokens: 0 })] });
+    expect(result.status).toBe(200);
+    const rows = await sql.query<{ input_tokens: number; output_tokens: number }>(
+      `SELECT input_tokens, output_tokens FROM ledger_event WHERE id = 'tokens-max'`,
+    );
+    expect(rows).toEqual([{ input_tokens: 2_147_483_647, output_tokens: 0 }]);
+  });
+
   it('accepts a JSON content type with parameters or a +json suffix', async () => {
     for (const [i, type] of ['application/json; charset=utf-8', 'application/vnd.collector+json'].entries()) {
       const result = await postRaw(t, JSON.stringify({ collector: 'http', events: [event(`ctype-ok-${i}`)] }), { 'content-type': type });
@@ -119,6 +128,8 @@ describe.each(databaseKinds)('POST /ledger/batches on %s', (kind) => {
     ['a body on a NONE payload', { collector: 'c', events: [event('f-7', { payload: { state: 'NONE', text: 'x' } })] }, 'events[0].payload.text'],
     ['no events', { collector: 'c', events: [] }, 'events: expected'],
     ['a negative position', { collector: 'c', position: -1, events: [event('f-8')] }, 'position'],
+    ['input tokens past a 4-byte integer', { collector: 'c', events: [event('f-9', { inputTokens: 2_147_483_648 })] }, 'events[0].inputTokens'],
+    ['output tokens past a 4-byte integer', { collector: 'c', events: [event('f-10', { outputTokens: 2 ** 40 })] }, 'events[0].outputTokens'],
     ['not an object', [1, 2], '(input)'],
   ])('refuses %s with 400 naming the field', async (_what, batch, field) => {
     const result = await post(t, batch);

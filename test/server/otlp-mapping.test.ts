@@ -221,6 +221,17 @@ describe.each(databaseKinds)('OTLP attribute vocabularies on %s', (kind) => {
     expect(result).toMatchObject({ kind: 'MODEL_RESULT', input_tokens: 4, payload_state: 'NONE' });
   });
 
+  it('a token count past what the columns hold is no count: the span is stored, the figure kept in the call’s attributes', async () => {
+    const [call, result] = await one({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.usage.input_tokens': 2_147_483_648,
+      'gen_ai.usage.output_tokens': '2147483647',
+    });
+    expect(result).toMatchObject({ kind: 'MODEL_RESULT', input_tokens: null, output_tokens: 2_147_483_647 });
+    expect(call!.metadata.otel.attributes['gen_ai.usage.input_tokens']).toBe(2_147_483_648);
+  });
+
   it('a span with gen_ai.tool.name and no operation is a tool call; gen_ai.agent.name is the agent', async () => {
     const [call] = await one({ 'gen_ai.tool.name': 'CLOCK', 'gen_ai.agent.name': 'timer-bot', 'gen_ai.conversation.id': 'c-9' });
     expect(call).toMatchObject({ kind: 'TOOL_CALL', tool: 'CLOCK', agent: 'timer-bot', session: 'c-9' });
