@@ -100,6 +100,9 @@ describe('one process per data folder, as a user runs it', () => {
     delete e.DIRLEDGER_URL;
     return e as Record<string, string>;
   };
+  /** An MCP client's stdio transport to an in-process `dirledger mcp` on `dataDir`. */
+  const mcpOn = (dataDir: string) =>
+    new StdioClientTransport({ command: process.execPath, args: [...childFlags, cliBin, 'mcp'], cwd: repoRoot, env: childEnv(dataDir), stderr: 'pipe' });
 
   it('a second server and a migrate fail at once naming the holder and write nothing; find, call and mcp use the running server; after kill -9 the lock is taken over', async () => {
     const dataDir = await tempDir();
@@ -137,13 +140,7 @@ describe('one process per data folder, as a user runs it', () => {
     const actionId = JSON.parse(call.output().slice(call.output().indexOf('{'))).actionId;
 
     // An in-process `dirledger mcp` on the held folder relays to the server instead.
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...childFlags, cliBin, 'mcp'],
-      cwd: repoRoot,
-      env: childEnv(dataDir),
-      stderr: 'pipe',
-    });
+    const transport = mcpOn(dataDir);
     let stderr = '';
     transport.stderr?.on('data', (chunk) => (stderr += chunk));
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
@@ -176,13 +173,7 @@ describe('one process per data folder, as a user runs it', () => {
   it('a second in-process `dirledger mcp` on a folder another in-process one holds fails at once naming it', async () => {
     const dataDir = await tempDir();
     await seedPgliteFolder(path.join(dataDir, 'pglite'));
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...childFlags, cliBin, 'mcp'],
-      cwd: repoRoot,
-      env: childEnv(dataDir),
-      stderr: 'pipe',
-    });
+    const transport = mcpOn(dataDir);
     const client = new Client({ name: 'lock-test', version: '1.0.0' });
     await client.connect(transport, { timeout: 240_000 });
     try {

@@ -8,7 +8,7 @@ import { toolsStatement } from '../../src/directory/tool-reads.ts';
 import { planEventSelect } from '../../src/ledger/event-select.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseKinds } from '../helpers/database.ts';
-import { isBackground, rawSql, recordStatements, type RawSql, type Statement } from '../helpers/sql.ts';
+import { gqlStatements, rawSql, type RawSql } from '../helpers/sql.ts';
 
 const tools = ['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING', 'WEATHER_NOW', 'IMSG_SEND'];
 /** IMSG_SEND is given no event. */
@@ -26,18 +26,7 @@ describe.each(databaseKinds)('tools → their events as one JSON page per tool (
   let t: TestApp;
   let sql: RawSql;
 
-  async function counted(query: string, variables: Record<string, unknown> = {}) {
-    const statements: Statement[] = [];
-    const restore = recordStatements(t.db, statements);
-    let result: { data?: any; errors?: any[] };
-    try {
-      result = await t.gql(query, variables);
-    } finally {
-      restore();
-    }
-    expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
-    return { data: result.data, statements: statements.filter((s) => !isBackground(s)) };
-  }
+  const counted = (query: string, variables: Record<string, unknown> = {}) => gqlStatements(t, query, variables);
 
   const append = async (events: Record<string, unknown>[]) => {
     const r = await t.gql(`mutation ($input: AppendBatchInput!) { appendBatch(input: $input) { inserted } }`, { input: { collector: 'tr', events } });

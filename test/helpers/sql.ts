@@ -1,6 +1,8 @@
 // Raw SQL on a test database, beside the app's own Prisma client: a separate
 // pg connection on PostgreSQL, the embedded instance itself on PGlite.
 import pg from 'pg';
+import { expect } from 'vitest';
+import type { TestApp } from './app.ts';
 import type { TestDatabase } from './database.ts';
 
 export type SqlError = Error & { code?: string; constraint?: string; hint?: string };
@@ -85,3 +87,17 @@ export const isLedgerAppend = (s: Statement): boolean => /\bINSERT\s+INTO\b|^SEL
  * on a loaded machine can land after the app has begun to answer.
  */
 export const isBackground = (s: Statement): boolean => isLedgerAppend(s) || s.text === 'SELECT token_id FROM token_revocation';
+
+/** Runs one GraphQL operation on a test app, expecting no errors: its data and the statements it sent, the background's left out. */
+export async function gqlStatements(t: Pick<TestApp, 'db' | 'gql'>, query: string, variables: Record<string, unknown> = {}) {
+  const statements: Statement[] = [];
+  const restore = recordStatements(t.db, statements);
+  let result: { data?: any; errors?: any[] };
+  try {
+    result = await t.gql(query, variables);
+  } finally {
+    restore();
+  }
+  expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+  return { data: result.data, statements: statements.filter((s) => !isBackground(s)) };
+}

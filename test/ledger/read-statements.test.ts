@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { isBackground, recordStatements, type Statement } from '../helpers/sql.ts';
+import { gqlStatements, type Statement } from '../helpers/sql.ts';
 import { databaseKinds } from '../helpers/database.ts';
 
 const tools = ['ECHO', 'CLOCK', 'CLOCK_THEN_ECHO', 'MCP_ECHO', 'HTTPBIN_ANYTHING', 'WEATHER_NOW', 'IMSG_SEND'];
@@ -18,18 +18,7 @@ describe.each(databaseKinds)('reviewer reads: statements at the driver (%s)', (k
   let t: TestApp;
   let contractSha: string;
 
-  async function counted(query: string, variables: Record<string, unknown> = {}) {
-    const statements: Statement[] = [];
-    const restore = recordStatements(t.db, statements);
-    let result: { data?: any; errors?: any[] };
-    try {
-      result = await t.gql(query, variables);
-    } finally {
-      restore();
-    }
-    expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
-    return { data: result.data, statements: statements.filter((s) => !isBackground(s)) };
-  }
+  const counted = (query: string, variables: Record<string, unknown> = {}) => gqlStatements(t, query, variables);
 
   beforeAll(async () => {
     t = await startTestApp(kind);
