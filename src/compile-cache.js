@@ -10,11 +10,11 @@
 // embedded database"). GLIBC_TUNABLES already naming a malloc setting is left as it is.
 import module from 'node:module';
 import { isMainThread } from 'node:worker_threads';
-import { MALLOC_TUNABLES } from './malloc-tunables.js';
+import { withMallocTunables } from './malloc-tunables.js';
 
-const tunables = process.env.GLIBC_TUNABLES ?? '';
-if (process.platform === 'linux' && isMainThread && process.argv[1] && typeof process.execve === 'function' && !tunables.includes('glibc.malloc.')) {
-  const env = { ...process.env, GLIBC_TUNABLES: tunables ? `${tunables}:${MALLOC_TUNABLES}` : MALLOC_TUNABLES };
+const tunables = withMallocTunables(process.env.GLIBC_TUNABLES);
+if (process.platform === 'linux' && isMainThread && process.argv[1] && typeof process.execve === 'function' && tunables !== undefined) {
+  const env = { ...process.env, GLIBC_TUNABLES: tunables };
   process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], env);
 }
 

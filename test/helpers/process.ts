@@ -3,7 +3,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MALLOC_TUNABLES } from '../../src/malloc-tunables.js';
+import { withMallocTunables } from '../../src/malloc-tunables.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const cliBin = path.join(repoRoot, 'src/cli/bin.js');
@@ -34,8 +34,7 @@ export const childFlags = ['--liftoff-only'];
 export function dirledgerEnv(env: NodeJS.ProcessEnv = process.env): { GLIBC_TUNABLES?: string } {
   if (process.platform !== 'linux') return {};
   const tunables = env.GLIBC_TUNABLES ?? '';
-  if (tunables.includes('glibc.malloc.')) return { GLIBC_TUNABLES: tunables };
-  return { GLIBC_TUNABLES: tunables ? `${tunables}:${MALLOC_TUNABLES}` : MALLOC_TUNABLES };
+  return { GLIBC_TUNABLES: withMallocTunables(tunables) ?? tunables };
 }
 
 /**
