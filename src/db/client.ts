@@ -118,7 +118,8 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
  * resident memory for no measurable CPU gain. Process-wide, so only for PostgreSQL: PGlite's Postgres
  * is WebAssembly too and needs the optimizing compiler (dispatch on PGlite, Liftoff only: 10,000–12,800
  * µs of server CPU per call against 8,400–9,100 with tier-up, A/B pairs). --liftoff-only rather than
- * --no-wasm-tier-up, which Node 24 no longer honours. Takes effect for modules compiled after the call.
+ * --no-wasm-tier-up, which Node 24 no longer honours. Measured on Node 24 it does not hold: 76 TurboFan compiles in
+ * 3,000 GraphQL requests with it, none with --liftoff-only on the command line (docs/ARCHITECTURE.md); a start flag would.
  */
 export function keepWasmOnBaselineCompiler(): void {
   v8.setFlagsFromString('--liftoff-only');
