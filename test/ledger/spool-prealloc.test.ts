@@ -20,6 +20,8 @@ const segmentsIn = async (dir: string) => (await readdir(dir)).filter((n) => n.e
 const childScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'spool-child.ts');
 
 let dir: string;
+/** A spool "crashed" in process (crash()) may still be preparing its next segment in the folder: rm retries ENOTEMPTY. */
+const removeAll = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
 const opened: Spool[] = [];
 /** Warnings the spool logged (a torn segment is one). */
 let warnings: { segment?: string; tornBytes?: number; validBytes?: number; msg: string }[];
@@ -51,7 +53,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close().catch(() => {});
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, removeAll);
 });
 
 describe('preallocated spool segments', () => {
@@ -101,7 +103,7 @@ describe('preallocated spool segments', () => {
       ],
     ];
     for (const [what, tear] of cases) {
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, removeAll);
       dir = await mkdtemp(path.join(os.tmpdir(), 'dirledger-spool-prealloc-'));
       warnings = [];
       const { spool } = await openSpool();
