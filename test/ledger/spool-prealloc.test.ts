@@ -60,7 +60,12 @@ describe('preallocated spool segments', () => {
   it('replays a segment whose records end in a zero tail as a clean end: everything back, nothing reported', async () => {
     const { spool } = await openSpool({ segmentBytes: 256 * 1024 });
     for (let i = 0; i < 5; i++) await spool.append(events(`z${i}`, 3), () => {});
-    await until(async () => (await segmentsIn(dir)).length === 2, 'the next segment prepared');
+    // Prepared means written whole: the file appears before its zeros and header are in it.
+    const prepared = async () => {
+      const names = await segmentsIn(dir);
+      return names.length === 2 && readSegmentHeader(await readFile(path.join(dir, names[1]!))) === 2;
+    };
+    await until(prepared, 'the next segment prepared');
     await crash();
     const [written, next] = await segmentsIn(dir);
     const bytes = await readFile(path.join(dir, written!));
