@@ -36,6 +36,11 @@ async function pgliteTemplates(dir: string): Promise<PgliteTemplates> {
   const lite = await openDatabase({ memory: true });
   await lite.migrate();
   const pglite = lite.pglite!;
+  // Test databases never create a database: without the two templates' catalogs the dump holds 9 MB instead of
+  // 25, and opening it costs ~0.28 s less CPU (1.07–1.30 s against 0.79–1.00 s per open, three runs of six opens).
+  await pglite.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
+  await pglite.exec('DROP DATABASE template0');
+  await pglite.exec('DROP DATABASE template1');
   // The migrations' WAL leaves with its segment (not recycled into a future one).
   await pglite.exec('SET wal_recycle = off; SELECT pg_switch_wal(); CHECKPOINT;');
   const whole = new Blob([await (await pglite.dumpDataDir('none')).arrayBuffer()]);
