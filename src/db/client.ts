@@ -33,7 +33,8 @@ export type Database = {
   folderLock?: FolderLock;
 };
 
-export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true; loadDataDir?: Blob };
+/** `instance`: an in-memory PGlite the caller opened (the suite reuses one per process); close() closes it. */
+export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true; loadDataDir?: Blob } | { instance: PGlite };
 
 export async function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): Promise<Database> {
   if ('url' in target) {
@@ -79,6 +80,8 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       folderLock.release();
       throw error;
     }
+  } else if ('instance' in target) {
+    pglite = target.instance;
   } else {
     // In memory (tests, `dirledger migration-diff`): no server, so V8 tiers the parser up as it would. A folder's
     // shared_buffers: Postgres's default 128 MB took ~0.4 s of memset at each start, most of a test database's open.

@@ -5,6 +5,8 @@ import { cp, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
+import { sharedBuffersParams } from '../../src/db/embedded.ts';
+import { pooledPglite } from './pglite-pool.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -57,7 +59,11 @@ function pgliteTemplate(): Promise<Blob> {
 /** A fresh, migrated database of the given kind; drop() closes and removes it. */
 export async function createTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const db = await openDatabase({ memory: true, loadDataDir: await pgliteTemplate() });
+    const instance = await pooledPglite(async () => {
+      const { PGlite } = await import('@electric-sql/pglite');
+      return PGlite.create({ loadDataDir: await pgliteTemplate(), startParams: [...PGlite.defaultStartParams, ...sharedBuffersParams()] });
+    });
+    const db = await openDatabase({ instance });
     return Object.assign(db, { drop: () => db.close() });
   }
   const base = process.env.TEST_DATABASE_URL;
