@@ -1,10 +1,11 @@
-// The suite's embedded test databases are reused within a process (test/helpers/pglite-pool.ts): one given back
+// The suite's embedded test databases are reused within a process (test/helpers/database-pool.ts): one given back
 // must be the template again, a changed shape must never come back, and a handle kept after close() must not
 // reach the next holder's database.
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../helpers/database.ts';
+import pg from 'pg';
+import { createTestDatabase, databaseKinds, refuseConnections } from '../helpers/database.ts';
 import { batch, createTestLedger, event } from '../helpers/ledger.ts';
-import { poolCounts } from '../helpers/pglite-pool.ts';
+import { poolCounts } from '../helpers/database-pool.ts';
 
 /** What a fresh database from the template holds: every table's row count, the chain's row, the position sequence. */
 async function contents(db: Awaited<ReturnType<typeof createTestDatabase>>) {
@@ -83,6 +84,61 @@ describe('embedded test databases reused within a process', () => {
     const next = await createTestDatabase('pglite');
     try {
       expect(await next.pglite!.query('SELECT 1 AS n')).toMatchObject({ rows: [{ n: 1 }] });
+    } finally {
+      await next.drop();
+    }
+  });
+});
+
+describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL test databases reused within a process', () => {
+  it('comes back as the template after rows, a sequence and statistics changed, with another connection still open', async () => {
+    const first = await createTestDatabase('postgres');
+    const fresh = await contents(first);
+    await first.drop();
+
+    const t = await createTestLedger('postgres');
+    await t.ledger.append(batch('c1', [event('e1'), event('e2', { kind: 'TOOL_RESULT', direction: 'OUT', actionId: 'act-e1' })]));
+    await t.db.sql.query('ANALYZE ledger_event');
+    const lingering = new pg.Client({ connectionString: t.db.url });
+    lingering.on('error', () => {});
+    await lingering.connect();
+    await lingering.query('BEGIN');
+    await lingering.query('SELECT count(*) FROM ledger_event');
+    const before = poolCounts();
+    await t.stop();
+
+    const again = await createTestDatabase('postgres');
+    try {
+      expect(poolCounts().reused).toBe(before.reused + 1);
+      expect(again.url).toBe(t.db.url);
+      expect(await contents(again)).toEqual(fresh);
+      const stats = await again.sql.query(`SELECT 1 FROM pg_statistic WHERE starelid = 'ledger_event'::regclass`);
+      expect(stats).toEqual([]);
+      await expect(lingering.query('SELECT 1')).rejects.toThrow();
+    } finally {
+      await again.drop();
+      await lingering.end().catch(() => {});
+    }
+  });
+
+  it('drops a database whose shape a test changed, or that refuses connections', async () => {
+    const changed = await createTestDatabase('postgres');
+    await changed.sql.query('CREATE TABLE left_behind (n int)');
+    let before = poolCounts();
+    await changed.drop();
+    expect(poolCounts().discarded).toBe(before.discarded + 1);
+
+    const refusing = await createTestDatabase('postgres');
+    await refuseConnections(refusing.url!);
+    before = poolCounts();
+    await refusing.drop();
+    expect(poolCounts().discarded).toBe(before.discarded + 1);
+
+    const next = await createTestDatabase('postgres');
+    try {
+      expect(next.url).not.toBe(changed.url);
+      expect(next.url).not.toBe(refusing.url);
+      expect(await next.sql.query(`SELECT 1 FROM pg_class WHERE relname = 'left_behind'`)).toEqual([]);
     } finally {
       await next.drop();
     }

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { sharedBuffersParams } from '../../src/db/embedded.ts';
-import { pooledPglite } from './pglite-pool.ts';
+import { pooledPglite, pooledPostgres, releasePostgres } from './database-pool.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -15,6 +15,11 @@ export const databaseKinds: DatabaseKind[] = process.env.TEST_DATABASE_URL ? ['p
 
 export function templateName(): string {
   return `dirledger_template_${process.pid}`;
+}
+
+/** Test databases of one run are named after its template, so that the run's teardown finds those its workers kept. */
+export function testDatabasePrefix(template: string): string {
+  return `dirledger_test_${template.replace('dirledger_template_', '')}_`;
 }
 
 export function adminUrl(url: string): string {
@@ -69,9 +74,14 @@ export async function createTestDatabase(kind: DatabaseKind, options: { poolSize
   const base = process.env.TEST_DATABASE_URL;
   const template = inject('postgresTemplate');
   if (!base || !template) throw new Error('PostgreSQL tests need TEST_DATABASE_URL');
-  const name = `dirledger_test_${randomBytes(6).toString('hex')}`;
-  const admin = await openDatabase({ url: adminUrl(base) }, { poolSize: 1 });
-  await admin.prisma.$executeRawUnsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  const name = await pooledPostgres(
+    async () => {
+      const made = `${testDatabasePrefix(template)}${randomBytes(6).toString('hex')}`;
+      await onAdmin(base, `CREATE DATABASE "${made}" TEMPLATE "${template}"`);
+      return made;
+    },
+    (n) => withDatabase(base, n),
+  );
   const url = withDatabase(base, name);
   const db = await openDatabase({ url }, options);
   let dropped = false;
@@ -81,10 +91,20 @@ export async function createTestDatabase(kind: DatabaseKind, options: { poolSize
       if (dropped) return;
       dropped = true;
       await db.close().catch(() => {});
-      await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.close();
+      await releasePostgres(name, url, () => onAdmin(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
     },
   });
+}
+
+/** Runs one statement on the cluster's `postgres` database. */
+async function onAdmin(base: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl(base) });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 /**

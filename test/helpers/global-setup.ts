@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.ts';
-import { adminUrl, templateName, withDatabase } from './database.ts';
+import { adminUrl, templateName, testDatabasePrefix, withDatabase } from './database.ts';
 import { makePgliteTemplates } from './pglite-templates.ts';
 
 declare module 'vitest' {
@@ -31,6 +31,11 @@ export default async function setup(project: TestProject) {
     await rm(dir, { recursive: true, force: true });
     if (url && template) {
       const admin = await openDatabase({ url: adminUrl(url) }, { poolSize: 1 });
+      // The databases the workers kept for reuse (test/helpers/database-pool.ts), then the template.
+      const kept = await admin.sql.query<{ name: string }>(`SELECT datname AS name FROM pg_database WHERE starts_with(datname, $1)`, [
+        testDatabasePrefix(template),
+      ]);
+      for (const { name } of kept) await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
       await admin.close();
     }

@@ -1,11 +1,16 @@
-// One in-memory PGlite per test process, reused from test database to test database. Opening one from the
+// Test databases reused within a test process, instead of one made and dropped per test file.
+//
+// Embedded: one in-memory PGlite per process (two at most, for files that hold two at once). Opening one from the
 // template dump costs ~0.65 s of CPU, and a run opens ~116; putting one back as the template left it costs a few
 // milliseconds. A test database is handed back when it is closed, and reset: its session discarded, every table
 // emptied and the template's rows and sequence values put back. It is kept only when its catalog, settings and
 // statistics still are the template's (a test that changed the schema, a role, a setting, or ran ANALYZE leaves
 // an instance that is closed instead), and only while no one else holds it: a handle kept after close() answers
 // as a closed PGlite does.
+//
+// PostgreSQL: the same for a process's test databases on the suite's cluster (below, pooledPostgres).
 import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 
 /** What the template holds that a reset puts back, and the fingerprint a reused instance must still have. */
 type TemplateState = {
@@ -22,7 +27,10 @@ const userSchemas = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n
  * role or a membership, a grant, a persistent setting, planner statistics, a large object, a prepared transaction)
  * makes the instance differ from the template, and it is closed.
  */
-const fingerprintQuery = `SELECT md5(concat_ws(E'\\n',
+function fingerprintQuery(scope: 'instance' | 'database'): string {
+  // A PostgreSQL test database shares its cluster with the other workers': only what is its own counts there.
+  const own = scope === 'database';
+  return `SELECT md5(concat_ws(E'\\n',
   (SELECT string_agg(format('%s.%s %s %s %s %s %s %s', n.nspname, c.relname, c.relkind, c.relpersistence, c.relacl, c.reloptions, c.relrowsecurity, c.relforcerowsecurity), ',' ORDER BY n.nspname, c.relname)
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${userSchemas}),
   (SELECT string_agg(format('%s.%s %s %s %s %s %s %s', n.nspname, c.relname, a.attnum, a.attname, a.atttypid, a.attnotnull, a.attisdropped, pg_get_expr(d.adbin, d.adrelid)), ',' ORDER BY n.nspname, c.relname, a.attnum)
@@ -38,23 +46,27 @@ const fingerprintQuery = `SELECT md5(concat_ws(E'\\n',
   (SELECT string_agg(format('%s %s', t.typname, n.nspname), ',' ORDER BY n.nspname, t.typname) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE ${userSchemas}),
   (SELECT string_agg(format('%s %s', e.enumtypid, e.enumlabel), ',' ORDER BY e.enumtypid, e.enumsortorder) FROM pg_enum e),
   (SELECT string_agg(format('%s %s', nspname, nspacl), ',' ORDER BY nspname) FROM pg_namespace),
-  (SELECT string_agg(format('%s %s %s %s %s %s %s', rolname, rolsuper, rolinherit, rolcreaterole, rolcanlogin, rolbypassrls, rolconfig), ',' ORDER BY rolname) FROM pg_roles),
-  (SELECT string_agg(format('%s %s %s', roleid, member, admin_option), ',' ORDER BY roleid, member) FROM pg_auth_members),
-  (SELECT string_agg(format('%s %s %s', setdatabase, setrole, setconfig), ',' ORDER BY setdatabase, setrole) FROM pg_db_role_setting),
-  (SELECT string_agg(format('%s %s %s %s', datname, datacl, datallowconn, datconnlimit), ',' ORDER BY datname) FROM pg_database),
+  ${own ? "''" : `(SELECT string_agg(format('%s %s %s %s %s %s %s', rolname, rolsuper, rolinherit, rolcreaterole, rolcanlogin, rolbypassrls, rolconfig), ',' ORDER BY rolname) FROM pg_roles)`},
+  ${own ? "''" : `(SELECT string_agg(format('%s %s %s', roleid, member, admin_option), ',' ORDER BY roleid, member) FROM pg_auth_members)`},
+  (SELECT string_agg(format('%s %s %s', setdatabase, setrole, setconfig), ',' ORDER BY setdatabase, setrole) FROM pg_db_role_setting
+     ${own ? 'WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())' : ''}),
+  (SELECT string_agg(format('%s %s %s %s', ${own ? "''" : 'datname'}, datacl, datallowconn, datconnlimit), ',' ORDER BY datname) FROM pg_database
+     ${own ? 'WHERE datname = current_database()' : ''}),
   (SELECT string_agg(format('%s %s %s', defaclrole, defaclnamespace, defaclacl), ',' ORDER BY defaclrole, defaclnamespace, defaclobjtype) FROM pg_default_acl),
   (SELECT string_agg(format('%s %s %s', polrelid::regclass, polname, pg_get_expr(polqual, polrelid)), ',' ORDER BY polrelid::regclass::text, polname) FROM pg_policy),
   (SELECT string_agg(format('%s=%s', name, setting), ',' ORDER BY name) FROM pg_settings WHERE source <> 'default'),
   (SELECT string_agg(extname || ' ' || extversion, ',' ORDER BY extname) FROM pg_extension),
-  (SELECT count(*) FROM pg_statistic)::text,
+  ${own ? "''" : '(SELECT count(*) FROM pg_statistic)::text'},
   (SELECT count(*) FROM pg_largeobject_metadata)::text,
-  (SELECT count(*) FROM pg_prepared_xacts)::text,
+  (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())::text,
   (SELECT count(*) FROM pg_publication)::text,
   (SELECT count(*) FROM pg_event_trigger)::text
 )) AS fingerprint`;
+}
+const instanceFingerprint = fingerprintQuery('instance');
 
 async function fingerprintOf(pglite: PGlite): Promise<string> {
-  return (await pglite.query<{ fingerprint: string }>(fingerprintQuery)).rows[0]!.fingerprint;
+  return (await pglite.query<{ fingerprint: string }>(instanceFingerprint)).rows[0]!.fingerprint;
 }
 
 /** Ends whatever the last holder left open in the session: a transaction, settings, prepared statements, temporary tables, locks. */
@@ -180,5 +192,114 @@ export async function pooledPglite(open: () => Promise<PGlite>): Promise<PGlite>
       counts.discarded++;
       if (!instance.closed) await instance.close();
     }
+  });
+}
+
+/**
+ * PostgreSQL test databases, likewise: a database made from the template costs a copy of it written to the WAL
+ * (~0.3 s) and dropping it an immediate checkpoint of the whole cluster (~0.14 s on the quiet machine, more while
+ * the other workers write). One given back is reset over a connection of its own, after every other connection to
+ * it (a child server, a listener) is ended; planner statistics are removed, since autovacuum may have gathered some.
+ */
+type PostgresTemplate = {
+  fingerprint: string;
+  tables: string[];
+  rows: { table: string; columns: string; json: string }[];
+  sequences: { name: string; value: string; called: boolean }[];
+};
+
+const databaseFingerprint = fingerprintQuery('database');
+let postgresTemplate: Promise<PostgresTemplate> | undefined;
+const idlePostgres: string[] = [];
+
+async function onDatabase<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function readPostgresTemplate(client: pg.Client): Promise<PostgresTemplate> {
+  const names = async (relkind: string) =>
+    (
+      await client.query<{ name: string }>(
+        `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = ANY($1) AND ${userSchemas} ORDER BY 1`,
+        [relkind.split('')],
+      )
+    ).rows.map((r) => r.name);
+  const tables = await names('rp');
+  const rows: PostgresTemplate['rows'] = [];
+  for (const table of tables) {
+    const { rows: found } = await client.query<{ json: string | null; columns: string }>(
+      `SELECT (SELECT json_agg(t)::text FROM ${table} t) AS json,
+              (SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '') AS columns`,
+      [table],
+    );
+    if (found[0]!.json) rows.push({ table, columns: found[0]!.columns, json: found[0]!.json });
+  }
+  const sequences = [];
+  for (const name of await names('S')) {
+    const { last_value, is_called } = (await client.query<{ last_value: string; is_called: boolean }>(`SELECT last_value::text, is_called FROM ${name}`))
+      .rows[0]!;
+    sequences.push({ name, value: last_value, called: is_called });
+  }
+  const fingerprint = (await client.query<{ fingerprint: string }>(databaseFingerprint)).rows[0]!.fingerprint;
+  return { fingerprint, tables, rows, sequences };
+}
+
+/** A PostgreSQL test database in the template's state, from this process's idle ones or made by `create`. */
+export async function pooledPostgres(create: () => Promise<string>, urlOf: (name: string) => string): Promise<string> {
+  const name = idlePostgres.pop();
+  if (name) {
+    counts.reused++;
+    return name;
+  }
+  counts.opened++;
+  const made = await create();
+  postgresTemplate ??= onDatabase(urlOf(made), readPostgresTemplate);
+  await postgresTemplate;
+  return made;
+}
+
+/** Gives a database back, closed by its holder: reset and kept, or dropped by `drop` when it cannot be reused. */
+export async function releasePostgres(name: string, url: string, drop: () => Promise<void>): Promise<void> {
+  const template = await postgresTemplate;
+  const kept = template && idlePostgres.length < keepIdle && (await resetPostgres(url, template).catch(() => false));
+  if (kept) idlePostgres.push(name);
+  else {
+    counts.discarded++;
+    await drop();
+  }
+}
+
+async function resetPostgres(url: string, template: PostgresTemplate): Promise<boolean> {
+  return onDatabase(url, async (client) => {
+    for (let tries = 0; ; tries++) {
+      const { rows } = await client.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
+      if (rows.length === 0) break;
+      if (tries === 50) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if ((await client.query<{ fingerprint: string }>(databaseFingerprint)).rows[0]!.fingerprint !== template.fingerprint) return false;
+    await client.query('BEGIN');
+    await client.query('SET LOCAL session_replication_role = replica');
+    await client.query(`TRUNCATE ${template.tables.join(', ')}`);
+    for (const { table, columns, json } of template.rows) {
+      await client.query(`INSERT INTO ${table} (${columns}) OVERRIDING SYSTEM VALUE SELECT ${columns} FROM json_populate_recordset(NULL::${table}, $1)`, [
+        json,
+      ]);
+    }
+    for (const { name, value, called } of template.sequences) await client.query('SELECT setval($1::regclass, $2::bigint, $3)', [name, value, called]);
+    await client.query(
+      `DELETE FROM pg_statistic WHERE starelid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${userSchemas})`,
+    );
+    await client.query('COMMIT');
+    return true;
   });
 }
