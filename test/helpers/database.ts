@@ -96,12 +96,12 @@ export async function createTestDatabase(kind: DatabaseKind, options: { poolSize
   });
 }
 
-/** Runs one statement on the cluster's `postgres` database. */
-async function onAdmin(base: string, sql: string): Promise<void> {
+/** Runs one statement on the `postgres` database of the cluster `base` names, over a connection of its own. */
+export async function onAdmin(base: string, sql: string, params: unknown[] = []): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl(base) });
   await client.connect();
   try {
-    await client.query(sql);
+    await client.query(sql, params);
   } finally {
     await client.end();
   }
@@ -122,15 +122,7 @@ export async function seedPgliteFolder(pgDataDir: string): Promise<void> {
  */
 export async function refuseConnections(databaseUrl: string): Promise<() => Promise<void>> {
   const name = new URL(databaseUrl).pathname.slice(1);
-  const admin = async (sql: string, params: unknown[] = []) => {
-    const client = new pg.Client({ connectionString: adminUrl(process.env.TEST_DATABASE_URL ?? databaseUrl) });
-    await client.connect();
-    try {
-      await client.query(sql, params);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (sql: string, params: unknown[] = []) => onAdmin(process.env.TEST_DATABASE_URL ?? databaseUrl, sql, params);
   await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
   await admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
   return () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);

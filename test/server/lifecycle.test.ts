@@ -4,9 +4,8 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminUrl, withDatabase } from '../helpers/database.ts';
+import { onAdmin, withDatabase } from '../helpers/database.ts';
 import { runCli } from '../helpers/process.ts';
 
 // A new folder's first start runs initdb and every migration (~20 s of CPU): minutes at nice 19 on a loaded machine.
@@ -131,15 +130,7 @@ describe('dirledger serve', () => {
 /** A new, empty database on the suite's PostgreSQL (no template: nothing migrated). */
 async function emptyPostgres(base: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `dirledger_test_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: adminUrl(base) });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (sql: string) => onAdmin(base, sql);
   await admin(`CREATE DATABASE "${name}"`);
   return { url: withDatabase(base, name), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
