@@ -1,4 +1,4 @@
-// Each test file makes and drops its own database: embedded PGlite always, and
+// Each test file gets its own database, in the template's state: embedded PGlite always, and
 // the machine's PostgreSQL when TEST_DATABASE_URL is set.
 import { randomBytes } from 'node:crypto';
 import { cp, readFile } from 'node:fs/promises';
@@ -61,7 +61,7 @@ function pgliteTemplate(): Promise<Blob> {
   return heldTemplate;
 }
 
-/** A fresh, migrated database of the given kind; drop() closes and removes it. */
+/** A migrated database of the given kind in the template's state (made, or reused: test/helpers/database-pool.ts); drop() gives it back. */
 export async function createTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const instance = await pooledPglite(async () => {
