@@ -1,8 +1,8 @@
 // Test databases reused within a test process, instead of one made and dropped per test file.
 //
 // Embedded: one in-memory PGlite per process (two at most, for files that hold two at once). Opening one from the
-// template dump costs ~0.65 s of CPU, and a run opens ~116; putting one back as the template left it costs a few
-// milliseconds. A test database is handed back when it is closed, and reset: its session discarded, every table
+// template dump costs ~0.65 s of CPU, and a run opens ~116; putting one back as the template left it costs ~0.09 s
+// (median of 30, most of it the fingerprint below). A test database is handed back when it is closed, and reset: its session discarded, every table
 // emptied and the template's rows and sequence values put back. It is kept only when its catalog, settings and
 // statistics still are the template's (a test that changed the schema, a role, a setting, or ran ANALYZE leaves
 // an instance that is closed instead), and only while no one else holds it: a handle kept after close() answers
@@ -75,31 +75,41 @@ async function discardSession(pglite: PGlite): Promise<void> {
   await pglite.exec('DISCARD ALL');
 }
 
+/** A query on either kind of database, answering its rows. */
+type Rows = <R>(text: string, params?: unknown[]) => Promise<R[]>;
+
+/** The template's tables and sequences (with their values), which a reset empties and sets back, and its fingerprint. */
+async function readShape(query: Rows, fingerprintSql: string) {
+  const names = async (relkinds: string[]) =>
+    (
+      await query<{ name: string }>(
+        `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = ANY($1) AND ${userSchemas} ORDER BY 1`,
+        [relkinds],
+      )
+    ).map((r) => r.name);
+  const tables = await names(['r', 'p']);
+  const sequences = [];
+  for (const name of await names(['S'])) {
+    const { last_value, is_called } = (await query<{ last_value: string; is_called: boolean }>(`SELECT last_value::text, is_called FROM ${name}`))[0]!;
+    sequences.push({ name, value: last_value, called: is_called });
+  }
+  const nonEmpty = [];
+  for (const table of tables) if ((await query(`SELECT 1 FROM ${table} LIMIT 1`)).length > 0) nonEmpty.push(table);
+  const fingerprint = (await query<{ fingerprint: string }>(fingerprintSql))[0]!.fingerprint;
+  return { fingerprint, tables, sequences, nonEmpty };
+}
+
+const pgliteRows =
+  (pglite: PGlite): Rows =>
+  async <R>(text: string, params: unknown[] = []) =>
+    (await pglite.query<R>(text, params)).rows;
+
 async function readTemplate(pglite: PGlite): Promise<TemplateState> {
   await discardSession(pglite);
-  const tables = (
-    await pglite.query<{ name: string }>(
-      `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND ${userSchemas} ORDER BY 1`,
-    )
-  ).rows.map((r) => r.name);
+  const { fingerprint, tables, sequences, nonEmpty } = await readShape(pgliteRows(pglite), instanceFingerprint);
   const rows: TemplateState['rows'] = [];
-  for (const table of tables) {
-    const result = await pglite.query(`COPY ${table} TO '/dev/blob' WITH (FORMAT binary)`);
-    const count = (await pglite.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
-    if (count > 0) rows.push({ table, copy: result.blob! });
-  }
-  const sequences = (
-    await pglite.query<{ name: string }>(
-      `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND ${userSchemas} ORDER BY 1`,
-    )
-  ).rows;
-  const values = [];
-  for (const { name } of sequences) {
-    const { last_value, is_called } = (await pglite.query<{ last_value: string; is_called: boolean }>(`SELECT last_value::text, is_called FROM ${name}`))
-      .rows[0]!;
-    values.push({ name, value: last_value, called: is_called });
-  }
-  return { fingerprint: await fingerprintOf(pglite), tables, rows, sequences: values };
+  for (const table of nonEmpty) rows.push({ table, copy: (await pglite.query(`COPY ${table} TO '/dev/blob' WITH (FORMAT binary)`)).blob! });
+  return { fingerprint, tables, rows, sequences };
 }
 
 /** Puts the template's data back; false when the instance cannot be reused (closed, or no longer the template's shape). */
@@ -224,30 +234,16 @@ async function onDatabase<T>(url: string, work: (client: pg.Client) => Promise<T
 }
 
 async function readPostgresTemplate(client: pg.Client): Promise<PostgresTemplate> {
-  const names = async (relkind: string) =>
-    (
-      await client.query<{ name: string }>(
-        `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = ANY($1) AND ${userSchemas} ORDER BY 1`,
-        [relkind.split('')],
-      )
-    ).rows.map((r) => r.name);
-  const tables = await names('rp');
+  const { fingerprint, tables, sequences, nonEmpty } = await readShape(async (text, params) => (await client.query(text, params)).rows, databaseFingerprint);
   const rows: PostgresTemplate['rows'] = [];
-  for (const table of tables) {
-    const { rows: found } = await client.query<{ json: string | null; columns: string }>(
+  for (const table of nonEmpty) {
+    const { rows: found } = await client.query<{ json: string; columns: string }>(
       `SELECT (SELECT json_agg(t)::text FROM ${table} t) AS json,
               (SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '') AS columns`,
       [table],
     );
-    if (found[0]!.json) rows.push({ table, columns: found[0]!.columns, json: found[0]!.json });
+    rows.push({ table, columns: found[0]!.columns, json: found[0]!.json });
   }
-  const sequences = [];
-  for (const name of await names('S')) {
-    const { last_value, is_called } = (await client.query<{ last_value: string; is_called: boolean }>(`SELECT last_value::text, is_called FROM ${name}`))
-      .rows[0]!;
-    sequences.push({ name, value: last_value, called: is_called });
-  }
-  const fingerprint = (await client.query<{ fingerprint: string }>(databaseFingerprint)).rows[0]!.fingerprint;
   return { fingerprint, tables, rows, sequences };
 }
 
