@@ -68,7 +68,7 @@ it('runs with plain Node against a live server: a tool call, a GraphQL read, the
   expect(out).toMatchObject({ outcome: 'OK', output: { text: 'from a consumer' }, names: ['ECHO', 'CLOCK'], refused: '401 UNAUTHENTICATED' });
   expect(out.rows).toBeGreaterThan(10);
   expect(out.row).toBe('NOT_FOUND'); // an action id names no event: the route's 404, as a typed error
-  expect(out.counts).toEqual([expect.objectContaining({ key: 'ECHO' })]);
+  expect(out.counts).toEqual([expect.objectContaining({ key: 'ECHO', events: 2 })]);
   // The typed document's answer is GraphQL's ledgerCounts for the same grouping, over every tool (the recorded Directory read has none).
   expect(out.typedCounts).toContainEqual(expect.objectContaining({ key: 'ECHO', events: out.counts[0].events }));
 }, 60_000);
