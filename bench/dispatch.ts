@@ -203,6 +203,12 @@ export async function run(args: string[]): Promise<void> {
   const afterSequential = await spoolState();
   const writesAfter = afterSequential?.writes ?? null;
   await peer.stop(60_000);
+  // The least any Node proxy spends: the bare one (node:http in, node:http out, nothing recorded) at the same concurrency.
+  const conBare = await withCpu(
+    { server: bareProxy.pid, upstream: upstream.pid },
+    (r) => r.times.length,
+    () => concurrent(agent, throughBare, seconds, workers),
+  );
   await bareProxy.stop();
   await durableBareProxy.stop();
   const conDirect = await withCpu(
@@ -271,6 +277,7 @@ export async function run(args: string[]): Promise<void> {
         ['sequential through', seqThrough.cpu],
         [`${workers} concurrent direct`, conDirect.cpu],
         [`${workers} concurrent through`, conThrough.cpu],
+        [`${workers} concurrent, bare Node proxy`, conBare.cpu],
       ] as const
     ).map(([label, c]) => row(label, int(c.server), int(c.serverLoop), int(c.upstream), int(c.client), int(c.machine), `${int(c.machineBusy * 100)} %`)),
     '',
@@ -308,7 +315,7 @@ export async function run(args: string[]): Promise<void> {
       ? [
           `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
           `through at ${workers} concurrent against that ceiling: ${int(conThrough.rps)} / ${int(ceilingCalls)} calls/s = ${fixed(ceilingRatio, 3)} (the old target, 0.5 × direct = ${int(0.5 * conDirect.rps)} calls/s, would need ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the ceiling)`,
-          ...ceilingBudget(ceiling, ceilingCalls, conThrough.cpu, conDirect.cpu, workers),
+          ...ceilingBudget(ceiling, ceilingCalls, conThrough.cpu, conDirect.cpu, conBare.cpu, workers),
         ]
       : ['ledger append ceiling: measured on PostgreSQL runs only']),
     '',
@@ -326,7 +333,7 @@ export async function run(args: string[]): Promise<void> {
  * ceiling run measured (its Node process and PostgreSQL); the bench client and the upstream cost what this run
  * measured; the rest is what a proxy's own request path may spend.
  */
-function ceilingBudget(ceiling: AppendCeiling, ceilingCalls: number, through: CpuPerCall, direct: CpuPerCall, workers: number): string[] {
+function ceilingBudget(ceiling: AppendCeiling, ceilingCalls: number, through: CpuPerCall, direct: CpuPerCall, bare: CpuPerCall, workers: number): string[] {
   const cores = os.cpus().length;
   const rate = 0.7 * ceilingCalls;
   const perCall = (cores * 1e6) / rate;
@@ -337,5 +344,7 @@ function ceilingBudget(ceiling: AppendCeiling, ceilingCalls: number, through: Cp
     `the ceiling's own CPU per call (${ceiling.inFlight} in flight): ${int(ceiling.cpuPerCall.node)} µs in Node (Ledger.append, Prisma, pg) + ${int(ceiling.cpuPerCall.postgres)} µs in PostgreSQL = ${int(append)} µs`,
     `0.7 × the ceiling = ${int(rate)} calls/s on ${cores} cores allows ${int(perCall)} µs of CPU per call in all: ${int(append)} for the append, ${int(ends)} for this bench client and the upstream (at ${workers} concurrent through; ${int(direct.client + direct.upstream)} when direct), ` +
       `leaving ${int(left)} µs for the server's request path; it spends ${int(through.server)} µs (all its threads, its own append included) and the machine ${int(through.machine)} µs per call in all`,
+    `a bare Node proxy (node:http in and out, nothing recorded, no spool, no token, no Directory) spends ${int(bare.server)} µs per call at ${workers} concurrent: ` +
+      `${fixed(bare.server / Math.max(left, 1), 2)}× what the target leaves for the request path`,
   ];
 }
