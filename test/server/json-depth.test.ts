@@ -22,4 +22,12 @@ describe('jsonTextTooDeep', () => {
     expect(jsonTextTooDeep('['.repeat(JSON_MAX_DEPTH + 1))).toBe(true);
     expect(jsonTextTooDeep('{"query":"{ event(id: \\"x\\") { id } }"}')).toBe(false);
   });
+
+  it('counts the same over UTF-8 bytes: astral characters, a lone surrogate and an escaped quote change nothing', () => {
+    const text = (depth: number) => `{"a":"😀\ud800\\"[[[","b":${nested(depth - 1)}}`;
+    for (const as of [(s: string) => s, (s: string) => Buffer.from(s, 'utf8')]) {
+      expect(jsonTextTooDeep(as(text(JSON_MAX_DEPTH)))).toBe(false);
+      expect(jsonTextTooDeep(as(text(JSON_MAX_DEPTH + 1)))).toBe(true);
+    }
+  });
 });
