@@ -34,7 +34,7 @@ export type Database = {
 };
 
 /** `instance`: an in-memory PGlite the caller opened (the suite reuses one per process); close() closes it. */
-export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true; loadDataDir?: Blob } | { instance: PGlite };
+export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true } | { instance: PGlite };
 
 export async function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): Promise<Database> {
   if ('url' in target) {
@@ -60,7 +60,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       }),
     });
   }
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
+  const { PrismaPGlite } = await import('pglite-prisma-adapter');
   let pglite: PGlite;
   let appliedAtOpen: string[] = [];
   let folderLock: FolderLock | undefined;
@@ -83,12 +83,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
   } else if ('instance' in target) {
     pglite = target.instance;
   } else {
-    // In memory (tests, `dirledger migration-diff`): no server, so V8 tiers the parser up as it would. A folder's
-    // shared_buffers: Postgres's default 128 MB took ~0.4 s of memset at each start, most of a test database's open.
-    pglite = await PGlite.create({
-      ...(target.loadDataDir && { loadDataDir: target.loadDataDir }),
-      startParams: [...PGlite.defaultStartParams, ...sharedBuffersParams()],
-    });
+    pglite = await openMemoryPglite();
   }
   const adapterFactory = new PrismaPGlite(pglite);
   const prisma = new PrismaClient({ adapter: adapterFactory });
@@ -113,6 +108,16 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       folderLock?.release();
     }),
   });
+}
+
+/**
+ * An in-memory PGlite (tests, `dirledger migration-diff`), from a dump when given one: no server, so V8 tiers the
+ * parser up as it would. A folder's shared_buffers: Postgres's default 128 MB took ~0.4 s of memset at each start,
+ * most of a test database's open.
+ */
+export async function openMemoryPglite(loadDataDir?: Blob): Promise<PGlite> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return PGlite.create({ ...(loadDataDir && { loadDataDir }), startParams: [...PGlite.defaultStartParams, ...sharedBuffersParams()] });
 }
 
 /**

@@ -3,7 +3,7 @@
 // reach the next holder's database.
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createTestDatabase, databaseKinds, refuseConnections } from '../helpers/database.ts';
+import { createTestDatabase, databaseKinds, refuseConnections, type DatabaseKind } from '../helpers/database.ts';
 import { batch, createTestLedger, event } from '../helpers/ledger.ts';
 import { poolCounts } from '../helpers/database-pool.ts';
 
@@ -18,14 +18,19 @@ async function contents(db: Awaited<ReturnType<typeof createTestDatabase>>) {
   return { counts, chain, position, role };
 }
 
+/** A fresh database's contents (that database given back), then a test ledger of the same kind with two events appended. */
+async function freshThenWritten(kind: DatabaseKind) {
+  const first = await createTestDatabase(kind);
+  const fresh = await contents(first);
+  await first.drop();
+  const t = await createTestLedger(kind);
+  await t.ledger.append(batch('c1', [event('e1'), event('e2', { kind: 'TOOL_RESULT', direction: 'OUT', actionId: 'act-e1' })]));
+  return { fresh, t };
+}
+
 describe('embedded test databases reused within a process', () => {
   it('comes back as the template after rows, a sequence, the session and an open transaction were changed', async () => {
-    const first = await createTestDatabase('pglite');
-    const fresh = await contents(first);
-    await first.drop();
-
-    const t = await createTestLedger('pglite');
-    await t.ledger.append(batch('c1', [event('e1'), event('e2', { kind: 'TOOL_RESULT', direction: 'OUT', actionId: 'act-e1' })]));
+    const { fresh, t } = await freshThenWritten('pglite');
     await t.ledger.append(batch('c1', [event('e3')]));
     expect((await contents(t.db)).counts['public.ledger_event']).toBe(3);
     await t.db.sql.query('SET search_path = pg_catalog');
@@ -92,12 +97,7 @@ describe('embedded test databases reused within a process', () => {
 
 describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL test databases reused within a process', () => {
   it('comes back as the template after rows, a sequence and statistics changed, with another connection still open', async () => {
-    const first = await createTestDatabase('postgres');
-    const fresh = await contents(first);
-    await first.drop();
-
-    const t = await createTestLedger('postgres');
-    await t.ledger.append(batch('c1', [event('e1'), event('e2', { kind: 'TOOL_RESULT', direction: 'OUT', actionId: 'act-e1' })]));
+    const { fresh, t } = await freshThenWritten('postgres');
     await t.db.sql.query('ANALYZE ledger_event');
     const lingering = new pg.Client({ connectionString: t.db.url });
     lingering.on('error', () => {});

@@ -12,13 +12,11 @@
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
-/** What the template holds that a reset puts back, and the fingerprint a reused instance must still have. */
-type TemplateState = {
-  fingerprint: string;
-  tables: string[];
-  rows: { table: string; copy: Blob }[];
-  sequences: { name: string; value: string; called: boolean }[];
-};
+/** The fingerprint a reused database must still have, and the tables and sequence values a reset puts back. */
+type Shape = { fingerprint: string; tables: string[]; sequences: { name: string; value: string; called: boolean }[] };
+
+/** The template as a PGlite reset puts it back: its shape and its rows. */
+type TemplateState = Shape & { rows: { table: string; copy: Blob }[] };
 
 const userSchemas = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'`;
 
@@ -79,7 +77,7 @@ async function discardSession(pglite: PGlite): Promise<void> {
 type Rows = <R>(text: string, params?: unknown[]) => Promise<R[]>;
 
 /** The template's tables and sequences (with their values), which a reset empties and sets back, and its fingerprint. */
-async function readShape(query: Rows, fingerprintSql: string) {
+async function readShape(query: Rows, fingerprintSql: string): Promise<Shape & { nonEmpty: string[] }> {
   const names = async (relkinds: string[]) =>
     (
       await query<{ name: string }>(
@@ -211,12 +209,7 @@ export async function pooledPglite(open: () => Promise<PGlite>): Promise<PGlite>
  * the other workers write). One given back is reset over a connection of its own, after every other connection to
  * it (a child server, a listener) is ended; planner statistics are removed, since autovacuum may have gathered some.
  */
-type PostgresTemplate = {
-  fingerprint: string;
-  tables: string[];
-  rows: { table: string; columns: string; json: string }[];
-  sequences: { name: string; value: string; called: boolean }[];
-};
+type PostgresTemplate = Shape & { rows: { table: string; columns: string; json: string }[] };
 
 const databaseFingerprint = fingerprintQuery('database');
 let postgresTemplate: Promise<PostgresTemplate> | undefined;

@@ -4,8 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { cp, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/client.ts';
-import { sharedBuffersParams } from '../../src/db/embedded.ts';
+import { openDatabase, openMemoryPglite, type Database } from '../../src/db/client.ts';
 import { pooledPglite, pooledPostgres, releasePostgres } from './database-pool.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -64,10 +63,7 @@ function pgliteTemplate(): Promise<Blob> {
 /** A migrated database of the given kind in the template's state (made, or reused: test/helpers/database-pool.ts); drop() gives it back. */
 export async function createTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const instance = await pooledPglite(async () => {
-      const { PGlite } = await import('@electric-sql/pglite');
-      return PGlite.create({ loadDataDir: await pgliteTemplate(), startParams: [...PGlite.defaultStartParams, ...sharedBuffersParams()] });
-    });
+    const instance = await pooledPglite(async () => openMemoryPglite(await pgliteTemplate()));
     const db = await openDatabase({ instance });
     return Object.assign(db, { drop: () => db.close() });
   }
