@@ -18,7 +18,10 @@
 //
 // A local upstream HTTP server runs in its own process, the dirledger server in another (on a
 // fresh PostgreSQL database, BENCH_DATABASE_URL or the machine's). The same client measures both
-// paths in the same run. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
+// paths in the same run. On PostgreSQL, the recording floor (bench/lib/recording-proxy.ts: the bare
+// proxy recording the same four events per call through the product's spool, writer and Ledger.append,
+// on a database of its own) runs at the same concurrency: what the record alone allows, with no server
+// around it. Nothing is asserted; targets print PASS or MISS. CPU time per call of each
 // process (from /proc) is printed beside the timings, the server's event-loop thread apart from its
 // other threads (the spool's writes through the thread pool, GC helpers): on a shared machine it says
 // who spent the cores, and it does not move with the neighbours' load the way latency does. Last, the calls the
@@ -35,7 +38,7 @@ import { createBenchTarget, dbLabel, parseDbKinds } from './lib/target-db.ts';
 import { type AppendCeiling, measureAppendCeilings } from './lib/append-ceiling.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { repoRoot, startServer } from './lib/server.ts';
-import { benchUpstreamSection, startBareProxy, startUpstream } from './lib/upstream.ts';
+import { benchUpstreamSection, startBareProxy, startRecordingProxy, startUpstream } from './lib/upstream.ts';
 import { durableWriteTimes } from './lib/durable-write.ts';
 import { fixed, int, percentile, row, target } from './lib/stats.ts';
 
@@ -225,13 +228,15 @@ export async function run(args: string[]): Promise<void> {
   const afterConcurrent = await spoolState();
   const writesAfterConcurrent = afterConcurrent?.writes ?? null;
   throughCalls += conThrough.times.length;
-  await agent.close();
 
   // A graceful stop flushes the background ledger writer.
   await server.stop(60_000);
   const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event WHERE tool = 'BENCH_UP'`);
   const recorded = Number(rows[0]!.n);
   const expected = throughCalls * 4;
+  // The recording floor (PostgreSQL only): the bare proxy with the product's recording pipeline and nothing else, same load.
+  const floor = db.url ? await recordingFloor(upstream, agent, seconds, workers) : undefined;
+  await agent.close();
   await upstream.stop();
   // What the ledger alone can take of these very events, the machine otherwise idle: a bound on any
   // proxy's throughput with full capture here, whatever the proxy costs.
@@ -316,6 +321,16 @@ export async function run(args: string[]): Promise<void> {
           `ledger append ceiling, this run's calls replayed through Ledger.append in batches of 500, nothing else running: ${ceilings.map((c) => `${int(c.eventsPerSecond)} events/s with ${c.inFlight} in flight`).join(', ')}; at best ${int(ceiling.eventsPerSecond / ceiling.eventsPerCall)} calls/s`,
           `through at ${workers} concurrent against that ceiling: ${int(conThrough.rps)} / ${int(ceilingCalls)} calls/s = ${fixed(ceilingRatio, 3)} (the old target, 0.5 × direct = ${int(0.5 * conDirect.rps)} calls/s, would need ${fixed(neededEvents / ceiling.eventsPerSecond, 2)}× the ceiling)`,
           ...ceilingBudget(ceiling, ceilingCalls, conThrough.cpu, conDirect.cpu, conBare.cpu, workers),
+          ...(floor
+            ? [
+                `the recording floor (a bare proxy recording the same 4 events per call through the product's spool, writer and Ledger.append, and nothing else) at ${workers} concurrent: ` +
+                  `${int(floor.rps)} calls/s = ${fixed(floor.rps / ceilingCalls, 3)} of the ceiling; CPU per call: it ${int(floor.cpu.server)} µs, the whole machine ${int(floor.cpu.machine)} µs (${int(floor.cpu.machineBusy * 100)} % busy); ` +
+                  `p50 ${ms(p(floor.times, 0.5))}, p99 ${ms(p(floor.times, 0.99))}; events recorded ${int(floor.recorded)} of ${int(floor.expected)}`,
+                // Whatever a server adds to the floor only raises this: the best any server recording through this pipeline can do here.
+                `with every core busy, the floor's ${int(floor.cpu.machine)} µs of machine CPU per call allow at most ${int((os.cpus().length * 1e6) / floor.cpu.machine)} calls/s = ` +
+                  `${fixed((os.cpus().length * 1e6) / floor.cpu.machine / ceilingCalls, 3)} of the ceiling`,
+              ]
+            : []),
         ]
       : ['ledger append ceiling: measured on PostgreSQL runs only']),
     '',
@@ -325,6 +340,28 @@ export async function run(args: string[]): Promise<void> {
     target('no event lost', `${int(recorded)} / ${int(expected)}`, 'equal', recorded === expected),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * The recording floor at `workers` concurrent on its own fresh PostgreSQL database and folder: its
+ * rate, CPU per call, and the events it recorded (counted after its graceful stop) against 4 per call.
+ */
+async function recordingFloor(upstream: { origin: string; pid: number }, agent: Agent, seconds: number, workers: number) {
+  const floorDb = await createBenchTarget('postgres', 'bench_dispatch_floor');
+  onCleanup('drop floor database', () => floorDb.drop());
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'dirledger-bench-floor-'));
+  onCleanup('remove floor data', () => rm(folder, { recursive: true, force: true }));
+  const proxy = await startRecordingProxy(`${upstream.origin}/echo`, floorDb.url!, folder);
+  const target: Target = { url: `${proxy.origin}/api/tools/BENCH_UP`, body: JSON.stringify({ q: 'bench' }) };
+  const warm = await sequential(agent, target, 500);
+  const run = await withCpu(
+    { server: proxy.pid, upstream: upstream.pid },
+    (r) => r.times.length,
+    () => concurrent(agent, target, seconds, workers),
+  );
+  await proxy.stop();
+  const rows = await floorDb.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_event`);
+  return { ...run, recorded: Number(rows[0]!.n), expected: 4 * (warm.length + run.times.length) };
 }
 
 /**

@@ -2,7 +2,7 @@
 // answers every POST with {"echo": <body>}, so the figures measure dirledger, not a remote API.
 import { spawn } from 'node:child_process';
 import { onCleanup } from './cleanup.ts';
-import { freePort } from './server.ts';
+import { freePort, repoRoot } from './server.ts';
 
 const upstreamSource = `
 const http = require('node:http');
@@ -113,6 +113,36 @@ server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('
  */
 export async function startBareProxy(upstreamUrl: string, durableFile?: string): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
   return startNodeServer(bareProxySource, durableFile ? [upstreamUrl, durableFile] : [upstreamUrl], durableFile ? 'durable bare proxy' : 'bare proxy');
+}
+
+/**
+ * Starts the recording floor (recording-proxy.ts) to `upstreamUrl` on a free port, recording into
+ * the PostgreSQL database at `databaseUrl` with its spool and blobs under `folder`; stop() ends it
+ * gracefully, its background writer flushed.
+ */
+export async function startRecordingProxy(
+  upstreamUrl: string,
+  databaseUrl: string,
+  folder: string,
+): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  // BENCH_FLOOR_NODE_ARGS (e.g. --cpu-prof) go to this process alone.
+  const nodeArgs = process.env.BENCH_FLOOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, 'bench/lib/recording-proxy.ts', String(port), upstreamUrl, databaseUrl, folder], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`recording proxy exited with ${code}`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = onCleanup(`stop recording proxy pid ${child.pid}`, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await exited;
+  });
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
 }
 
 /** The directory section of one HTTP tool, BENCH_UP, that posts {"q": …} to the upstream's /echo. */
