@@ -16,11 +16,13 @@
 // Loads --events through POST /ledger/batches with the ingest bench's workload (tool requests name
 // their tool's contract), starts PostGraphile (Amber preset) on the same database, and asks each
 // question of bench/lib/reads-questions.ts three ways: of this server, of PostGraphile, and as one
-// hand-written statement through pg (the floor). First it checks the three answer with the same data;
+// hand-written statement through pg (the floor). First the loaded tables are vacuumed and analysed (so
+// autovacuum does not run during the first cells) and it checks the three answer with the same data;
 // then an accounting pass through a wire-protocol relay counts statements and bytes from PostgreSQL
 // per request (servers started behind the relay only for it); then timed, interleaved rounds
 // (every question, concurrency and system in turn, the systems' order rotating per round) print rps,
-// p50 and p99 with medians over rounds. --grow then adds generated events in SQL (bench/lib/grow-ledger.ts)
+// p50 and p99 with medians over rounds, and per request the CPU of the server, of the database's client backends
+// and of the whole machine. --grow then adds generated events in SQL (bench/lib/grow-ledger.ts)
 // and measures again at each size, printing how p99 grows.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -32,7 +34,7 @@ import { mintWithRootKey } from '../src/auth/tokens.ts';
 import { contractSha256 } from '../src/directory/contracts.ts';
 import { benchServerEntry } from './lib/build.ts';
 import { onCleanup } from './lib/cleanup.ts';
-import { processCpuSeconds } from './lib/cpu.ts';
+import { backendsCpu, machineCpuSeconds, processCpuSeconds } from './lib/cpu.ts';
 import { growLedger } from './lib/grow-ledger.ts';
 import { workload } from './lib/ledger-workload.ts';
 import { isLedgerAppend, startWireCounter, type WireCounts } from './lib/pg-wire-counter.ts';
@@ -54,8 +56,12 @@ const contractOf = (tool: string) => ({
 });
 const systems = ['ours', 'base', 'postgraphile', 'floor', 'pglite'] as const;
 type System = (typeof systems)[number];
-/** `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process). */
-type Cell = { rps: number; p50: number; p99: number; cpuMs?: number };
+/**
+ * `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process);
+ * `postgresMs`: the bench database's client backends' (the system's statements, and for ours its record's appends);
+ * `machineMs`: every process's (server, PostgreSQL, this client), which bounds the rate once the cores are full.
+ */
+type Cell = { rps: number; p50: number; p99: number; cpuMs?: number; postgresMs?: number; machineMs?: number };
 /**
  * Per request; `statements` are reads, `appends` the ledger appends of the request's own record (a
  * Directory read is recorded: docs/ARCHITECTURE.md, "What is recorded"), batched in the background.
@@ -143,6 +149,10 @@ export async function run(args: string[]): Promise<void> {
   const floor = new pg.Pool({ connectionString: db.url, max: Math.max(...levels) });
   floor.on('error', () => {}); // dropping the database ends its connections
   onCleanup('floor pool', () => floor.end());
+  // Settled before anything is timed: otherwise autovacuum takes up the load here, during whichever cells come first.
+  const t2 = performance.now();
+  await floor.query('VACUUM (ANALYZE) ledger_event, blob, ledger_batch');
+  console.log(`vacuumed and analysed in ${fixed((performance.now() - t2) / 1000, 1)} s`);
 
   const results: Sized[] = [];
   for (const size of sizes) {
@@ -155,7 +165,7 @@ export async function run(args: string[]): Promise<void> {
     const servers = { ours, base, postgraphile: peer, pglite: embedded };
     await checkSameAnswers(asked, servers, floor, pools, onPostgres);
     const accounting = await account(asked, db.url, pools, onPostgres, startOurs, startPostgraphile);
-    const cells = await timeRounds(asked, servers, floor, pools, active, levels, rounds, seconds);
+    const cells = await timeRounds(asked, servers, floor, db.url, pools, active, levels, rounds, seconds);
     const sized: Sized = { events: size, cells, accounting };
     results.push(sized);
     printSize(sized, asked, active, levels, rounds);
@@ -350,6 +360,7 @@ async function timeRounds(
   asked: Question[],
   servers: Servers,
   floor: pg.Pool,
+  floorUrl: string,
   pools: Pools,
   active: System[],
   levels: number[],
@@ -358,6 +369,15 @@ async function timeRounds(
 ): Promise<Map<string, Cell[]>> {
   const cells = new Map<string, Cell[]>();
   const max = Math.max(...levels);
+  // Every client backend on the bench database, listed over a connection of its own, which is left out (autovacuum is not the system's).
+  const lister = new pg.Client({ connectionString: floorUrl });
+  await lister.connect();
+  const backendPids = async () =>
+    (
+      await lister.query<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+      )
+    ).rows.map((r) => r.pid);
   const clients = {
     ours: postClient(servers.ours.origin, max),
     postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, max),
@@ -377,7 +397,11 @@ async function timeRounds(
             await drive(Math.min(0.3, seconds / 4), c, call); // warm-up, not kept
             const pid = system === 'floor' ? undefined : servers[system]!.pid;
             const cpu0 = pid && processCpuSeconds(pid);
+            const postgresSince = await backendsCpu(backendPids);
+            const machine0 = machineCpuSeconds().busy;
             const cell = await drive(seconds, c, call);
+            cell.machineMs = ((machineCpuSeconds().busy - machine0) * 1000) / (cell.rps * seconds);
+            cell.postgresMs = ((await postgresSince()) * 1000) / (cell.rps * seconds);
             if (pid) cell.cpuMs = ((processCpuSeconds(pid)! - (cpu0 as number)) * 1000) / (cell.rps * seconds);
             const key = `${system}|${q.short}|${c}`;
             cells.set(key, [...(cells.get(key) ?? []), cell]);
@@ -391,6 +415,7 @@ async function timeRounds(
     clients.postgraphile?.close();
     clients.base?.close();
     clients.pglite?.close();
+    await lister.end();
   }
   return cells;
 }
@@ -407,6 +432,8 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
       console.log(row(`  rps, concurrency ${c}`, ...active.map((a) => int(get(a, (x) => x.rps)))));
       console.log(row(`  p50 / p99 ms, concurrency ${c}`, ...active.map((a) => `${fixed(get(a, (x) => x.p50))} / ${fixed(get(a, (x) => x.p99))}`)));
       console.log(row(`  server CPU ms per request, conc ${c}`, ...active.map((a) => (a === 'floor' ? '' : fixed(get(a, (x) => x.cpuMs ?? NaN))))));
+      console.log(row(`  PostgreSQL CPU ms per request, conc ${c}`, ...active.map((a) => fixed(get(a, (x) => x.postgresMs ?? NaN)))));
+      console.log(row(`  machine CPU ms per request, conc ${c}`, ...active.map((a) => fixed(get(a, (x) => x.machineMs ?? NaN)))));
       const ratio = (a: System) => get('ours', (x) => x.rps) / get(a, (x) => x.rps);
       if (active.includes('postgraphile'))
         console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
