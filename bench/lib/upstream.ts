@@ -20,19 +20,25 @@ server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('
 `;
 
 /** Starts the echo upstream on a free port; stop() (or the bench cleanup) ends it. */
-export async function startUpstream(): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
-  return startNodeServer(upstreamSource, [], 'upstream');
+export async function startUpstream(): Promise<NodeServer> {
+  return startNodeServer(['-e', upstreamSource], [], 'upstream');
 }
 
-async function startNodeServer(source: string, args: string[], name: string): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
+type NodeServer = { origin: string; pid: number; stop(): Promise<void> };
+
+/** Runs `node <argv before the port> <port> <argv after>` on a free port until it prints a line; stop() ends it and waits for it to exit. */
+async function startNodeServer(before: string[], after: string[], name: string): Promise<NodeServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', source, String(port), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...before, String(port), ...after], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = onCleanup(`stop ${name} pid ${child.pid}`, async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await exited;
   });
   return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
 }
@@ -111,8 +117,8 @@ server.listen(Number(process.argv[1]), '127.0.0.1', () => process.stdout.write('
  * proxy's added latency here. With `durableFile`, it writes each request and answer there durably
  * first (two durable writes per call, the file made and zero-filled at start).
  */
-export async function startBareProxy(upstreamUrl: string, durableFile?: string): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
-  return startNodeServer(bareProxySource, durableFile ? [upstreamUrl, durableFile] : [upstreamUrl], durableFile ? 'durable bare proxy' : 'bare proxy');
+export async function startBareProxy(upstreamUrl: string, durableFile?: string): Promise<NodeServer> {
+  return startNodeServer(['-e', bareProxySource], durableFile ? [upstreamUrl, durableFile] : [upstreamUrl], durableFile ? 'durable bare proxy' : 'bare proxy');
 }
 
 /**
@@ -120,29 +126,10 @@ export async function startBareProxy(upstreamUrl: string, durableFile?: string):
  * the PostgreSQL database at `databaseUrl` with its spool and blobs under `folder`; stop() ends it
  * gracefully, its background writer flushed.
  */
-export async function startRecordingProxy(
-  upstreamUrl: string,
-  databaseUrl: string,
-  folder: string,
-): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
-  const port = await freePort();
+export async function startRecordingProxy(upstreamUrl: string, databaseUrl: string, folder: string): Promise<NodeServer> {
   // BENCH_FLOOR_NODE_ARGS (e.g. --cpu-prof) go to this process alone.
   const nodeArgs = process.env.BENCH_FLOOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, 'bench/lib/recording-proxy.ts', String(port), upstreamUrl, databaseUrl, folder], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`recording proxy exited with ${code}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = onCleanup(`stop recording proxy pid ${child.pid}`, async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    await exited;
-  });
-  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
+  return startNodeServer([...nodeArgs, 'bench/lib/recording-proxy.ts'], [upstreamUrl, databaseUrl, folder], 'recording proxy');
 }
 
 /** The directory section of one HTTP tool, BENCH_UP, that posts {"q": …} to the upstream's /echo. */
