@@ -114,7 +114,9 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  // One chunk (a small body) is the body: a view over it, not a copy.
+  if (chunks.length === 1) return Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength);
+  return Buffer.concat(chunks, size);
 }
 
 export function tooLarge(limit: number, size: number): DomainError {

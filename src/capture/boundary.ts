@@ -14,7 +14,7 @@ import type { Logger } from '../logger.ts';
 import type { Door } from '../context/door.ts';
 import { currentInvocation, eventFields, runInInvocation, type Invocation, type InvocationInput } from '../context/request.ts';
 import { installOutboundCapture, type OutboundCapture } from './outbound.ts';
-import { bytesPayload } from './payload.ts';
+import { bodyBytes, bytesPayload } from './payload.ts';
 import { unrecorded } from './unrecorded.ts';
 import { isStreamedAnswer, teeResponse, type StreamChunk } from './tee.ts';
 import type { LedgerWriter } from './writer.ts';
@@ -269,7 +269,7 @@ async function record(services: BoundaryServices, exchange: BoundaryExchange, in
     return teed.response;
   }
   // Read without asking for `body` first, which builds a stream over the bytes; only an empty answer asks whether it had one.
-  const bytes = Buffer.from(await answer.arrayBuffer());
+  const bytes = bodyBytes(await answer.arrayBuffer());
   const hasBody = bytes.length > 0 || Boolean(answer.body);
   await afterRun(recordAnswer(services, exchange, invocation, { status: answer.status, headers: answerBase.headers, body: bytes }));
   // The adapter's Response with plain headers: written in one go (see src/doors/respond.ts).

@@ -6,6 +6,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { Response as AdapterResponse } from '@whatwg-node/server';
 import { NoSchemaIntrospectionCustomRule, type GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { bodyBytes } from '../capture/payload.ts';
 import { graphqlRequestRecorded } from '../capture/recording.ts';
 import type { Door } from '../context/door.ts';
 import { currentCaller, type Caller } from '../context/request.ts';
@@ -104,7 +105,7 @@ export function graphqlHttpDoor(yoga: Yoga, recordExchange: RecordExchange) {
         ? recordExchange(door, request, null, async () => whole(await yoga.fetch(request, {})))
         : yoga.fetch(request, {});
     }
-    const body = Buffer.from(await request.arrayBuffer());
+    const body = bodyBytes(await request.arrayBuffer());
     let params: unknown;
     // A body parsed here as a JSON object goes on parsed; anything else goes as the bytes, for yoga to answer as it does.
     const forward = async () => {
