@@ -47,17 +47,19 @@ const server = http.createServer((req, res) => {
     const actionId = randomUUID();
     const body = Buffer.concat(chunks);
     try {
-      void writer.stage(
-        event(actionId, 'door:request', {
-          kind: 'REQUEST',
-          direction: 'IN',
-          method: req.method!,
-          url: req.url!,
-          headers: { 'content-type': String(req.headers['content-type'] ?? '') },
-          payload: bytesPayload(body),
-          metadata: { capture: 'boundary', door: 'API' },
-        }),
-      );
+      void writer
+        .stage(
+          event(actionId, 'door:request', {
+            kind: 'REQUEST',
+            direction: 'IN',
+            method: req.method!,
+            url: req.url!,
+            headers: { 'content-type': String(req.headers['content-type'] ?? '') },
+            payload: bytesPayload(body),
+            metadata: { capture: 'boundary', door: 'API' },
+          }),
+        )
+        .catch(() => {}); // its write is the TOOL_CALL's: a failure of it refuses the call below
       await writer.enqueue(
         event(actionId, 'call', {
           kind: 'TOOL_CALL',
