@@ -44,10 +44,13 @@ export function readSegmentHeader(bytes: Buffer): number | undefined {
 /** One event as a framed record; `stamp` gives it the segment it is written to. */
 export function frame(event: EventInput): Buffer {
   const { text, ...payload } = event.payload;
-  if (text === undefined) return framed(JSON.stringify(event));
+  // The time as the text JSON.stringify gives a Date: a Date (its toJSON) takes the whole event off V8's fast path
+  // (a dispatched call's four events framed in 21 µs with it, 10 without).
+  const occurredAt = event.occurredAt.toISOString();
+  if (text === undefined) return framed(JSON.stringify({ ...event, occurredAt }));
   // The bytes the text was decoded from where the capture kept them (the same bytes the spool's redaction read).
   const bytes = textBytesOf(event.payload) ?? Buffer.from(text, 'utf8');
-  return framed(JSON.stringify({ ...event, payload }), bytes);
+  return framed(JSON.stringify({ ...event, occurredAt, payload }), bytes);
 }
 
 /** The record of a body: `json`, or RAW_TEXT, its length, `json` and `rawText`; encoded straight into the record, no intermediate buffer. */
