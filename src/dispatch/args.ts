@@ -46,6 +46,26 @@ function explain(error: ErrorObject, args: unknown): { field: string; message: s
   };
 }
 
+/**
+ * A deep copy of a JSON value (plain objects, arrays, primitives), for Ajv's defaults to fill in;
+ * anything else is left to structuredClone, which serialises and deserialises even a call's one
+ * argument (checkArgs 0.9 µs with it, 0.07 µs by hand).
+ */
+function copyOf(value: unknown): unknown {
+  if (typeof value === 'function' || typeof value === 'symbol') return structuredClone(value); // refused as structuredClone refuses it
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyOf);
+  if (Object.getPrototypeOf(value) !== Object.prototype) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const copied = copyOf((value as Record<string, unknown>)[key]);
+    // An own "__proto__" (JSON.parse makes one) stays an own property, as structuredClone keeps it.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
+    else out[key] = copied;
+  }
+  return out;
+}
+
 /** Validates (and fills defaults into a copy of) the arguments; no schema accepts any object. */
 export function checkArgs(schema: unknown, input: unknown): ArgsCheck {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -54,7 +74,7 @@ export function checkArgs(schema: unknown, input: unknown): ArgsCheck {
   if (valueTooDeep(input)) {
     return { ok: false, field: '(the arguments)', message: `Arguments: expected JSON nested at most ${JSON_MAX_DEPTH} levels deep, got deeper.` };
   }
-  const args = structuredClone(input) as Record<string, unknown>;
+  const args = copyOf(input) as Record<string, unknown>;
   if (!schema || typeof schema !== 'object') return { ok: true, args };
   let validate = bySchema.get(schema);
   if (!validate) {

@@ -1,4 +1,5 @@
 // checkArgs fills defaults into a copy of the arguments, never into the caller's objects, and an own __proto__ key stays data.
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { checkArgs } from '../../src/dispatch/args.ts';
 import { JSON_MAX_DEPTH } from '../../src/limits.ts';
@@ -29,6 +30,18 @@ describe('checkArgs', () => {
     const open = checkArgs({ type: 'object' }, hostile);
     expect(open.ok && Object.hasOwn(open.args, '__proto__') && Object.getPrototypeOf(open.args)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('copies what structuredClone copies: JSON deep and apart from the input, other objects by structuredClone, a function refused', () => {
+    const open = checkArgs({ type: 'object' }, hostile);
+    // node's deep equality: vitest's strict equality compares `constructor`, which this input owns as data.
+    expect(open.ok && isDeepStrictEqual(open.args, structuredClone(hostile))).toBe(true);
+    expect(open.ok && (open.args.list as unknown[])[4]).not.toBe(hostile.list[4]);
+    const at = new Date('2026-12-02T00:00:00Z');
+    const withObjects = checkArgs({ type: 'object' }, { at, map: new Map([['k', 1]]), nothing: null });
+    expect(withObjects.ok && withObjects.args).toStrictEqual({ at, map: new Map([['k', 1]]), nothing: null });
+    expect(withObjects.ok && withObjects.args.at).not.toBe(at);
+    expect(() => checkArgs({ type: 'object' }, { run: () => 1 })).toThrow(/could not be cloned/);
   });
 
   it('refuses arguments nested deeper than the limit before copying them', () => {
