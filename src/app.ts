@@ -54,7 +54,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   let inFlight = 0;
   let started = 0;
-  services.spool?.writeInPlaceWhen(() => inFlight <= 1);
+  // One caller at a time: no request was answered earlier in this turn of the event loop. In-flight requests
+  // alone do not tell: callers answered without I/O (the resolver, a Directory listing, a refusal) are each
+  // served whole before the next one waiting is read, so 32 of them looked like one and every answer got a
+  // blocking durable write of its own (the resolver, 32 callers in another process: before, a write a call,
+  // 1,082–1,342 calls/s; now a write per ~10 calls, 801 for 8,000, 30 of them in place, 2,617 calls/s).
+  // A lone caller's next request comes in a later turn.
+  let answeredThisTurn = false;
+  let oneCaller = false;
+  const turnEnded = () => {
+    answeredThisTurn = false;
+  };
+  services.spool?.writeInPlaceWhen(() => inFlight <= 1 && oneCaller);
   let idle: (() => void) | undefined;
   let stopping = false;
 
@@ -103,12 +114,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (stopping) return json({ error: { code: 'SHUTTING_DOWN', message: 'The server is stopping.' } }, 503, { 'retry-after': '1', connection: 'close' });
     inFlight++;
     started++;
+    oneCaller = !answeredThisTurn;
     try {
       return await withoutSecrets(await route(request), services);
     } catch (error) {
       logger.error({ err: error }, 'unexpected error in an HTTP door');
       return json({ error: { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' } }, 500);
     } finally {
+      if (!answeredThisTurn) {
+        answeredThisTurn = true;
+        setImmediate(turnEnded);
+      }
       if (--inFlight === 0) idle?.();
     }
   }
