@@ -35,14 +35,6 @@ export class BoundedBytes {
   }
 }
 
-/**
- * A body read with `arrayBuffer()` as a Buffer over the same bytes, not a copy: the server adapter's
- * Request and Response answer a Buffer there (not an ArrayBuffer), which `Buffer.from` would copy.
- */
-export function bodyBytes(body: ArrayBuffer | ArrayBufferView): Buffer<ArrayBuffer> {
-  return ArrayBuffer.isView(body) ? Buffer.from(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength) : Buffer.from(body);
-}
-
 export function bytesPayload(bytes: Buffer, state: 'COMPLETE' | 'PARTIAL' = 'COMPLETE'): PayloadInput {
   return isUtf8(bytes) ? { state, text: bytes.toString('utf8') } : { state, base64: bytes.toString('base64') };
 }
