@@ -15,8 +15,12 @@
 // and it has no wire accounting or growth (both are PostgreSQL's).
 // Loads --events through POST /ledger/batches with the ingest bench's workload (tool requests name
 // their tool's contract), starts PostGraphile (Amber preset) on the same database, and asks each
-// question of bench/lib/reads-questions.ts three ways: of this server, of PostGraphile, and as one
-// hand-written statement through pg (the floor). First the loaded tables are vacuumed and analysed (so
+// question of bench/lib/reads-questions.ts four ways: of this server, of PostGraphile, of PostGraphile
+// keeping the record this server keeps of a recorded read ("recorded peer": REQUEST/IN staged,
+// RESPONSE/OUT durable before the answer, through the product's own spool, writer and Ledger.append on
+// the same database), and as one hand-written statement through pg (the floor). For the questions
+// this server records (a Directory read), the recorded peer tells what the record costs from what the
+// server's own path costs. First the loaded tables are vacuumed and analysed (so
 // autovacuum does not run during the first cells) and it checks the three answer with the same data;
 // then an accounting pass through a wire-protocol relay counts statements and bytes from PostgreSQL
 // per request (servers started behind the relay only for it); then timed, interleaved rounds
@@ -54,7 +58,7 @@ const contractOf = (tool: string) => ({
   headers: { 'content-type': 'application/json' },
   body: { query: '{{query}}' },
 });
-const systems = ['ours', 'base', 'postgraphile', 'floor', 'pglite'] as const;
+const systems = ['ours', 'base', 'postgraphile', 'recorded peer', 'floor', 'pglite'] as const;
 type System = (typeof systems)[number];
 /**
  * `cpuMs`: the server process's CPU per request (not for the floor, which runs in this process);
@@ -97,7 +101,7 @@ export async function run(args: string[]): Promise<void> {
   if (withPglite && sizes.length > 1) throw new Error('--grow grows PostgreSQL in SQL; run it without --db both');
   if (values.db === 'pglite') throw new Error('--db: reads compares against PostgreSQL; use --db both for PGlite beside it');
   const active: System[] = [
-    ...(values['skip-postgraphile'] ? (['ours', 'floor'] as const) : (['ours', 'postgraphile', 'floor'] as const)),
+    ...(values['skip-postgraphile'] ? (['ours', 'floor'] as const) : (['ours', 'postgraphile', 'recorded peer', 'floor'] as const)),
     ...(values.base ? (['base'] as const) : []),
     ...(withPglite ? (['pglite'] as const) : []),
   ];
@@ -122,11 +126,14 @@ export async function run(args: string[]): Promise<void> {
     AUTH_RATE_PER_SECOND: '0',
   });
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // BENCH_PEER_NODE_ARGS (e.g. --cpu-prof) go to PostGraphile, recorded or not.
+  const peerArgs = process.env.BENCH_PEER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const startOurs = (url: string, name: string) => startServer(ourEnv(url, name), { entry, ...(name === 'ours' && { nodeArgs }) });
-  const startPostgraphile = (url: string) =>
+  // recordIn: a folder name under the data folder for the recorded peer's spool and blobs.
+  const startPostgraphile = (url: string, recordIn?: string) =>
     startServer(
-      { DATABASE_URL: url },
-      { entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'), nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs')] },
+      { DATABASE_URL: url, ...(recordIn && { RECORD_FOLDER: path.join(dataDir, recordIn) }) },
+      { entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'), nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs'), ...peerArgs] },
     );
 
   const ours = await startOurs(db.url, 'ours');
@@ -134,6 +141,7 @@ export async function run(args: string[]): Promise<void> {
   await ingest(ours.origin, events, contracts);
   console.log(`loaded ${int(events)} events through POST /ledger/batches in ${fixed((performance.now() - t0) / 1000, 1)} s`);
   const peer = active.includes('postgraphile') ? await startPostgraphile(db.url) : undefined;
+  const recordedPeer = active.includes('recorded peer') ? await startPostgraphile(db.url, 'recorded-peer') : undefined;
   const baseRoot = values.base && path.resolve(values.base);
   // BENCH_SERVER_NODE_ARGS (e.g. --cpu-prof) go to the base too, so an A/B can profile both sides.
   const base = baseRoot ? await startServer(ourEnv(db.url, 'base'), { root: baseRoot, entry: await benchServerEntry(baseRoot, 'reads'), nodeArgs }) : undefined;
@@ -162,7 +170,7 @@ export async function run(args: string[]): Promise<void> {
       console.log(`grown in ${fixed(s, 0)} s`);
     }
     const pools = await readPools(floor, tools);
-    const servers = { ours, base, postgraphile: peer, pglite: embedded };
+    const servers = { ours, base, postgraphile: peer, 'recorded peer': recordedPeer, pglite: embedded };
     await checkSameAnswers(asked, servers, floor, pools, onPostgres);
     const accounting = await account(asked, db.url, pools, onPostgres, startOurs, startPostgraphile);
     const cells = await timeRounds(asked, servers, floor, db.url, pools, active, levels, rounds, seconds);
@@ -172,6 +180,7 @@ export async function run(args: string[]): Promise<void> {
   }
   if (results.length > 1) printGrowth(results, asked, active, levels);
   await peer?.stop();
+  await recordedPeer?.stop();
   await base?.stop();
   await embedded?.stop();
   await ours.stop();
@@ -231,17 +240,14 @@ async function readPools(pool: pg.Pool, tools: string[]): Promise<Pools> {
   };
 }
 
-type Servers = { ours: ServerProcess; base?: ServerProcess; postgraphile?: ServerProcess; pglite?: ServerProcess };
+type Servers = { ours: ServerProcess; base?: ServerProcess; postgraphile?: ServerProcess; 'recorded peer'?: ServerProcess; pglite?: ServerProcess };
 
-async function askGraph(
-  client: PostClient,
-  q: Question,
-  system: 'ours' | 'postgraphile',
-  pools: Pools,
-  i: number,
-  headers: Record<string, string>,
-): Promise<unknown> {
-  const graph = q[system];
+/** The query a system is asked: PostGraphile's schema for PostGraphile, recorded or not; this server's for the rest. */
+const schemaOf = (system: System) => (system === 'postgraphile' || system === 'recorded peer' ? 'postgraphile' : 'ours');
+
+async function askGraph(client: PostClient, q: Question, system: System, pools: Pools, i: number): Promise<unknown> {
+  const graph = q[schemaOf(system)];
+  const headers = schemaOf(system) === 'postgraphile' ? {} : auth;
   const body = Buffer.from(JSON.stringify({ query: graph.query, variables: graph.variables(pools, i) }));
   const send = () => client.post('/graphql', body, { 'content-type': 'application/json', accept: 'application/json', ...headers });
   // A keep-alive socket the server closed while this system sat out other cells: the read never arrived, so it is sent again.
@@ -253,17 +259,14 @@ async function askGraph(
   return answer.data;
 }
 
-const headersOf = (system: System) => (system === 'postgraphile' ? {} : auth);
-
 async function checkSameAnswers(asked: Question[], servers: Servers, floor: pg.Pool, pools: Pools, active: System[]): Promise<void> {
-  const clients = { ours: postClient(servers.ours.origin, 1), postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, 1) };
+  const graphs = active.filter((s) => s !== 'floor');
+  const clients = Object.fromEntries(graphs.map((s) => [s, postClient(servers[s as keyof Servers]!.origin, 1)]));
   try {
     for (const [index, q] of asked.entries()) {
       for (let i = 0; i < 5; i++) {
         const answers: Record<string, unknown> = { floor: await askFloor(floor, q, questions.indexOf(q), pools, i) };
-        answers.ours = await q.ours.normalize(await askGraph(clients.ours, q, 'ours', pools, i, auth));
-        if (active.includes('postgraphile'))
-          answers.postgraphile = await q.postgraphile.normalize(await askGraph(clients.postgraphile!, q, 'postgraphile', pools, i, {}));
+        for (const s of graphs) answers[s] = await q[schemaOf(s)].normalize(await askGraph(clients[s]!, q, s, pools, i));
         for (const s of active) {
           if (!isDeepStrictEqual(answers[s], answers.floor)) {
             throw new Error(
@@ -276,8 +279,7 @@ async function checkSameAnswers(asked: Question[], servers: Servers, floor: pg.P
     }
     console.log(`checked: ${active.join(', ')} give the same data for every question (5 samples each)`);
   } finally {
-    clients.ours.close();
-    clients.postgraphile?.close();
+    for (const client of Object.values(clients)) client.close();
   }
 }
 
@@ -288,7 +290,7 @@ async function account(
   pools: Pools,
   active: System[],
   startOurs: (url: string, name: string) => Promise<ServerProcess>,
-  startPeer: (url: string) => Promise<ServerProcess>,
+  startPeer: (url: string, recordIn?: string) => Promise<ServerProcess>,
 ): Promise<Map<string, Accounting>> {
   const base = new URL(url);
   const counters = Object.fromEntries(
@@ -298,14 +300,14 @@ async function account(
   const n = 20;
   const servers: Partial<Record<System, ServerProcess>> = { ours: await startOurs(counters.ours!.via(url), 'ours-accounting') };
   if (active.includes('postgraphile')) servers.postgraphile = await startPeer(counters.postgraphile!.via(url));
+  if (active.includes('recorded peer')) servers['recorded peer'] = await startPeer(counters['recorded peer']!.via(url), 'recorded-peer-accounting');
   const floor = new pg.Pool({ connectionString: counters.floor!.via(url), max: 1 });
   try {
     for (const system of active) {
       const counter = counters[system]!;
       const client = system === 'floor' ? undefined : postClient(servers[system]!.origin, 1);
       for (const q of asked) {
-        const ask = (i: number) =>
-          client ? askGraph(client, q, system as 'ours' | 'postgraphile', pools, i, headersOf(system)) : askFloor(floor, q, questions.indexOf(q), pools, i);
+        const ask = (i: number) => (client ? askGraph(client, q, system, pools, i) : askFloor(floor, q, questions.indexOf(q), pools, i));
         for (let i = 0; i < n; i++) await ask(i); // the same requests once first: caches (contracts) and named statements warm
         const warm = counter.take(); // named statements are parsed once: their text passes during the warm-up
         for (let i = 0; i < n; i++) await ask(i);
@@ -378,12 +380,7 @@ async function timeRounds(
         "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
       )
     ).rows.map((r) => r.pid);
-  const clients = {
-    ours: postClient(servers.ours.origin, max),
-    postgraphile: servers.postgraphile && postClient(servers.postgraphile.origin, max),
-    base: servers.base && postClient(servers.base.origin, max),
-    pglite: servers.pglite && postClient(servers.pglite.origin, max),
-  };
+  const clients = Object.fromEntries(active.filter((s) => s !== 'floor').map((s) => [s, postClient(servers[s as keyof Servers]!.origin, max)]));
   try {
     for (let round = 0; round < rounds; round++) {
       const order = active.map((_, k) => active[(k + round) % active.length]!);
@@ -391,11 +388,9 @@ async function timeRounds(
         for (const c of levels) {
           for (const system of order) {
             const call = (i: number) =>
-              system === 'floor'
-                ? askFloor(floor, q, questions.indexOf(q), pools, i)
-                : askGraph(clients[system]!, q, system === 'postgraphile' ? system : 'ours', pools, i, headersOf(system));
+              system === 'floor' ? askFloor(floor, q, questions.indexOf(q), pools, i) : askGraph(clients[system]!, q, system, pools, i);
             await drive(Math.min(0.3, seconds / 4), c, call); // warm-up, not kept
-            const pid = system === 'floor' ? undefined : servers[system]!.pid;
+            const pid = system === 'floor' ? undefined : servers[system as keyof Servers]!.pid;
             const cpu0 = pid && processCpuSeconds(pid);
             const postgresSince = await backendsCpu(backendPids);
             const machine0 = machineCpuSeconds().busy;
@@ -411,10 +406,7 @@ async function timeRounds(
       process.stdout.write(`  round ${round + 1}/${rounds} done\n`);
     }
   } finally {
-    clients.ours.close();
-    clients.postgraphile?.close();
-    clients.base?.close();
-    clients.pglite?.close();
+    for (const client of Object.values(clients)) client.close();
     await lister.end();
   }
   return cells;
@@ -437,6 +429,12 @@ function printSize(s: Sized, asked: Question[], active: System[], levels: number
       const ratio = (a: System) => get('ours', (x) => x.rps) / get(a, (x) => x.rps);
       if (active.includes('postgraphile'))
         console.log(target(`  ours / PostGraphile rps, conc ${c}`, fixed(ratio('postgraphile')), '≥ 1.0', ratio('postgraphile') >= 1));
+      // Where this server records the read, the same record's cost to PostGraphile, and ours beside PostGraphile paying it.
+      if (active.includes('recorded peer') && s.accounting.get(`ours|${q.short}`)!.appends > 0) {
+        const recordCost = get('recorded peer', (x) => x.rps) / get('postgraphile', (x) => x.rps);
+        console.log(row(`  recorded peer / PostGraphile rps, conc ${c}`, fixed(recordCost)));
+        console.log(row(`  ours / recorded peer rps, conc ${c}`, fixed(ratio('recorded peer'))));
+      }
       console.log(row(`  ours / floor rps, conc ${c}`, fixed(ratio('floor'))));
       if (active.includes('base')) console.log(row(`  ours / base rps, conc ${c}`, fixed(ratio('base'))));
       if (active.includes('pglite')) console.log(row(`  ours on PGlite / on PostgreSQL rps, conc ${c}`, fixed(1 / ratio('pglite'))));

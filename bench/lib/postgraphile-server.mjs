@@ -4,6 +4,12 @@
 // with DATABASE_URL, PORT and HOST set. The ledger's references are checked by a trigger, not by
 // foreign keys, so smart tags declare them (and directory_row.name, unique in the bench's Directory)
 // for PostGraphile to offer the same relations.
+//
+// With RECORD_FOLDER set it keeps the record dirledger keeps of a recorded read (REQUEST/IN staged,
+// RESPONSE/OUT durable before the answer, exact bytes) through the product's own pipeline
+// (bench/lib/recorder.ts) on the same database: what PostGraphile would pay for the record, so that
+// the bench can tell the record's cost from the server's own.
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { postgraphile } from 'postgraphile';
 import { makePgService } from 'postgraphile/adaptors/pg';
@@ -41,14 +47,83 @@ const preset = {
   grafast: { explain: false },
 };
 
+const recorderModule = process.env.RECORD_FOLDER && (await import('./recorder.ts'));
+const payloadModule = process.env.RECORD_FOLDER && (await import('../../src/capture/payload.ts'));
 const pgl = postgraphile(preset);
 const serv = pgl.createServ(grafserv);
+const recorder = recorderModule ? await recorderModule.openRecorder(process.env.DATABASE_URL, process.env.RECORD_FOLDER) : undefined;
 const server = createServer();
-serv.addTo(server);
+if (recorder) server.on('request', recordedHandler(serv, recorder));
+else serv.addTo(server);
 server.listen(port, host, () => process.stdout.write(`postgraphile at http://${host}:${port}/graphql\n`));
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.once(signal, () => {
     server.close();
-    void pgl.release().finally(() => process.exit(0));
+    void Promise.resolve(recorder?.close())
+      .then(() => pgl.release())
+      .finally(() => process.exit(0));
   });
+}
+
+/** Grafserv's node handler for a JSON answer, with dirledger's record of the exchange around it. */
+function recordedHandler(serv, { spool, writer }) {
+  const { eventOf } = recorderModule;
+  const { bytesPayload } = payloadModule;
+  let inFlight = 0;
+  spool.writeInPlaceWhen(() => inFlight <= 1);
+  const flat = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
+  return async (req, res) => {
+    inFlight++;
+    res.on('close', () => inFlight--);
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    const actionId = randomUUID();
+    const metadata = { capture: 'boundary', door: 'GRAPHQL' };
+    void writer
+      .stage(
+        eventOf(actionId, 'door:request', {
+          kind: 'REQUEST',
+          direction: 'IN',
+          method: req.method,
+          url: req.url,
+          headers: flat(req.headers),
+          payload: bytesPayload(body),
+          metadata,
+        }),
+      )
+      .catch(() => {}); // it is written with the answer below, whose failure answers 503
+    const digest = serv.getDigest(serv.dynamicOptions, req, res, false);
+    digest.getBody = async () => ({ type: 'buffer', buffer: body });
+    const result = await serv.processRequest(digest);
+    const answer =
+      result?.type === 'buffer'
+        ? result.buffer
+        : result?.type === 'json'
+          ? Buffer.from(JSON.stringify(result.json), 'utf8')
+          : Buffer.from(`unexpected ${result?.type}`);
+    const status = result?.type === 'buffer' || result?.type === 'json' ? result.statusCode : 500;
+    const headers = {
+      ...Object.fromEntries(Object.entries(result?.headers ?? {}).filter(([k]) => k.toLowerCase() !== 'content-length')),
+      'content-length': String(answer.length),
+    };
+    try {
+      await writer.enqueue(
+        eventOf(actionId, 'door:answer', {
+          kind: 'RESPONSE',
+          direction: 'OUT',
+          status: String(status),
+          headers: flat(headers),
+          payload: bytesPayload(answer),
+          metadata,
+        }),
+      );
+    } catch (error) {
+      res.writeHead(503);
+      res.end(String(error));
+      return;
+    }
+    res.writeHead(status, headers);
+    res.end(answer);
+  };
 }

@@ -8,35 +8,20 @@
 //
 //   node bench/lib/recording-proxy.ts PORT UPSTREAM_URL DATABASE_URL FOLDER
 import http from 'node:http';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase } from '../../src/db/client.ts';
-import { Ledger } from '../../src/ledger/ledger.ts';
-import { FolderObjectStore } from '../../src/ledger/object-store.ts';
-import { Spool } from '../../src/ledger/spool.ts';
-import { LedgerWriter } from '../../src/capture/writer.ts';
-import { SecretRedactor } from '../../src/secrets/redact.ts';
 import { bytesPayload } from '../../src/capture/payload.ts';
 import type { EventInput } from '../../src/ledger/input.ts';
+import { eventOf, openRecorder } from './recorder.ts';
 
 const [portText, upstreamText, url, folder] = process.argv.slice(2) as [string, string, string, string];
 const upstream = new URL(upstreamText);
-const database = await openDatabase({ url });
-await database.migrate();
-const redactor = new SecretRedactor({});
-const ledger = new Ledger(database.prisma, new FolderObjectStore(path.join(folder, 'blobs')), redactor, {
-  inlineMaxBytes: 262_144,
-  payloadMaxBytes: 8_388_608,
-});
-// The server's defaults: SPOOL_MAX_BYTES, CAPTURE_QUEUE_MAX_EVENTS, SPOOL_LINGER_MS, CAPTURE_BATCH_MAX_EVENTS and _DELAY_MS.
-const { spool } = await Spool.open({ dir: path.join(folder, 'spool'), maxBytes: 268_435_456, maxEvents: 20_000, lingerMs: 50, redactor });
-const writer = new LedgerWriter(ledger, { spool, batchMaxEvents: 500, batchMaxDelayMs: 50 });
+const recorder = await openRecorder(url, folder);
+const { spool, writer } = recorder;
 const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 60_000, maxSockets: 256 });
 let inFlight = 0;
 spool.writeInPlaceWhen(() => inFlight <= 1);
 
-const event = (actionId: string, suffix: string, fields: Partial<EventInput>): EventInput =>
-  ({ id: `${actionId}:${suffix}`, actionId, occurredAt: new Date(), tool: 'BENCH_UP', payload: { state: 'NONE' }, ...fields }) as EventInput;
+const event = (actionId: string, suffix: string, fields: Partial<EventInput>): EventInput => eventOf(actionId, suffix, { tool: 'BENCH_UP', ...fields });
 
 const server = http.createServer((req, res) => {
   inFlight++;
@@ -130,9 +115,7 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 process.on('SIGTERM', async () => {
   server.close();
-  await writer.stop(30_000);
-  await spool.close();
-  await database.close();
+  await recorder.close();
   process.exit(0);
 });
 server.listen(Number(portText), '127.0.0.1', () => process.stdout.write('ready\n'));
