@@ -41,10 +41,15 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
     const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
     const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10 });
     pool.on('error', () => {}); // an idle client's error surfaces on its next query
+    // The ledger's appends run here (QueryOptions.genericPlan): sessions of their own, so the reads'
+    // plans stay PostgreSQL's choice. A few, since the writer sends one batch at a time and ingest a
+    // few; kept a minute when idle, so a burst after a pause finds the append parsed and planned.
+    const genericPlans = new pg.Pool({ connectionString: target.url, max: Math.min(4, options.poolSize ?? 10), idleTimeoutMillis: 60_000 });
+    genericPlans.on('error', () => {});
     const adapterFactory = new PrismaPg(pool);
     const prisma = new PrismaClient({ adapter: adapterFactory });
     const migrationFactory = wholeScriptMigrations(adapterFactory, pool);
-    const sql = poolExecutor(pool);
+    const sql = poolExecutor(pool, genericPlans);
     return register({
       prisma,
       sql,
@@ -57,6 +62,7 @@ export async function openDatabase(target: DatabaseTarget, options: { poolSize?:
       close: once(async () => {
         await prisma.$disconnect();
         await pool.end();
+        await genericPlans.end();
       }),
     });
   }

@@ -242,7 +242,7 @@ export async function appendStatement(
       new ByteaArray(blobs.map((r) => (r.storage === 'INLINE' ? r.data : null))),
       blobCol((r) => r.objectKey),
     ],
-    { prepared: chain === 'off' ? 'ledger_append' : `ledger_append_chained_v${chain}` },
+    { prepared: chain === 'off' ? 'ledger_append' : `ledger_append_chained_v${chain}`, genericPlan: true },
   );
   return {
     events: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, position: r.position! })),

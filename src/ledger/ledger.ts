@@ -215,9 +215,12 @@ export class Ledger {
     const unknown = blobs.filter((b) => !this.knownBlobs.has(b.sha256));
     if (unknown.length === 0) return [];
     const existing = new Set(
-      (await this.sql.query<{ sha256: string }>(knownBlobsSql, [new TextArray(unknown.map((b) => b.sha256))], { prepared: 'ledger_known_blobs' })).map(
-        (r) => r.sha256,
-      ),
+      (
+        await this.sql.query<{ sha256: string }>(knownBlobsSql, [new TextArray(unknown.map((b) => b.sha256))], {
+          prepared: 'ledger_known_blobs',
+          genericPlan: true,
+        })
+      ).map((r) => r.sha256),
     );
     const fresh = unknown.filter((b) => !existing.has(b.sha256)).sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1));
     for (const sha of existing) this.rememberBlob(sha);

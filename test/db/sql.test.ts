@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ByteaArray, TextArray } from '../../src/db/sql.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/database.ts';
+import { batch, createTestLedger, event, type TestLedger } from '../helpers/ledger.ts';
 
 describe.each(databaseKinds)('db.sql on %s', (kind) => {
   let db: TestDatabase;
@@ -112,5 +113,48 @@ describe.each(databaseKinds)('db.sql on %s', (kind) => {
 
   it('reports a statement error with its SQLSTATE', async () => {
     await expect(db.sql.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+  });
+});
+
+// The ledger's append of a small batch made a custom plan look cheaper than the generic one, so
+// PostgreSQL planned it anew on every run; statements sent with `genericPlan` run on sessions of
+// their own that always use the generic plan, and every other statement keeps PostgreSQL's choice.
+describe.runIf(databaseKinds.includes('postgres'))('statements run with genericPlan on PostgreSQL', () => {
+  let ledger: TestLedger;
+  beforeAll(async () => {
+    ledger = await createTestLedger('postgres');
+  });
+  afterAll(async () => {
+    await ledger?.stop();
+  });
+  const planCacheMode = async (options: { genericPlan?: boolean }) =>
+    (await ledger.db.sql.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode', [], options))[0]!.plan_cache_mode;
+
+  it('run on a session set to the generic plan, while the other statements keep auto', async () => {
+    expect(await planCacheMode({ genericPlan: true })).toBe('force_generic_plan');
+    expect(await planCacheMode({})).toBe('auto');
+    await ledger.db.sql.transaction(async (tx) => {
+      expect((await tx.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode', [], { genericPlan: true }))[0]!.plan_cache_mode).toBe('auto');
+    });
+  });
+
+  it("use the ledger append's generic plan from its first small batch, never a custom one", async () => {
+    for (let i = 0; i < 8; i++) {
+      const result = await ledger.ledger.append(batch('generic-plan', [event(`gp-${i}-a`), event(`gp-${i}-b`)]));
+      expect(result.inserted).toBe(2);
+    }
+    const plans = await ledger.db.sql.query<{ name: string; generic_plans: bigint; custom_plans: bigint }>(
+      "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'ledger_append%'",
+      [],
+      { genericPlan: true },
+    );
+    expect(plans).toHaveLength(1);
+    expect(plans[0]!.generic_plans).toBeGreaterThanOrEqual(8n);
+    expect(plans[0]!.custom_plans).toBe(0n);
+  });
+
+  it('discard a session whose statement failed, and set the next one up the same way', async () => {
+    await expect(ledger.db.sql.query('SELECT 1/0', [], { genericPlan: true })).rejects.toMatchObject({ code: '22012' });
+    expect(await planCacheMode({ genericPlan: true })).toBe('force_generic_plan');
   });
 });
