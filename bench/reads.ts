@@ -133,7 +133,10 @@ export async function run(args: string[]): Promise<void> {
   const startPostgraphile = (url: string, recordIn?: string) =>
     startServer(
       { DATABASE_URL: url, ...(recordIn && { RECORD_FOLDER: path.join(dataDir, recordIn) }) },
-      { entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'), nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs'), ...peerArgs] },
+      {
+        entry: path.join(repoRoot, 'bench/lib/postgraphile-server.mjs'),
+        nodeArgs: ['--import', path.join(repoRoot, 'bench/lib/with-resolvers.mjs'), ...peerArgs],
+      },
     );
 
   const ours = await startOurs(db.url, 'ours');
