@@ -47,13 +47,13 @@ const preset = {
   grafast: { explain: false },
 };
 
-const recorderModule = process.env.RECORD_FOLDER && (await import('./recorder.ts'));
-const payloadModule = process.env.RECORD_FOLDER && (await import('../../src/capture/payload.ts'));
+// The product's recording pipeline and payload helpers (TypeScript, which the bench's Node runs).
+const recording = process.env.RECORD_FOLDER && { ...(await import('./recorder.ts')), ...(await import('../../src/capture/payload.ts')) };
 const pgl = postgraphile(preset);
 const serv = pgl.createServ(grafserv);
-const recorder = recorderModule ? await recorderModule.openRecorder(process.env.DATABASE_URL, process.env.RECORD_FOLDER) : undefined;
+const recorder = recording ? await recording.openRecorder(process.env.DATABASE_URL, process.env.RECORD_FOLDER) : undefined;
 const server = createServer();
-if (recorder) server.on('request', recordedHandler(serv, recorder));
+if (recorder) server.on('request', recordedHandler(serv, recorder, recording));
 else serv.addTo(server);
 server.listen(port, host, () => process.stdout.write(`postgraphile at http://${host}:${port}/graphql\n`));
 for (const signal of ['SIGTERM', 'SIGINT']) {
@@ -66,9 +66,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 }
 
 /** Grafserv's node handler for a JSON answer, with dirledger's record of the exchange around it. */
-function recordedHandler(serv, { spool, writer }) {
-  const { eventOf } = recorderModule;
-  const { bytesPayload } = payloadModule;
+function recordedHandler(serv, { spool, writer }, { eventOf, bytesPayload }) {
   let inFlight = 0;
   spool.writeInPlaceWhen(() => inFlight <= 1);
   const flat = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
