@@ -154,7 +154,11 @@ describe.runIf(databaseKinds.includes('postgres'))('statements run with genericP
   });
 
   it('discard a session whose statement failed, and set the next one up the same way', async () => {
+    const session = async () => (await ledger.db.sql.query<{ pid: number }>('SELECT pg_backend_pid() AS pid', [], { genericPlan: true }))[0]!.pid;
+    const before = await session();
+    expect(await session()).toBe(before); // one caller at a time reuses the session it had
     await expect(ledger.db.sql.query('SELECT 1/0', [], { genericPlan: true })).rejects.toMatchObject({ code: '22012' });
+    expect(await session()).not.toBe(before);
     expect(await planCacheMode({ genericPlan: true })).toBe('force_generic_plan');
   });
 });
