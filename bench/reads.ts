@@ -21,7 +21,7 @@
 // the same database), and as one hand-written statement through pg (the floor). For the questions
 // this server records (a Directory read), the recorded peer tells what the record costs from what the
 // server's own path costs. First the loaded tables are vacuumed and analysed (so
-// autovacuum does not run during the first cells) and it checks the three answer with the same data;
+// autovacuum does not run during the first cells) and it checks that every system answers with the same data;
 // then an accounting pass through a wire-protocol relay counts statements and bytes from PostgreSQL
 // per request (servers started behind the relay only for it); then timed, interleaved rounds
 // (every question, concurrency and system in turn, the systems' order rotating per round) print rps,
