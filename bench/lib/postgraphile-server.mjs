@@ -66,13 +66,10 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 }
 
 /** Grafserv's node handler for a JSON answer, with dirledger's record of the exchange around it. */
-function recordedHandler(serv, { spool, writer }, { eventOf, bytesPayload }) {
-  let inFlight = 0;
-  spool.writeInPlaceWhen(() => inFlight <= 1);
+function recordedHandler(serv, { writer, serving }, { eventOf, bytesPayload }) {
   const flat = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
   return async (req, res) => {
-    inFlight++;
-    res.on('close', () => inFlight--);
+    serving(res);
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     const body = Buffer.concat(chunks);

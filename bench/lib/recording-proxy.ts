@@ -16,16 +16,13 @@ import { eventOf, openRecorder } from './recorder.ts';
 const [portText, upstreamText, url, folder] = process.argv.slice(2) as [string, string, string, string];
 const upstream = new URL(upstreamText);
 const recorder = await openRecorder(url, folder);
-const { spool, writer } = recorder;
+const { writer } = recorder;
 const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 60_000, maxSockets: 256 });
-let inFlight = 0;
-spool.writeInPlaceWhen(() => inFlight <= 1);
 
 const event = (actionId: string, suffix: string, fields: Partial<EventInput>): EventInput => eventOf(actionId, suffix, { tool: 'BENCH_UP', ...fields });
 
 const server = http.createServer((req, res) => {
-  inFlight++;
-  res.on('close', () => inFlight--);
+  recorder.serving(res);
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', async () => {
